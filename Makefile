@@ -1,0 +1,125 @@
+# twoface: build, test, install. See README.md.
+#
+# Sources are discovered by directory so that adding a module never needs a
+# Makefile edit:
+#   format/*.c planner/*.c executor/*.c calibrate/*.c  -> libtwoface
+#     (except files named main_*.c, which are programs)
+#   format/plugin/*.c                                  -> HDF5 zstd filter plugin
+#   tests/test_*.c   -> serial Check suites         tests/mpi_*.c -> MPI Check suites
+#   tests/util_*.c   -> linked into every test       tests/e2e_*.sh -> end-to-end scripts
+
+PREFIX ?= /usr/local
+BUILD ?= build
+CC = mpicc
+DEPS_PKGS = libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libzstd-dev zstd check pkg-config zlib1g-dev
+
+PKGS = hdf5-serial libzstd zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+OPT ?= -O2
+SAN_FLAGS =
+ifeq ($(SAN),1)
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT = -O1
+endif
+CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
+              -fopenmp -fPIC $(SAN_FLAGS)
+INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate
+CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lm $(SAN_FLAGS) -fopenmp
+
+LIB_SRC = $(filter-out %/main_%.c,$(wildcard format/*.c planner/*.c executor/*.c calibrate/*.c))
+LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+PLUGIN_SRC = $(wildcard format/plugin/*.c)
+PROG_MAINS = $(wildcard planner/main_*.c executor/main_*.c calibrate/main_*.c)
+PROGS = $(foreach f,$(PROG_MAINS),$(BUILD)/bin/twoface-$(patsubst main_%.c,%,$(notdir $(f))))
+TEST_UTIL_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/util_*.c))
+TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mpi_*.c))
+EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+STATIC_LIB = $(BUILD)/lib/libtwoface.a
+SHARED_LIB = $(BUILD)/lib/libtwoface.so
+PLUGIN = $(if $(PLUGIN_SRC),$(BUILD)/hdf5-plugins/libh5zstd.so)
+
+# Keep objects of tests and programs between runs.
+.SECONDARY:
+
+.PHONY: all deps check sanitize demo install clean bench fuzz calibrate bench-petsc
+all: deps-quiet $(STATIC_LIB) $(SHARED_LIB) $(PLUGIN) $(PROGS) $(EXAMPLES)
+
+# Checks first (instant when everything is present), installs what is missing.
+deps:
+	@sh .ci/deps.sh $(DEPS_PKGS)
+deps-quiet:
+	@sh .ci/deps.sh $(DEPS_PKGS) >/dev/null
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
+
+$(PLUGIN): $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_h5zstd.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -o $@ $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_error.c $(LDLIBS_ALL)
+
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_UTIL_OBJ) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+
+$(BUILD)/examples/%: examples/%.c $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+
+# The README's test command. Prints every Check summary line and a total.
+check: all $(TESTS)
+	@BUILD=$(BUILD) sh tests/run_tests.sh
+
+sanitize:
+	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 check
+
+demo: all
+	@BUILD=$(BUILD) sh examples/demo.sh
+
+calibrate: all
+	@BUILD=$(BUILD) sh calibrate/run.sh
+
+bench: all
+	@BUILD=$(BUILD) sh bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/hdf5/plugins
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/twoface.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/hdf5/plugins/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' twoface.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/twoface.pc
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,48 @@
+#include "tf_coeffs.h"
+
+const char *const tf_coeff_names[TF_NCOEFFS] = {
+    "alpha_coll", "beta_coll", "alpha_fetch", "beta_fetch",
+    "gamma_local", "gamma_coll", "gamma_fetch", "threads"};
+const char *const tf_coeff_units[TF_NCOEFFS] = {
+    "s/message", "s/byte", "s/request", "s/byte",
+    "s/nnz-col", "s/nnz-col", "s/nnz-col", "threads/rank"};
+
+void tf_coeffs_default(tf_coeffs *c)
+{
+    c->alpha_coll = 20e-6;
+    c->beta_coll = 0.40e-9;
+    c->alpha_fetch = 5e-6;
+    c->beta_fetch = 0.25e-9;
+    c->gamma_local = 0.6e-9;
+    c->gamma_coll = 0.6e-9;
+    c->gamma_fetch = 0.9e-9;
+    c->threads = 1;
+}
+
+double tf_coeffs_get(const tf_coeffs *c, int i)
+{
+    switch (i) {
+    case 0: return c->alpha_coll;
+    case 1: return c->beta_coll;
+    case 2: return c->alpha_fetch;
+    case 3: return c->beta_fetch;
+    case 4: return c->gamma_local;
+    case 5: return c->gamma_coll;
+    case 6: return c->gamma_fetch;
+    default: return c->threads;
+    }
+}
+
+void tf_coeffs_set(tf_coeffs *c, int i, double v)
+{
+    switch (i) {
+    case 0: c->alpha_coll = v; break;
+    case 1: c->beta_coll = v; break;
+    case 2: c->alpha_fetch = v; break;
+    case 3: c->beta_fetch = v; break;
+    case 4: c->gamma_local = v; break;
+    case 5: c->gamma_coll = v; break;
+    case 6: c->gamma_fetch = v; break;
+    default: c->threads = (int)v; break;
+    }
+}

@@ -1,0 +1,29 @@
+/* Cost-model coefficients (see docs/cost-model.md for every term).
+ * All times in seconds; "byte" is a byte of B moved; "nnz-col" is one
+ * nonzero multiplied into one column of B (one fused multiply-add). */
+#ifndef TF_COEFFS_H
+#define TF_COEFFS_H
+
+typedef struct {
+    double alpha_coll;  /* s per message of the collective (per peer, each side) */
+    double beta_coll;   /* s per byte sent or received by the collective */
+    double alpha_fetch; /* s per one-sided request (MPI_Rget of one run) */
+    double beta_fetch;  /* s per byte fetched one-sidedly */
+    double gamma_local; /* s per nnz-col in the local CSR kernel */
+    double gamma_coll;  /* s per nnz-col in the collective CSR kernel */
+    double gamma_fetch; /* s per nnz-col in the fetch CSC kernel */
+    int threads;        /* OpenMP threads per rank the executor will use */
+} tf_coeffs;
+
+/* Documented defaults: measured on the development machine (2-core VM,
+ * Open MPI 4.1 shared memory, 4 ranks) by twoface-calibrate --quick. */
+void tf_coeffs_default(tf_coeffs *c);
+
+/* Number of coefficients and their names, for files and tables. */
+#define TF_NCOEFFS 8
+extern const char *const tf_coeff_names[TF_NCOEFFS];
+extern const char *const tf_coeff_units[TF_NCOEFFS];
+double tf_coeffs_get(const tf_coeffs *c, int i);
+void tf_coeffs_set(tf_coeffs *c, int i, double v);
+
+#endif

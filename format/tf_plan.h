@@ -1,0 +1,143 @@
+/* The plan: immutable data, the contract between twoface-plan and every
+ * executor. In memory a plan holds the global header and summaries plus the
+ * parts of some ranks: the planner builds all of them, an executor rank loads
+ * only its own. docs/plan-format.md describes the file form.
+ *
+ * Vocabulary. Rows of A and C are split into bands row_off[0..P]; rows of B
+ * (= columns of A) into bands brow_off[0..P]. Rank q's B rows are cut into
+ * dense stripes of W consecutive rows (the last one of a band may be
+ * shorter); dense stripes are numbered globally, owner by owner. The nonzeros
+ * of rank p whose column lies in dense stripe s of another rank form the
+ * sparse stripe (p, s), classified collective or fetch.
+ *
+ * "owner-local row" = global B row - brow_off[owner]. */
+#ifndef TF_PLAN_H
+#define TF_PLAN_H
+
+#include <stdint.h>
+#include "tf_coeffs.h"
+
+#define TF_PLAN_FORMAT "twoface-plan"
+#define TF_PLAN_VERSION_MAJOR 1
+#define TF_PLAN_VERSION_MINOR 0
+
+typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
+typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
+
+/* Predicted times and counts for one rank (all per SpMM at the planned K). */
+typedef struct {
+    int64_t nnz_local, nnz_coll, nnz_fetch;
+    int64_t stripes_coll, stripes_fetch;  /* sparse stripes received by class */
+    int64_t coll_rows_recv, coll_rows_sent; /* B rows through the collective */
+    int64_t coll_peers_recv, coll_peers_sent;
+    int64_t fetch_rows;     /* B rows fetched, gap rows included */
+    int64_t fetch_needed;   /* distinct B rows needed by fetch stripes */
+    int64_t fetch_requests; /* runs */
+    int64_t remote_distinct; /* distinct remote B rows needed (the minimum) */
+    double t_local, t_coll_comm, t_coll_comp, t_fetch_comm, t_fetch_comp;
+    double t_coll_half, t_fetch_half, t_total;
+} tf_rank_stats;
+
+/* Everything rank `rank` needs to run one SpMM, in plain arrays. */
+typedef struct {
+    int32_t rank;
+    int64_t row_begin, nrows;   /* A/C rows owned */
+    int64_t brow_begin, nbrows; /* B rows owned */
+
+    /* Local part, CSR over nrows rows; columns are owner-local B rows. */
+    int64_t loc_nnz;
+    int64_t *loc_ptr; /* nrows + 1 */
+    int32_t *loc_idx;
+    float *loc_val;
+
+    /* Collective receive schedule: dense stripes landing in the collective
+     * buffer, ordered by source rank then first row; stripe r occupies buffer
+     * rows [recv_off[r], recv_off[r] + recv_rows[r]). */
+    int64_t n_recv;
+    int32_t *recv_src;
+    int32_t *recv_first; /* owner-local first row at the source */
+    int32_t *recv_rows;
+    int64_t *recv_off;
+    int64_t coll_buf_rows;
+
+    /* Collective part, CSR over nrows rows; columns are collective buffer rows. */
+    int64_t coll_nnz;
+    int64_t *coll_ptr;
+    int32_t *coll_idx;
+    float *coll_val;
+
+    /* Multicast send schedule: (recipient, owned stripe) pairs this rank sends,
+     * ordered by recipient then first row. */
+    int64_t n_send;
+    int32_t *send_dst;
+    int32_t *send_first; /* owner-local first row (this rank's B) */
+    int32_t *send_rows;
+
+    /* Fetch runs: run r gets rows [run_first, run_first + run_count) of
+     * run_owner's B into fetch buffer rows [run_off[r], run_off[r] + run_count). */
+    int64_t n_runs;
+    int32_t *run_owner;
+    int32_t *run_first; /* owner-local */
+    int32_t *run_count;
+    int64_t *run_off;
+    int64_t fetch_buf_rows;
+
+    /* Rows of C the fetch part touches, ascending local row numbers; the fetch
+     * kernel accumulates into a compact buffer indexed like this list. */
+    int64_t n_fetch_rows;
+    int32_t *fetch_rows;
+
+    /* Fetch part, CSC over fetch_buf_rows columns (buffer rows, run order);
+     * row indices are positions in fetch_rows. */
+    int64_t fet_nnz;
+    int64_t *fet_ptr; /* fetch_buf_rows + 1 */
+    int32_t *fet_idx;
+    float *fet_val;
+
+    tf_rank_stats stats;
+} tf_rank_plan;
+
+/* Global per-dense-stripe summary, for inspection. */
+typedef struct {
+    int64_t n;
+    int32_t *owner;
+    int64_t *first;      /* global B row */
+    int32_t *rows;
+    int32_t *recipients; /* ranks receiving it by the collective */
+    int32_t *fetchers;   /* ranks fetching some of its rows */
+} tf_stripe_table;
+
+typedef struct {
+    /* Matrix fingerprint */
+    int64_t m, n, nnz;
+    uint64_t checksum; /* tf_fingerprint.h */
+
+    int32_t nranks;
+    int32_t k_planned;
+    int32_t stripe_width;
+    int32_t partition; /* tf_partition_kind */
+    int32_t mode;      /* tf_mode */
+    int32_t gap;       /* max gap G spanned by a fetch run */
+    tf_coeffs coeffs;
+    char generated_by[64];
+    char creation_date[32];
+
+    int64_t *row_off;  /* nranks + 1 */
+    int64_t *brow_off; /* nranks + 1 */
+
+    tf_stripe_table stripes;
+
+    /* Parts: ranks[i] holds rank first_rank + i; n_parts is nranks for a plan
+     * just built, 1 for a plan loaded by an executor rank, 0 for a header. */
+    int32_t first_rank;
+    int32_t n_parts;
+    tf_rank_plan *parts;
+    tf_rank_stats *all_stats; /* nranks entries, always present */
+} tf_plan;
+
+void tf_rank_plan_free(tf_rank_plan *rp);
+void tf_plan_free(tf_plan *plan);
+const char *tf_mode_name(int mode);
+int tf_mode_parse(const char *s, int *mode);
+
+#endif

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Runs every test binary and end-to-end script, prints each Check summary
+# line and a total, and exits non-zero if anything failed.
+#   serial suites   build/tests/test_*        (Check, forking)
+#   MPI suites      build/tests/mpi_*         at 1, 2, 3 and 4 ranks, oversubscribed
+#   end-to-end      tests/e2e_*.sh            (print "N passed, M failed")
+BUILD=${BUILD:-build}
+export TF_SRCDIR=$(pwd)
+export TF_BUILD=$BUILD
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-120}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# sm for allocated windows, never ucx (corrupted MPI_Get data here).
+export OMPI_MCA_osc=sm,rdma OMPI_MCA_osc_rdma_priority=1
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+export HDF5_PLUGIN_PATH=$BUILD/hdf5-plugins
+# Leak reports from Open MPI's own start-up allocations are not ours.
+export LSAN_OPTIONS=suppressions=$TF_SRCDIR/tests/lsan.supp:print_suppressions=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+MPI_TIMEOUT=${MPI_TIMEOUT:-600}
+
+log=$(mktemp)
+status=0
+run() { # name, command...
+    name=$1; shift
+    out=$(mktemp)
+    "$@" >"$out" 2>&1
+    rc=$?
+    grep -E '^[0-9]+%: Checks: |^(e2e|[a-z_]+): [0-9]+ passed, [0-9]+ failed' "$out" | tee -a "$log"
+    if [ $rc -ne 0 ]; then
+        echo "FAILED ($rc): $name" | tee -a "$log"
+        sed -n '1,60p' "$out" | grep -v '^[0-9]*%: Checks' | sed 's/^/    /'
+        status=1
+    fi
+    rm -f "$out"
+}
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] || continue
+    run "$t" "$t"
+done
+for t in "$BUILD"/tests/mpi_*; do
+    [ -x "$t" ] || continue
+    for np in 1 2 3 4; do
+        run "$t -n $np" timeout "$MPI_TIMEOUT" mpirun -n $np --bind-to none "$t"
+    done
+done
+for t in tests/e2e_*.sh; do
+    [ -f "$t" ] || continue
+    run "$t" timeout "$MPI_TIMEOUT" sh "$t"
+done
+
+# Totals over all runners: Check lines count tests, e2e lines count cases.
+awk '
+/^[0-9]+%: Checks: / { gsub(",", ""); c += $3; f += $5 + $7 }
+/^(e2e|[a-z_]+): [0-9]+ passed, [0-9]+ failed/ { c += $2 + $4; f += $4 }
+/^FAILED/ { runs++ }
+END { printf "\nTotal: %d passed, %d failed\n", c - f, f + runs }' "$log"
+rm -f "$log"
+exit $status

@@ -1,0 +1,223 @@
+/* Unit tests: CSR building, partitioning, the dense generator, the reference
+ * SpMM and the fingerprint. */
+#include "tf_test.h"
+#include "tf_csr.h"
+#include "tf_dense.h"
+#include "tf_error.h"
+#include "tf_fingerprint.h"
+#include "tf_partition.h"
+#include "tf_reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(coo_to_csr_sorts_and_sums)
+{
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, 3, 4, 1), TF_OK);
+    ck_assert_int_eq(tf_coo_push(&coo, 2, 3, 1.0), TF_OK);
+    ck_assert_int_eq(tf_coo_push(&coo, 0, 1, 2.0), TF_OK);
+    ck_assert_int_eq(tf_coo_push(&coo, 2, 0, 3.0), TF_OK);
+    ck_assert_int_eq(tf_coo_push(&coo, 0, 1, 0.5), TF_OK); /* duplicate: summed */
+    ck_assert_int_eq(tf_coo_push(&coo, 2, 3, -4.0), TF_OK);
+    tf_csr a;
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    ck_assert_int_eq(a.nnz, 3);
+    ck_assert_int_eq(a.rowptr[1], 1);
+    ck_assert_int_eq(a.rowptr[2], 1); /* empty row */
+    ck_assert_int_eq(a.col[0], 1);
+    ck_assert_float_eq(a.val[0], 2.5f);
+    ck_assert_int_eq(a.col[1], 0);
+    ck_assert_int_eq(a.col[2], 3);
+    ck_assert_float_eq(a.val[2], -3.0f);
+    ck_assert_int_eq(tf_csr_validate(&a), TF_OK);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(csr_sum_out_of_float_range)
+{
+    tf_coo coo;
+    tf_coo_init(&coo, 1, 1, 4);
+    tf_coo_push(&coo, 0, 0, 3e38);
+    tf_coo_push(&coo, 0, 0, 3e38);
+    tf_csr a;
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "float32"));
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(csr_validate_catches_unsorted)
+{
+    tf_csr a;
+    tf_csr_alloc(&a, 1, 5, 2);
+    a.rowptr[1] = 2;
+    a.col[0] = 3;
+    a.col[1] = 1;
+    a.val[0] = a.val[1] = 1;
+    ck_assert_int_eq(tf_csr_validate(&a), TF_ERR_FORMAT);
+    a.col[1] = 7;
+    ck_assert_int_eq(tf_csr_validate(&a), TF_ERR_FORMAT);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(partition_rows_balanced_and_more_parts_than_rows)
+{
+    int64_t off[8];
+    ck_assert_int_eq(tf_partition_rows(10, 3, off), TF_OK);
+    ck_assert_int_eq(off[1], 4);
+    ck_assert_int_eq(off[2], 7);
+    ck_assert_int_eq(off[3], 10);
+    ck_assert_int_eq(tf_partition_rows(2, 5, off), TF_OK);
+    ck_assert_int_eq(off[5], 2);
+    int owned = 0;
+    for (int p = 0; p < 5; p++)
+        owned += off[p + 1] > off[p];
+    ck_assert_int_eq(owned, 2);
+    ck_assert_int_eq(tf_partition_owner(off, 5, 0), 0);
+    ck_assert_int_eq(tf_partition_owner(off, 5, 1), 1);
+    ck_assert_int_eq(tf_partition_rows(5, 0, off), TF_ERR_ARG);
+}
+END_TEST
+
+START_TEST(partition_nnz_balances_nonzeros)
+{
+    /* Row i has i+1 nonzeros: 1+2+...+8 = 36; 2 parts want ~18 each. */
+    tf_coo coo;
+    tf_coo_init(&coo, 8, 8, 64);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j <= i; j++)
+            tf_coo_push(&coo, i, j, 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    int64_t off[3];
+    ck_assert_int_eq(tf_partition_nnz(&a, 2, off), TF_OK);
+    ck_assert_int_eq(off[0], 0);
+    ck_assert_int_eq(off[2], 8);
+    int64_t left = a.rowptr[off[1]];
+    ck_assert(left >= 15 && left <= 21);
+    /* More parts than rows: every row owned exactly once. */
+    int64_t off2[12];
+    ck_assert_int_eq(tf_partition_nnz(&a, 11, off2), TF_OK);
+    for (int p = 0; p < 11; p++)
+        ck_assert(off2[p + 1] >= off2[p]);
+    ck_assert_int_eq(off2[11], 8);
+    for (int64_t i = 0; i < 8; i++) {
+        int q = tf_partition_owner(off2, 11, i);
+        ck_assert(off2[q] <= i && i < off2[q + 1]);
+    }
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(dense_generator_is_deterministic_and_k_independent)
+{
+    float row8[8], row3[3];
+    tf_dense_fill(row8, 42, 17, 1, 8);
+    tf_dense_fill(row3, 42, 17, 1, 3);
+    for (int k = 0; k < 3; k++)
+        ck_assert_float_eq(row8[k], row3[k]);
+    for (int k = 0; k < 8; k++) {
+        ck_assert_float_eq(row8[k], tf_dense_value(42, 17, k));
+        ck_assert(row8[k] >= -1.0f && row8[k] < 1.0f);
+    }
+    ck_assert(tf_dense_value(42, 17, 0) != tf_dense_value(43, 17, 0));
+    ck_assert(tf_dense_value(42, 17, 0) != tf_dense_value(42, 18, 0));
+    /* Mean of many values is near zero: the values are spread over [-1, 1). */
+    double s = 0;
+    for (int j = 0; j < 10000; j++)
+        s += tf_dense_value(1, j, 0);
+    ck_assert(fabs(s / 10000) < 0.05);
+}
+END_TEST
+
+START_TEST(reference_matches_hand_computation)
+{
+    /* A = [1 2; 0 3], B = [1 2; 3 4] -> C = [7 10; 9 12] */
+    tf_coo coo;
+    tf_coo_init(&coo, 2, 2, 4);
+    tf_coo_push(&coo, 0, 0, 1);
+    tf_coo_push(&coo, 0, 1, 2);
+    tf_coo_push(&coo, 1, 1, 3);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    float b[4] = {1, 2, 3, 4};
+    double c[4];
+    tf_reference_spmm(&a, 0, 2, b, 2, c);
+    ck_assert_double_eq(c[0], 7);
+    ck_assert_double_eq(c[1], 10);
+    ck_assert_double_eq(c[2], 9);
+    ck_assert_double_eq(c[3], 12);
+    double c1[2];
+    tf_reference_spmm(&a, 1, 2, b, 2, c1); /* one band only */
+    ck_assert_double_eq(c1[0], 9);
+    /* generator form equals explicit form */
+    float bg[2 * 5];
+    tf_dense_fill(bg, 9, 0, 2, 5);
+    double cg1[10], cg2[10];
+    tf_reference_spmm(&a, 0, 2, bg, 5, cg1);
+    tf_reference_spmm_gen(&a, 0, 2, 9, 5, cg2);
+    for (int i = 0; i < 10; i++)
+        ck_assert_double_eq(cg1[i], cg2[i]);
+    float cf[4] = {7, 10, 9, 12.5f};
+    double absrow[2] = {3, 3};
+    double err = tf_reference_scaled_error(cf, c, absrow, 2, 2, 4);
+    ck_assert_double_eq_tol(err, 0.5 / 12.0, 1e-12);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(fingerprint_is_partition_independent)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 50, 40, 300, 7);
+    uint64_t whole = tf_fingerprint_rows(a.rowptr, a.col, a.val, 0, a.nrows);
+    /* Split rows 0..20 and 20..50: the shares sum to the whole. */
+    uint64_t s1 = tf_fingerprint_rows(a.rowptr, a.col, a.val, 0, 20);
+    int64_t *rp2 = malloc(31 * sizeof *rp2);
+    for (int i = 0; i <= 30; i++)
+        rp2[i] = a.rowptr[20 + i] - a.rowptr[20];
+    uint64_t s2 = tf_fingerprint_rows(rp2, a.col + a.rowptr[20], a.val + a.rowptr[20], 20, 30);
+    ck_assert(s1 + s2 == whole);
+    a.val[3] += 1.0f; /* any change shows */
+    ck_assert(tf_fingerprint_rows(a.rowptr, a.col, a.val, 0, a.nrows) != whole);
+    free(rp2);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(error_messages_are_one_line)
+{
+    ck_assert_int_eq(tf_fail(TF_ERR_PARSE, "bad token '%s'", "a\nb"), TF_ERR_PARSE);
+    ck_assert_str_eq(tf_error_message(), "bad token 'a?b'");
+    tf_fail_prefix(TF_ERR_PARSE, "file.mtx:3");
+    ck_assert_str_eq(tf_error_message(), "file.mtx:3: bad token 'a?b'");
+    ck_assert_str_eq(tf_strerror(TF_ERR_NOMEM), "out of memory");
+    ck_assert_str_eq(tf_strerror(999), "unknown status");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, coo_to_csr_sorts_and_sums);
+    tcase_add_test(tc, csr_sum_out_of_float_range);
+    tcase_add_test(tc, csr_validate_catches_unsorted);
+    tcase_add_test(tc, partition_rows_balanced_and_more_parts_than_rows);
+    tcase_add_test(tc, partition_nnz_balances_nonzeros);
+    tcase_add_test(tc, dense_generator_is_deterministic_and_k_independent);
+    tcase_add_test(tc, reference_matches_hand_computation);
+    tcase_add_test(tc, fingerprint_is_partition_independent);
+    tcase_add_test(tc, error_messages_are_one_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(suite()); }
