@@ -1,0 +1,28 @@
+/* The planner: from a CSR matrix to a complete plan for P ranks.
+ * Pure computation (OpenMP inside, no MPI, no files). */
+#ifndef TF_PLANNER_H
+#define TF_PLANNER_H
+
+#include "tf_coeffs.h"
+#include "tf_csr.h"
+#include "tf_plan.h"
+
+typedef struct {
+    int nranks;       /* P, required */
+    int k;            /* dense width optimised for (default 128) */
+    int stripe_width; /* W rows per dense stripe (default: TF_DEFAULT_STRIPE_WIDTH) */
+    int partition;    /* tf_partition_kind (default rows) */
+    int mode;         /* tf_mode (default twoface) */
+    int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
+    tf_coeffs coeffs; /* default: tf_coeffs_default */
+} tf_plan_options;
+
+#define TF_DEFAULT_STRIPE_WIDTH 32
+#define TF_DEFAULT_K 128
+
+void tf_plan_options_default(tf_plan_options *o);
+
+/* Builds every rank's part. On failure nothing is left allocated in *out. */
+int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
+
+#endif
