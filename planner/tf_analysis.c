@@ -1,0 +1,222 @@
+#include "tf_analysis.h"
+#include "tf_error.h"
+#include "tf_radix.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tf_analysis_free(tf_analysis *an)
+{
+    free(an->stripe_base);
+    free(an->st_owner);
+    free(an->st_first);
+    free(an->st_rows);
+    free(an->ss_off);
+    free(an->ss_stripe);
+    free(an->ss_nnz);
+    free(an->ss_distinct);
+    free(an->ss_runs);
+    free(an->ss_run_rows);
+    free(an->ss_class);
+    free(an->nnz_local);
+    free(an->remote_distinct);
+    memset(an, 0, sizeof *an);
+}
+
+/* Sorted remote columns of rank p (with multiplicity). */
+static int64_t remote_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
+                           uint32_t *out)
+{
+    int64_t n = 0;
+    for (int64_t e = a->rowptr[r0]; e < a->rowptr[r1]; e++) {
+        int64_t j = a->col[e];
+        if (j < b0 || j >= b1)
+            out[n++] = (uint32_t)j;
+    }
+    return n;
+}
+
+typedef struct {
+    int64_t n, cap;
+    int32_t *stripe, *distinct, *runs, *run_rows;
+    int64_t *nnz;
+} stripe_list;
+
+static int list_push(stripe_list *l, int32_t s, int64_t nnz, int32_t distinct, int32_t runs,
+                     int32_t run_rows)
+{
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 64;
+        int32_t *a = realloc(l->stripe, (size_t)cap * sizeof *a);
+        if (a) l->stripe = a;
+        int32_t *b = realloc(l->distinct, (size_t)cap * sizeof *b);
+        if (b) l->distinct = b;
+        int32_t *c = realloc(l->runs, (size_t)cap * sizeof *c);
+        if (c) l->runs = c;
+        int32_t *d = realloc(l->run_rows, (size_t)cap * sizeof *d);
+        if (d) l->run_rows = d;
+        int64_t *e = realloc(l->nnz, (size_t)cap * sizeof *e);
+        if (e) l->nnz = e;
+        if (!a || !b || !c || !d || !e)
+            return TF_ERR_NOMEM;
+        l->cap = cap;
+    }
+    l->stripe[l->n] = s;
+    l->nnz[l->n] = nnz;
+    l->distinct[l->n] = distinct;
+    l->runs[l->n] = runs;
+    l->run_rows[l->n] = run_rows;
+    l->n++;
+    return TF_OK;
+}
+
+static void list_free(stripe_list *l)
+{
+    free(l->stripe);
+    free(l->distinct);
+    free(l->runs);
+    free(l->run_rows);
+    free(l->nnz);
+}
+
+int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
+                    const int64_t *brow_off, int width, int gap, tf_analysis *an)
+{
+    memset(an, 0, sizeof *an);
+    if (width < 1)
+        return tf_fail(TF_ERR_ARG, "stripe width %d: expected at least 1", width);
+    an->nranks = nranks;
+    an->width = width;
+    an->gap = gap;
+    an->row_off = row_off;
+    an->brow_off = brow_off;
+    an->stripe_base = malloc((size_t)(nranks + 1) * sizeof *an->stripe_base);
+    an->nnz_local = calloc((size_t)nranks, sizeof *an->nnz_local);
+    an->remote_distinct = calloc((size_t)nranks, sizeof *an->remote_distinct);
+    an->ss_off = calloc((size_t)nranks + 1, sizeof *an->ss_off);
+    if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off)
+        goto nomem;
+    an->stripe_base[0] = 0;
+    for (int q = 0; q < nranks; q++) {
+        int64_t nb = brow_off[q + 1] - brow_off[q];
+        an->stripe_base[q + 1] = an->stripe_base[q] + (nb + width - 1) / width;
+    }
+    an->nstripes = an->stripe_base[nranks];
+    if (an->nstripes > INT32_MAX)
+        return tf_analysis_free(an), tf_fail(TF_ERR_RANGE, "%lld stripes: use a wider stripe",
+                                             (long long)an->nstripes);
+    int64_t S = an->nstripes;
+    an->st_owner = malloc((size_t)(S ? S : 1) * sizeof *an->st_owner);
+    an->st_first = malloc((size_t)(S ? S : 1) * sizeof *an->st_first);
+    an->st_rows = malloc((size_t)(S ? S : 1) * sizeof *an->st_rows);
+    if (!an->st_owner || !an->st_first || !an->st_rows)
+        goto nomem;
+    for (int q = 0; q < nranks; q++)
+        for (int64_t s = an->stripe_base[q]; s < an->stripe_base[q + 1]; s++) {
+            int64_t first = brow_off[q] + (s - an->stripe_base[q]) * width;
+            int64_t end = first + width < brow_off[q + 1] ? first + width : brow_off[q + 1];
+            an->st_owner[s] = q;
+            an->st_first[s] = first;
+            an->st_rows[s] = (int32_t)(end - first);
+        }
+
+    stripe_list *lists = calloc((size_t)nranks, sizeof *lists);
+    if (!lists)
+        goto nomem;
+    int failed = 0;
+#pragma omp parallel reduction(| : failed)
+    {
+        /* Scratch sized for the largest rank, allocated once per thread. */
+        int64_t maxnnz = 0;
+        for (int p = 0; p < nranks; p++) {
+            int64_t z = a->rowptr[row_off[p + 1]] - a->rowptr[row_off[p]];
+            if (z > maxnnz)
+                maxnnz = z;
+        }
+        uint32_t *cols = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *cols);
+        uint32_t *tmp = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *tmp);
+        if (!cols || !tmp)
+            failed = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (int p = 0; p < nranks; p++) {
+            if (failed)
+                continue;
+            int64_t r0 = row_off[p], r1 = row_off[p + 1];
+            int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
+            int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols);
+            an->nnz_local[p] = (a->rowptr[r1] - a->rowptr[r0]) - nrem;
+            tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
+            int q = 0;
+            int64_t distinct_total = 0;
+            for (int64_t e = 0; e < nrem;) {
+                int64_t j = cols[e];
+                while (brow_off[q + 1] <= j)
+                    q++;
+                int64_t s = an->stripe_base[q] + (j - brow_off[q]) / width;
+                int64_t send = an->st_first[s] + an->st_rows[s];
+                int64_t nnz = 0, distinct = 0, runs = 0, run_rows = 0, last = -1, run_start = -1;
+                while (e < nrem && (int64_t)cols[e] < send) {
+                    int64_t c = cols[e];
+                    if (c != last) {
+                        distinct++;
+                        if (last < 0 || c - last - 1 > gap) {
+                            if (last >= 0)
+                                run_rows += last - run_start + 1;
+                            runs++;
+                            run_start = c;
+                        }
+                        last = c;
+                    }
+                    nnz++;
+                    e++;
+                }
+                run_rows += last - run_start + 1;
+                distinct_total += distinct;
+                if (list_push(&lists[p], (int32_t)s, nnz, (int32_t)distinct, (int32_t)runs,
+                              (int32_t)run_rows)) {
+                    failed = 1;
+                    break;
+                }
+            }
+            an->remote_distinct[p] = distinct_total;
+        }
+        free(cols);
+        free(tmp);
+    }
+    if (!failed) {
+        for (int p = 0; p < nranks; p++)
+            an->ss_off[p + 1] = an->ss_off[p] + lists[p].n;
+        int64_t T = an->ss_off[nranks] ? an->ss_off[nranks] : 1;
+        an->ss_stripe = malloc((size_t)T * sizeof *an->ss_stripe);
+        an->ss_nnz = malloc((size_t)T * sizeof *an->ss_nnz);
+        an->ss_distinct = malloc((size_t)T * sizeof *an->ss_distinct);
+        an->ss_runs = malloc((size_t)T * sizeof *an->ss_runs);
+        an->ss_run_rows = malloc((size_t)T * sizeof *an->ss_run_rows);
+        an->ss_class = calloc((size_t)T, sizeof *an->ss_class);
+        if (!an->ss_stripe || !an->ss_nnz || !an->ss_distinct || !an->ss_runs ||
+            !an->ss_run_rows || !an->ss_class)
+            failed = 1;
+        else
+            for (int p = 0; p < nranks; p++) {
+                size_t n = (size_t)lists[p].n;
+                int64_t o = an->ss_off[p];
+                if (!n)
+                    continue;
+                memcpy(an->ss_stripe + o, lists[p].stripe, n * sizeof(int32_t));
+                memcpy(an->ss_nnz + o, lists[p].nnz, n * sizeof(int64_t));
+                memcpy(an->ss_distinct + o, lists[p].distinct, n * sizeof(int32_t));
+                memcpy(an->ss_runs + o, lists[p].runs, n * sizeof(int32_t));
+                memcpy(an->ss_run_rows + o, lists[p].run_rows, n * sizeof(int32_t));
+            }
+    }
+    for (int p = 0; p < nranks; p++)
+        list_free(&lists[p]);
+    free(lists);
+    if (failed)
+        goto nomem;
+    return TF_OK;
+nomem:
+    tf_analysis_free(an);
+    return tf_fail(TF_ERR_NOMEM, "out of memory analysing stripes for %d ranks", nranks);
+}

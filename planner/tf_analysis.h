@@ -1,0 +1,48 @@
+/* Stripe analysis: for every rank, its nonzeros split into the local part and
+ * sparse stripes (rank, dense stripe), with the counts the cost model needs.
+ * This is the planner's view before classification; it is discarded once the
+ * plan is built. */
+#ifndef TF_ANALYSIS_H
+#define TF_ANALYSIS_H
+
+#include <stdint.h>
+#include "tf_csr.h"
+
+typedef struct {
+    int nranks;
+    int width;        /* W */
+    int gap;          /* G used to count runs per stripe */
+    const int64_t *row_off, *brow_off; /* borrowed, nranks + 1 */
+
+    /* Dense stripes, numbered owner by owner. */
+    int64_t nstripes;
+    int64_t *stripe_base; /* nranks + 1: first stripe of each owner */
+    int32_t *st_owner;
+    int64_t *st_first; /* global B row */
+    int32_t *st_rows;
+
+    /* Sparse stripes of rank p: entries ss_off[p] .. ss_off[p+1], ascending
+     * stripe id (so owner-major). */
+    int64_t *ss_off;
+    int32_t *ss_stripe;
+    int64_t *ss_nnz;
+    int32_t *ss_distinct;
+    int32_t *ss_runs; /* runs covering the distinct rows with gaps <= G */
+    int32_t *ss_run_rows; /* rows those runs cover, gaps included */
+    uint8_t *ss_class; /* tf_stripe_class, set by classification */
+
+    int64_t *nnz_local;       /* per rank */
+    int64_t *remote_distinct; /* per rank: distinct remote B rows needed */
+} tf_analysis;
+
+/* Global stripe containing global B row j of owner q. */
+static inline int64_t tf_stripe_of(const tf_analysis *an, int q, int64_t j)
+{
+    return an->stripe_base[q] + (j - an->brow_off[q]) / an->width;
+}
+
+int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
+                    const int64_t *brow_off, int width, int gap, tf_analysis *an);
+void tf_analysis_free(tf_analysis *an);
+
+#endif

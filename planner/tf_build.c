@@ -1,0 +1,407 @@
+#include "tf_build.h"
+#include "tf_cost_model.h"
+#include "tf_error.h"
+#include "tf_radix.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALLOC(ptr, n) ((ptr) = malloc((size_t)((n) > 0 ? (n) : 1) * sizeof *(ptr)))
+
+/* Index of stripe s among rank p's sparse stripes (they are sorted). */
+static int64_t find_stripe(const tf_analysis *an, int p, int32_t s)
+{
+    int64_t lo = an->ss_off[p], hi = an->ss_off[p + 1] - 1;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (an->ss_stripe[mid] < s)
+            lo = mid + 1;
+        else if (an->ss_stripe[mid] > s)
+            hi = mid - 1;
+        else
+            return mid;
+    }
+    return -1;
+}
+
+/* Owner of global B row j: the last band starting at or before j that is
+ * not empty (empty bands share their start with the next one). */
+static int owner_of(const int64_t *brow_off, int nranks, int64_t j)
+{
+    int lo = 0, hi = nranks - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (brow_off[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    while (brow_off[lo + 1] <= j)
+        lo++;
+    return lo;
+}
+
+static int64_t find_u32(const uint32_t *v, int64_t n, uint32_t x)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else if (v[mid] > x)
+            hi = mid - 1;
+        else
+            return mid;
+    }
+    return -1;
+}
+
+/* Builds rank p's part except the send schedule (which needs every rank's
+ * receive schedule). */
+static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *plan, int p,
+                      tf_rank_plan *rp)
+{
+    const int64_t r0 = plan->row_off[p], r1 = plan->row_off[p + 1];
+    const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
+    const int64_t e0 = an->ss_off[p], ne = an->ss_off[p + 1] - e0;
+    int64_t *recv_idx = NULL;
+    uint32_t *fcols = NULL, *ftmp = NULL, *run_of = NULL;
+    int32_t *row_map = NULL;
+    int64_t *fill = NULL;
+    int st = TF_ERR_NOMEM;
+
+    memset(rp, 0, sizeof *rp);
+    rp->rank = p;
+    rp->row_begin = r0;
+    rp->nrows = r1 - r0;
+    rp->brow_begin = b0;
+    rp->nbrows = b1 - b0;
+
+    /* Collective receive schedule: the collective sparse stripes, in stripe
+     * order (owner-major, so grouped by source as the exchange needs). */
+    ALLOC(recv_idx, ne);
+    if (!recv_idx)
+        goto out;
+    int64_t nrecv = 0;
+    for (int64_t e = 0; e < ne; e++)
+        recv_idx[e] = an->ss_class[e0 + e] == TF_CLASS_COLL ? nrecv++ : -1;
+    rp->n_recv = nrecv;
+    ALLOC(rp->recv_src, nrecv);
+    ALLOC(rp->recv_first, nrecv);
+    ALLOC(rp->recv_rows, nrecv);
+    ALLOC(rp->recv_off, nrecv);
+    if (!rp->recv_src || !rp->recv_first || !rp->recv_rows || !rp->recv_off)
+        goto out;
+    int64_t off = 0;
+    for (int64_t e = 0; e < ne; e++) {
+        if (recv_idx[e] < 0)
+            continue;
+        int32_t s = an->ss_stripe[e0 + e];
+        int q = an->st_owner[s];
+        int64_t r = recv_idx[e];
+        rp->recv_src[r] = q;
+        rp->recv_first[r] = (int32_t)(an->st_first[s] - plan->brow_off[q]);
+        rp->recv_rows[r] = an->st_rows[s];
+        rp->recv_off[r] = off;
+        off += an->st_rows[s];
+    }
+    rp->coll_buf_rows = off;
+
+    /* Distinct fetched columns, ascending (so owner-major). */
+    int64_t nrem_max = a->rowptr[r1] - a->rowptr[r0];
+    ALLOC(fcols, nrem_max);
+    ALLOC(ftmp, nrem_max);
+    if (!fcols || !ftmp)
+        goto out;
+    int64_t nf = 0;
+    for (int64_t k = a->rowptr[r0]; k < a->rowptr[r1]; k++) {
+        int64_t j = a->col[k];
+        if (j >= b0 && j < b1)
+            continue;
+        int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
+        int64_t e = find_stripe(an, p, s);
+        if (e < 0) {
+            st = tf_fail(TF_ERR_INTERNAL, "rank %d: column %lld has no sparse stripe", p,
+                         (long long)j);
+            goto out;
+        }
+        if (an->ss_class[e] == TF_CLASS_FETCH)
+            fcols[nf++] = (uint32_t)j;
+    }
+    tf_radix_sort_u32(fcols, NULL, nf, ftmp, NULL);
+    int64_t nu = 0;
+    for (int64_t i = 0; i < nf; i++)
+        if (i == 0 || fcols[i] != fcols[i - 1])
+            fcols[nu++] = fcols[i];
+    rp->stats.fetch_needed = nu;
+
+    /* Runs: consecutive needed rows of one owner, spanning gaps <= G. */
+    ALLOC(run_of, nu);
+    if (!run_of)
+        goto out;
+    int64_t nruns = 0;
+    {
+        int qprev = -1;
+        for (int64_t u = 0; u < nu; u++) {
+            int64_t j = fcols[u];
+            int q = qprev < 0 ? 0 : qprev;
+            while (plan->brow_off[q + 1] <= j)
+                q++;
+            if (q != qprev || (int64_t)(j - fcols[u - 1]) - 1 > plan->gap)
+                nruns++;
+            run_of[u] = (uint32_t)(nruns - 1);
+            qprev = q;
+        }
+    }
+    rp->n_runs = nruns;
+    ALLOC(rp->run_owner, nruns);
+    ALLOC(rp->run_first, nruns);
+    ALLOC(rp->run_count, nruns);
+    ALLOC(rp->run_off, nruns);
+    if (!rp->run_owner || !rp->run_first || !rp->run_count || !rp->run_off)
+        goto out;
+    {
+        int q = 0;
+        int64_t boff = 0;
+        for (int64_t u = 0; u < nu;) {
+            int64_t r = run_of[u];
+            int64_t first = fcols[u], last = first;
+            while (plan->brow_off[q + 1] <= first)
+                q++;
+            while (u < nu && run_of[u] == r)
+                last = fcols[u++];
+            rp->run_owner[r] = q;
+            rp->run_first[r] = (int32_t)(first - plan->brow_off[q]);
+            rp->run_count[r] = (int32_t)(last - first + 1);
+            rp->run_off[r] = boff;
+            boff += last - first + 1;
+        }
+        rp->fetch_buf_rows = boff;
+    }
+
+    /* Rows of C touched by fetch stripes, and counts for the three parts. */
+    ALLOC(row_map, rp->nrows);
+    ALLOC(rp->loc_ptr, rp->nrows + 1);
+    ALLOC(rp->coll_ptr, rp->nrows + 1);
+    if (!row_map || !rp->loc_ptr || !rp->coll_ptr)
+        goto out;
+    rp->loc_ptr[0] = rp->coll_ptr[0] = 0;
+    int64_t nloc = 0, ncoll = 0, nfet = 0, ntouched = 0;
+    for (int64_t i = r0; i < r1; i++) {
+        int touched = 0;
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            int64_t j = a->col[k];
+            if (j >= b0 && j < b1) {
+                nloc++;
+            } else if (find_u32(fcols, nu, (uint32_t)j) >= 0) {
+                nfet++;
+                touched = 1;
+            } else {
+                ncoll++;
+            }
+        }
+        row_map[i - r0] = touched ? (int32_t)ntouched++ : -1;
+        rp->loc_ptr[i - r0 + 1] = nloc;
+        rp->coll_ptr[i - r0 + 1] = ncoll;
+    }
+    rp->loc_nnz = nloc;
+    rp->coll_nnz = ncoll;
+    rp->fet_nnz = nfet;
+    rp->n_fetch_rows = ntouched;
+    ALLOC(rp->loc_idx, nloc);
+    ALLOC(rp->loc_val, nloc);
+    ALLOC(rp->coll_idx, ncoll);
+    ALLOC(rp->coll_val, ncoll);
+    ALLOC(rp->fet_idx, nfet);
+    ALLOC(rp->fet_val, nfet);
+    ALLOC(rp->fet_ptr, rp->fetch_buf_rows + 1);
+    ALLOC(rp->fetch_rows, ntouched);
+    ALLOC(fill, rp->fetch_buf_rows + 1);
+    if (!rp->loc_idx || !rp->loc_val || !rp->coll_idx || !rp->coll_val || !rp->fet_idx ||
+        !rp->fet_val || !rp->fet_ptr || !rp->fetch_rows || !fill)
+        goto out;
+    for (int64_t r = 0; r < rp->nrows; r++)
+        if (row_map[r] >= 0)
+            rp->fetch_rows[row_map[r]] = (int32_t)r;
+
+    /* Fetch CSC column counts (column = fetch buffer slot). */
+    memset(rp->fet_ptr, 0, (size_t)(rp->fetch_buf_rows + 1) * sizeof *rp->fet_ptr);
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            int64_t j = a->col[k];
+            if (j >= b0 && j < b1)
+                continue;
+            int64_t u = find_u32(fcols, nu, (uint32_t)j);
+            if (u < 0)
+                continue;
+            int64_t r = run_of[u];
+            int q = rp->run_owner[r];
+            int64_t slot = rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]);
+            rp->fet_ptr[slot + 1]++;
+        }
+    for (int64_t c = 0; c < rp->fetch_buf_rows; c++)
+        rp->fet_ptr[c + 1] += rp->fet_ptr[c];
+    memcpy(fill, rp->fet_ptr, (size_t)(rp->fetch_buf_rows + 1) * sizeof *fill);
+
+    /* Fill all three parts; rows ascending keeps CSC row indices sorted. */
+    int64_t wl = 0, wc = 0;
+    for (int64_t i = r0; i < r1; i++) {
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            int64_t j = a->col[k];
+            float v = a->val[k];
+            if (j >= b0 && j < b1) {
+                rp->loc_idx[wl] = (int32_t)(j - b0);
+                rp->loc_val[wl++] = v;
+                continue;
+            }
+            int64_t u = find_u32(fcols, nu, (uint32_t)j);
+            if (u >= 0) {
+                int64_t r = run_of[u];
+                int q = rp->run_owner[r];
+                int64_t slot = rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]);
+                int64_t w = fill[slot]++;
+                rp->fet_idx[w] = row_map[i - r0];
+                rp->fet_val[w] = v;
+                continue;
+            }
+            int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
+            int64_t e = find_stripe(an, p, s);
+            int64_t r = recv_idx[e - e0];
+            rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - an->st_first[s]));
+            rp->coll_val[wc++] = v;
+        }
+    }
+
+    /* Statistics (send side filled later). */
+    tf_rank_stats *sx = &rp->stats;
+    sx->nnz_local = nloc;
+    sx->nnz_coll = ncoll;
+    sx->nnz_fetch = nfet;
+    for (int64_t e = 0; e < ne; e++) {
+        if (an->ss_class[e0 + e] == TF_CLASS_COLL)
+            sx->stripes_coll++;
+        else
+            sx->stripes_fetch++;
+    }
+    sx->coll_rows_recv = rp->coll_buf_rows;
+    for (int64_t r = 0; r < nrecv; r++)
+        if (r == 0 || rp->recv_src[r] != rp->recv_src[r - 1])
+            sx->coll_peers_recv++;
+    sx->fetch_rows = rp->fetch_buf_rows;
+    sx->fetch_requests = nruns;
+    sx->remote_distinct = an->remote_distinct[p];
+    st = TF_OK;
+out:
+    if (st == TF_ERR_NOMEM)
+        tf_fail(st, "out of memory building the plan of rank %d", p);
+    free(recv_idx);
+    free(fcols);
+    free(ftmp);
+    free(run_of);
+    free(row_map);
+    free(fill);
+    if (st != TF_OK)
+        tf_rank_plan_free(rp);
+    return st;
+}
+
+/* Send schedules: rank q sends stripe s to p for each collective (p, s);
+ * visiting receivers in order keeps each list sorted by (recipient, row). */
+static int build_send(tf_plan *plan)
+{
+    int P = plan->nranks;
+    for (int p = 0; p < P; p++) {
+        const tf_rank_plan *rp = &plan->parts[p];
+        for (int64_t r = 0; r < rp->n_recv; r++)
+            plan->parts[rp->recv_src[r]].n_send++;
+    }
+    for (int q = 0; q < P; q++) {
+        tf_rank_plan *rq = &plan->parts[q];
+        ALLOC(rq->send_dst, rq->n_send);
+        ALLOC(rq->send_first, rq->n_send);
+        ALLOC(rq->send_rows, rq->n_send);
+        if (!rq->send_dst || !rq->send_first || !rq->send_rows)
+            return tf_fail(TF_ERR_NOMEM, "out of memory building send schedules");
+        rq->n_send = 0;
+    }
+    for (int p = 0; p < P; p++) {
+        const tf_rank_plan *rp = &plan->parts[p];
+        for (int64_t r = 0; r < rp->n_recv; r++) {
+            tf_rank_plan *rq = &plan->parts[rp->recv_src[r]];
+            int64_t w = rq->n_send++;
+            rq->send_dst[w] = p;
+            rq->send_first[w] = rp->recv_first[r];
+            rq->send_rows[w] = rp->recv_rows[r];
+        }
+    }
+    for (int q = 0; q < P; q++) {
+        tf_rank_plan *rq = &plan->parts[q];
+        for (int64_t w = 0; w < rq->n_send; w++) {
+            rq->stats.coll_rows_sent += rq->send_rows[w];
+            if (w == 0 || rq->send_dst[w] != rq->send_dst[w - 1])
+                rq->stats.coll_peers_sent++;
+        }
+        tf_cost_predict(&plan->coeffs, plan->k_planned, &rq->stats);
+        plan->all_stats[q] = rq->stats;
+    }
+    return TF_OK;
+}
+
+static int build_stripe_table(const tf_analysis *an, tf_plan *plan)
+{
+    tf_stripe_table *t = &plan->stripes;
+    int64_t S = an->nstripes;
+    t->n = S;
+    ALLOC(t->owner, S);
+    ALLOC(t->first, S);
+    ALLOC(t->rows, S);
+    t->recipients = calloc((size_t)(S ? S : 1), sizeof *t->recipients);
+    t->fetchers = calloc((size_t)(S ? S : 1), sizeof *t->fetchers);
+    if (!t->owner || !t->first || !t->rows || !t->recipients || !t->fetchers)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for the stripe table");
+    if (S) {
+        memcpy(t->owner, an->st_owner, (size_t)S * sizeof *t->owner);
+        memcpy(t->first, an->st_first, (size_t)S * sizeof *t->first);
+        memcpy(t->rows, an->st_rows, (size_t)S * sizeof *t->rows);
+    }
+    for (int64_t e = 0; e < an->ss_off[an->nranks]; e++) {
+        if (an->ss_class[e] == TF_CLASS_COLL)
+            t->recipients[an->ss_stripe[e]]++;
+        else
+            t->fetchers[an->ss_stripe[e]]++;
+    }
+    return TF_OK;
+}
+
+int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+{
+    int P = plan->nranks;
+    plan->parts = calloc((size_t)P, sizeof *plan->parts);
+    plan->all_stats = calloc((size_t)P, sizeof *plan->all_stats);
+    if (!plan->parts || !plan->all_stats)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d rank plans", P);
+    plan->first_rank = 0;
+    plan->n_parts = P;
+    int st = build_stripe_table(an, plan);
+    if (st)
+        return st;
+    int failed = TF_OK;
+    char msg[512] = "";
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int p = 0; p < P; p++) {
+        int s = build_rank(a, an, plan, p, &plan->parts[p]);
+        if (s != TF_OK) {
+#pragma omp critical
+            {
+                if (failed == TF_OK) {
+                    failed = s;
+                    snprintf(msg, sizeof msg, "%s", tf_error_message());
+                }
+            }
+        }
+    }
+    if (failed != TF_OK)
+        return tf_fail(failed, "%s", msg);
+    return build_send(plan);
+}

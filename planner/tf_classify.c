@@ -1,0 +1,183 @@
+#include "tf_classify.h"
+#include "tf_cost_model.h"
+#include "tf_error.h"
+#include "tf_plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-rank running counts during classification. */
+typedef struct {
+    int64_t nnz_coll, nnz_fetch, rows_recv, rows_sent, peers_recv, peers_sent;
+    int64_t fetch_rows, fetch_req;
+} counts;
+
+typedef struct {
+    const tf_analysis *an;
+    const tf_coeffs *c;
+    int k;
+    counts *cnt;
+    /* One segment per (receiver, owner) pair with sparse stripes: how many of
+     * them are collective, so peers appear and disappear exactly. */
+    int64_t *seg_of;   /* per sparse stripe */
+    int32_t *seg_coll; /* per segment */
+} state;
+
+static double rank_time(const state *st, int p)
+{
+    const counts *x = &st->cnt[p];
+    const tf_coeffs *c = st->c;
+    double row_bytes = 4.0 * st->k;
+    double t_local = c->gamma_local * (double)st->an->nnz_local[p] * st->k;
+    double t_cc = c->alpha_coll * (double)(x->peers_recv + x->peers_sent) +
+                  c->beta_coll * (double)(x->rows_recv + x->rows_sent) * row_bytes;
+    double t_ccomp = c->gamma_coll * (double)x->nnz_coll * st->k;
+    double t_fc = c->alpha_fetch * (double)x->fetch_req + c->beta_fetch * (double)x->fetch_rows * row_bytes;
+    double t_fcomp = c->gamma_fetch * (double)x->nnz_fetch * st->k;
+    return tf_cost_rank_time(c, t_local, t_cc, t_ccomp, t_fc, t_fcomp);
+}
+
+/* Moves sparse stripe e of receiver p between classes in the counts. */
+static void apply(state *st, int p, int64_t e, int to_fetch)
+{
+    const tf_analysis *an = st->an;
+    int32_t s = an->ss_stripe[e];
+    int q = an->st_owner[s];
+    int64_t rows = an->st_rows[s];
+    int sign = to_fetch ? -1 : 1;
+    counts *r = &st->cnt[p], *o = &st->cnt[q];
+    r->nnz_coll += sign * an->ss_nnz[e];
+    r->nnz_fetch -= sign * an->ss_nnz[e];
+    r->rows_recv += sign * rows;
+    o->rows_sent += sign * rows;
+    r->fetch_rows -= sign * an->ss_run_rows[e];
+    r->fetch_req -= sign * an->ss_runs[e];
+    int64_t g = st->seg_of[e];
+    int32_t before = st->seg_coll[g];
+    st->seg_coll[g] += sign;
+    if ((before == 0) != (st->seg_coll[g] == 0)) {
+        r->peers_recv += sign;
+        o->peers_sent += sign;
+    }
+}
+
+int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
+{
+    int P = an->nranks;
+    int64_t T = an->ss_off[P];
+    if (mode == TF_MODE_FETCH || mode == TF_MODE_COLLECTIVE) {
+        memset(an->ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL, (size_t)T);
+        return TF_OK;
+    }
+    state st = {an, c, k, NULL, NULL, NULL};
+    st.cnt = calloc((size_t)P, sizeof *st.cnt);
+    st.seg_of = malloc((size_t)(T ? T : 1) * sizeof *st.seg_of);
+    st.seg_coll = calloc((size_t)(T ? T : 1), sizeof *st.seg_coll);
+    int64_t *order = malloc((size_t)(T ? T : 1) * sizeof *order);
+    double *key = malloc((size_t)(T ? T : 1) * sizeof *key);
+    int *recv_of = malloc((size_t)(T ? T : 1) * sizeof *recv_of);
+    if (!st.cnt || !st.seg_of || !st.seg_coll || !order || !key || !recv_of) {
+        free(st.cnt);
+        free(st.seg_of);
+        free(st.seg_coll);
+        free(order);
+        free(key);
+        free(recv_of);
+        return tf_fail(TF_ERR_NOMEM, "out of memory classifying %lld stripes", (long long)T);
+    }
+    /* Everything starts as a fetch in the counts, then each stripe is moved
+     * to collective: one code path (apply) maintains every count. */
+    int64_t nseg = 0;
+    for (int p = 0; p < P; p++) {
+        int lastq = -1;
+        for (int64_t e = an->ss_off[p]; e < an->ss_off[p + 1]; e++) {
+            int q = an->st_owner[an->ss_stripe[e]];
+            if (q != lastq) {
+                nseg++;
+                lastq = q;
+            }
+            st.seg_of[e] = nseg - 1;
+            recv_of[e] = p;
+            st.cnt[p].nnz_fetch += an->ss_nnz[e];
+            st.cnt[p].fetch_rows += an->ss_run_rows[e];
+            st.cnt[p].fetch_req += an->ss_runs[e];
+        }
+    }
+    double row_bytes = 4.0 * k;
+    for (int64_t e = 0; e < T; e++) {
+        apply(&st, recv_of[e], e, 0);
+        an->ss_class[e] = TF_CLASS_COLL;
+        int64_t rows = an->st_rows[an->ss_stripe[e]];
+        double fetch = tf_cost_fetch(c, k, an->ss_runs[e], an->ss_run_rows[e], an->ss_nnz[e]);
+        double saved = c->beta_coll * 2.0 * (double)rows * row_bytes +
+                       c->gamma_coll * (double)an->ss_nnz[e] * k;
+        key[e] = fetch - saved;
+        order[e] = e;
+    }
+    /* Sort stripe indices by key (ascending); ties by index for determinism. */
+    {
+        /* Simple merge sort on (key, index) to stay deterministic and O(T log T). */
+        int64_t *tmp = malloc((size_t)(T ? T : 1) * sizeof *tmp);
+        if (!tmp) {
+            free(st.cnt);
+            free(st.seg_of);
+            free(st.seg_coll);
+            free(order);
+            free(key);
+            free(recv_of);
+            return tf_fail(TF_ERR_NOMEM, "out of memory sorting %lld stripes", (long long)T);
+        }
+        for (int64_t width = 1; width < T; width *= 2) {
+            for (int64_t lo = 0; lo < T; lo += 2 * width) {
+                int64_t mid = lo + width < T ? lo + width : T;
+                int64_t hi = lo + 2 * width < T ? lo + 2 * width : T;
+                int64_t i = lo, j = mid, w = lo;
+                while (i < mid && j < hi) {
+                    int64_t a = order[i], b = order[j];
+                    if (key[a] < key[b] || (key[a] == key[b] && a < b))
+                        tmp[w++] = order[i++];
+                    else
+                        tmp[w++] = order[j++];
+                }
+                while (i < mid)
+                    tmp[w++] = order[i++];
+                while (j < hi)
+                    tmp[w++] = order[j++];
+            }
+            memcpy(order, tmp, (size_t)T * sizeof *order);
+        }
+        free(tmp);
+    }
+    /* Passes in ascending order until nothing changes (a conversion can make
+     * an earlier-rejected one pay off by shifting which rank is critical). */
+    for (int pass = 0; pass < 4; pass++) {
+        int64_t changed = 0;
+        for (int64_t i = 0; i < T; i++) {
+            int64_t e = order[i];
+            if (an->ss_class[e] != TF_CLASS_COLL)
+                continue;
+            int p = recv_of[e];
+            int q = an->st_owner[an->ss_stripe[e]];
+            double before = fmax(rank_time(&st, p), rank_time(&st, q));
+            apply(&st, p, e, 1);
+            double after = fmax(rank_time(&st, p), rank_time(&st, q));
+            double eps = 1e-12 * before;
+            if (after < before - eps || (after <= before + eps && key[e] < 0)) {
+                an->ss_class[e] = TF_CLASS_FETCH;
+                changed++;
+            } else {
+                apply(&st, p, e, 0);
+            }
+        }
+        if (!changed)
+            break;
+    }
+    free(st.cnt);
+    free(st.seg_of);
+    free(st.seg_coll);
+    free(order);
+    free(key);
+    free(recv_of);
+    return TF_OK;
+}

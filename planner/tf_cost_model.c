@@ -1,0 +1,53 @@
+#include "tf_cost_model.h"
+
+#include <math.h>
+
+double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
+                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp)
+{
+    if (c->threads >= 2) {
+        /* Collective group: starts the exchange, computes the local part
+         * while it flies, then the collective part. Fetch group: gets and
+         * computes run by run; with the shared-memory one-sided component a
+         * get is a copy by the calling thread, so the two add up. */
+        double a = fmax(t_local, t_coll_comm) + t_coll_comp;
+        double b = t_fetch_comm + t_fetch_comp;
+        return fmax(a, b);
+    }
+    /* One thread: only the transfers progress in the background, and on one
+     * node they are copies too, so everything adds up. */
+    return t_local + t_coll_comm + t_coll_comp + t_fetch_comm + t_fetch_comp;
+}
+
+void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
+{
+    const double bytes_per_row = 4.0 * k;
+    s->t_local = c->gamma_local * (double)s->nnz_local * k;
+    s->t_coll_comm = c->alpha_coll * (double)(s->coll_peers_recv + s->coll_peers_sent) +
+                     c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row;
+    s->t_coll_comp = c->gamma_coll * (double)s->nnz_coll * k;
+    s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
+                      c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
+    s->t_fetch_comp = c->gamma_fetch * (double)s->nnz_fetch * k;
+    s->t_coll_half = fmax(s->t_local, s->t_coll_comm) + s->t_coll_comp;
+    s->t_fetch_half = s->t_fetch_comm + s->t_fetch_comp;
+    s->t_total = tf_cost_rank_time(c, s->t_local, s->t_coll_comm, s->t_coll_comp,
+                                   s->t_fetch_comm, s->t_fetch_comp);
+}
+
+double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz)
+{
+    return c->alpha_fetch * (double)requests + c->beta_fetch * (double)rows * 4.0 * k +
+           c->gamma_fetch * (double)nnz * k;
+}
+
+int tf_cost_gap(const tf_coeffs *c, int k)
+{
+    double per_row = c->beta_fetch * 4.0 * k;
+    if (per_row <= 0)
+        return TF_MAX_GAP;
+    double g = floor(c->alpha_fetch / per_row * (1.0 + 1e-9));
+    if (g < 0)
+        g = 0;
+    return g > TF_MAX_GAP ? TF_MAX_GAP : (int)g;
+}

@@ -1,0 +1,30 @@
+/* The cost model: predicted time of each half of one SpMM on one rank, from
+ * the rank's counts (docs/cost-model.md defines every term). The collective
+ * term counts rows the rank *sends* as owner, once per recipient, beside the
+ * rows it receives: that is where a dense stripe's recipient count enters. */
+#ifndef TF_COST_MODEL_H
+#define TF_COST_MODEL_H
+
+#include <stdint.h>
+#include "tf_coeffs.h"
+#include "tf_plan.h"
+
+/* Fills the t_* fields of s from its counts (nnz_*, coll_*, fetch_*). */
+void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
+
+/* Time of the rank: max of the halves when they run on separate thread
+ * groups (threads >= 2), their sum otherwise. */
+double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
+                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp);
+
+/* Cost of a set of rows as a fetch: requests, rows moved, nonzeros. */
+double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz);
+
+/* Largest gap G of unwanted rows worth spanning in one fetch run: a gap of g
+ * rows costs g*K*4 bytes of extra transfer, a separate run costs one more
+ * request, so G = floor(alpha_fetch / (beta_fetch * K * 4)), capped. */
+int tf_cost_gap(const tf_coeffs *c, int k);
+
+#define TF_MAX_GAP 256
+
+#endif

@@ -1,0 +1,102 @@
+#include "tf_planner.h"
+#include "tf_analysis.h"
+#include "tf_build.h"
+#include "tf_classify.h"
+#include "tf_cost_model.h"
+#include "tf_error.h"
+#include "tf_fingerprint.h"
+#include "tf_partition.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void tf_plan_options_default(tf_plan_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->nranks = 0;
+    o->k = TF_DEFAULT_K;
+    o->stripe_width = TF_DEFAULT_STRIPE_WIDTH;
+    o->partition = TF_PART_ROWS;
+    o->mode = TF_MODE_TWOFACE;
+    o->gap = -1;
+    tf_coeffs_default(&o->coeffs);
+}
+
+static int check_options(const tf_csr *a, const tf_plan_options *o)
+{
+    if (o->nranks < 1)
+        return tf_fail(TF_ERR_ARG, "number of ranks %d: expected at least 1", o->nranks);
+    if (o->nranks > (1 << 20))
+        return tf_fail(TF_ERR_ARG, "number of ranks %d: at most %d supported", o->nranks, 1 << 20);
+    if (o->k < 1 || o->k > (1 << 20))
+        return tf_fail(TF_ERR_ARG, "dense width K = %d: expected 1..%d", o->k, 1 << 20);
+    if (o->stripe_width < 1 || o->stripe_width > (1 << 24))
+        return tf_fail(TF_ERR_ARG, "stripe width %d: expected 1..%d", o->stripe_width, 1 << 24);
+    if (o->gap < -1 || o->gap > (1 << 24))
+        return tf_fail(TF_ERR_ARG, "gap %d: expected -1 (model) or 0..%d", o->gap, 1 << 24);
+    if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
+        return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
+    if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
+        return tf_fail(TF_ERR_RANGE, "matrix %lld x %lld exceeds the 32-bit index limit",
+                       (long long)a->nrows, (long long)a->ncols);
+    return TF_OK;
+}
+
+int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    int P = o->nranks;
+    out->m = a->nrows;
+    out->n = a->ncols;
+    out->nnz = a->nnz;
+    out->checksum = tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows);
+    out->nranks = P;
+    out->k_planned = o->k;
+    out->stripe_width = o->stripe_width;
+    out->partition = o->partition;
+    out->mode = o->mode;
+    out->coeffs = o->coeffs;
+    out->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
+    snprintf(out->generated_by, sizeof out->generated_by, "twoface-plan %d.%d",
+             TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(out->creation_date, sizeof out->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+
+    out->row_off = malloc((size_t)(P + 1) * sizeof *out->row_off);
+    out->brow_off = malloc((size_t)(P + 1) * sizeof *out->brow_off);
+    if (!out->row_off || !out->brow_off) {
+        tf_plan_free(out);
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    }
+    st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
+                                     : tf_partition_rows(a->nrows, P, out->row_off);
+    /* Square: B rows follow C rows, so the output of one SpMM can be the
+     * input of the next with no redistribution. Rectangular: B rows by count. */
+    if (!st) {
+        if (a->nrows == a->ncols)
+            memcpy(out->brow_off, out->row_off, (size_t)(P + 1) * sizeof *out->brow_off);
+        else
+            st = tf_partition_rows(a->ncols, P, out->brow_off);
+    }
+    if (st) {
+        tf_plan_free(out);
+        return st;
+    }
+    tf_analysis an;
+    st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap, &an);
+    if (!st)
+        st = tf_classify(&an, &o->coeffs, o->k, o->mode);
+    if (!st)
+        st = tf_build_parts(a, &an, out);
+    tf_analysis_free(&an);
+    if (st)
+        tf_plan_free(out);
+    return st;
+}

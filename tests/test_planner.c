@@ -1,0 +1,444 @@
+/* Planner invariants on generated and real matrices at several P, and the
+ * cost model on hand-made cases. */
+#include "tf_test.h"
+#include "tf_analysis.h"
+#include "tf_classify.h"
+#include "tf_cost_model.h"
+#include "tf_error.h"
+#include "tf_fingerprint.h"
+#include "tf_partition.h"
+#include "tf_planner.h"
+#include "tf_radix.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rebuilds the dense row-block of rank p from its plan part as triplets and
+ * compares with A: every nonzero must appear in exactly one part, at its
+ * global column, with its value. */
+static void check_rank_reconstructs(const tf_csr *a, const tf_plan *plan, int p)
+{
+    const tf_rank_plan *rp = &plan->parts[p];
+    int64_t n = a->ncols;
+    ck_assert_int_eq(rp->row_begin, plan->row_off[p]);
+    ck_assert_int_eq(rp->nrows, plan->row_off[p + 1] - plan->row_off[p]);
+    float *dense = calloc((size_t)(n ? n : 1), sizeof *dense);
+    int *hits = calloc((size_t)(n ? n : 1), sizeof *hits);
+    /* Map collective buffer rows and fetch slots back to global B rows. */
+    int64_t *coll_g = malloc((size_t)(rp->coll_buf_rows + 1) * sizeof *coll_g);
+    int64_t *fet_g = malloc((size_t)(rp->fetch_buf_rows + 1) * sizeof *fet_g);
+    for (int64_t r = 0; r < rp->n_recv; r++) {
+        ck_assert(rp->recv_src[r] != p);
+        for (int32_t x = 0; x < rp->recv_rows[r]; x++)
+            coll_g[rp->recv_off[r] + x] = plan->brow_off[rp->recv_src[r]] + rp->recv_first[r] + x;
+    }
+    for (int64_t r = 0; r < rp->n_runs; r++) {
+        ck_assert(rp->run_owner[r] != p);
+        ck_assert(rp->run_count[r] >= 1);
+        ck_assert(rp->run_first[r] + rp->run_count[r] <=
+                  plan->brow_off[rp->run_owner[r] + 1] - plan->brow_off[rp->run_owner[r]]);
+        for (int32_t x = 0; x < rp->run_count[r]; x++)
+            fet_g[rp->run_off[r] + x] = plan->brow_off[rp->run_owner[r]] + rp->run_first[r] + x;
+    }
+    /* fetch rows touched: a CSC per column, translated to row lists */
+    int64_t *fcol_start = rp->fet_ptr;
+    for (int64_t li = 0; li < rp->nrows; li++) {
+        int64_t i = rp->row_begin + li;
+        memset(hits, 0, (size_t)(n ? n : 1) * sizeof *hits);
+        for (int64_t e = rp->loc_ptr[li]; e < rp->loc_ptr[li + 1]; e++) {
+            int64_t j = rp->brow_begin + rp->loc_idx[e];
+            hits[j]++;
+            dense[j] = rp->loc_val[e];
+        }
+        for (int64_t e = rp->coll_ptr[li]; e < rp->coll_ptr[li + 1]; e++) {
+            ck_assert(rp->coll_idx[e] >= 0 && rp->coll_idx[e] < rp->coll_buf_rows);
+            int64_t j = coll_g[rp->coll_idx[e]];
+            hits[j]++;
+            dense[j] = rp->coll_val[e];
+        }
+        for (int64_t c = 0; c < rp->fetch_buf_rows; c++)
+            for (int64_t e = fcol_start[c]; e < fcol_start[c + 1]; e++)
+                if (rp->fetch_rows[rp->fet_idx[e]] == li) {
+                    hits[fet_g[c]]++;
+                    dense[fet_g[c]] = rp->fet_val[e];
+                }
+        int64_t cnt = 0;
+        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+            ck_assert_int_eq(hits[a->col[k]], 1);
+            ck_assert(dense[a->col[k]] == a->val[k]);
+            cnt++;
+        }
+        int64_t total = 0;
+        for (int64_t j = 0; j < n; j++)
+            total += hits[j];
+        ck_assert_int_eq(total, cnt);
+    }
+    /* CSC rows sorted within each column; fetch_rows ascending. */
+    for (int64_t c = 0; c < rp->fetch_buf_rows; c++)
+        for (int64_t e = fcol_start[c] + 1; e < fcol_start[c + 1]; e++)
+            ck_assert(rp->fet_idx[e] > rp->fet_idx[e - 1]);
+    for (int64_t t = 1; t < rp->n_fetch_rows; t++)
+        ck_assert(rp->fetch_rows[t] > rp->fetch_rows[t - 1]);
+    ck_assert_int_eq(rp->loc_nnz + rp->coll_nnz + rp->fet_nnz,
+                     a->rowptr[rp->row_begin + rp->nrows] - a->rowptr[rp->row_begin]);
+    free(dense);
+    free(hits);
+    free(coll_g);
+    free(fet_g);
+}
+
+/* Each collective stripe's recipients are exactly the ranks that receive it,
+ * and every owner's send list matches the receivers' lists. */
+static void check_schedules(const tf_plan *plan)
+{
+    int P = plan->nranks;
+    int64_t sends = 0, recvs = 0;
+    int32_t *seen = calloc((size_t)plan->stripes.n + 1, sizeof *seen);
+    for (int p = 0; p < P; p++) {
+        const tf_rank_plan *rp = &plan->parts[p];
+        recvs += rp->n_recv;
+        for (int64_t r = 0; r < rp->n_recv; r++) {
+            int q = rp->recv_src[r];
+            const tf_rank_plan *rq = &plan->parts[q];
+            int found = 0;
+            for (int64_t w = 0; w < rq->n_send; w++)
+                if (rq->send_dst[w] == p && rq->send_first[w] == rp->recv_first[r] &&
+                    rq->send_rows[w] == rp->recv_rows[r])
+                    found++;
+            ck_assert_int_eq(found, 1);
+            /* find the stripe id */
+            int64_t g = plan->brow_off[q] + rp->recv_first[r];
+            for (int64_t s = 0; s < plan->stripes.n; s++)
+                if (plan->stripes.first[s] == g) {
+                    seen[s]++;
+                    ck_assert_int_eq(plan->stripes.owner[s], q);
+                    ck_assert_int_eq(plan->stripes.rows[s], rp->recv_rows[r]);
+                }
+        }
+        sends += rp->n_send;
+    }
+    ck_assert_int_eq(sends, recvs);
+    for (int64_t s = 0; s < plan->stripes.n; s++)
+        ck_assert_int_eq(seen[s], plan->stripes.recipients[s]);
+    free(seen);
+}
+
+static void check_plan(const tf_csr *a, int P, int mode, int partition, int width)
+{
+    tf_plan_options o;
+    tf_plan_options_default(&o);
+    o.nranks = P;
+    o.mode = mode;
+    o.partition = partition;
+    o.stripe_width = width;
+    o.k = 16;
+    tf_plan plan;
+    ck_assert_msg(tf_plan_build(a, &o, &plan) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(plan.n_parts, P);
+    ck_assert(plan.checksum == tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows));
+    for (int p = 0; p < P; p++)
+        check_rank_reconstructs(a, &plan, p);
+    check_schedules(&plan);
+    for (int p = 0; p < P; p++) {
+        if (mode == TF_MODE_FETCH)
+            ck_assert_int_eq(plan.parts[p].coll_nnz + plan.parts[p].n_recv, 0);
+        if (mode == TF_MODE_COLLECTIVE)
+            ck_assert_int_eq(plan.parts[p].fet_nnz + plan.parts[p].n_runs, 0);
+        ck_assert(plan.all_stats[p].t_total >= 0);
+        ck_assert(plan.parts[p].stats.fetch_needed <= plan.parts[p].fetch_buf_rows);
+        ck_assert(plan.parts[p].stats.remote_distinct >= plan.parts[p].stats.fetch_needed);
+    }
+    tf_plan_free(&plan);
+}
+
+START_TEST(invariants_random_square)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 300, 300, 2500, 11);
+    int ps[] = {1, 2, 3, 4, 7, 16};
+    for (int i = 0; i < 6; i++)
+        for (int mode = 0; mode < 3; mode++) {
+            check_plan(&a, ps[i], mode, TF_PART_ROWS, 8);
+            check_plan(&a, ps[i], mode, TF_PART_NNZ, 5);
+        }
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(invariants_rectangular_and_tiny)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 50, 173, 600, 3);
+    for (int mode = 0; mode < 3; mode++) {
+        check_plan(&a, 3, mode, TF_PART_ROWS, 4);
+        check_plan(&a, 4, mode, TF_PART_NNZ, 32);
+    }
+    tf_csr_free(&a);
+    tf_test_random_csr(&a, 173, 50, 600, 4);
+    for (int mode = 0; mode < 3; mode++)
+        check_plan(&a, 4, mode, TF_PART_ROWS, 3);
+    tf_csr_free(&a);
+    /* more ranks than rows; empty matrix; 1x1 */
+    tf_test_random_csr(&a, 3, 3, 6, 5);
+    for (int mode = 0; mode < 3; mode++)
+        check_plan(&a, 8, mode, TF_PART_ROWS, 1);
+    tf_csr_free(&a);
+    tf_test_random_csr(&a, 10, 10, 0, 5);
+    check_plan(&a, 4, TF_MODE_TWOFACE, TF_PART_NNZ, 2);
+    tf_csr_free(&a);
+    tf_test_random_csr(&a, 1, 1, 1, 5);
+    check_plan(&a, 2, TF_MODE_TWOFACE, TF_PART_ROWS, 1);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(invariants_dense_column_and_row)
+{
+    /* one very dense column and one dense row: every rank wants column 5 */
+    tf_coo coo;
+    tf_coo_init(&coo, 64, 64, 256);
+    for (int i = 0; i < 64; i++) {
+        tf_coo_push(&coo, i, 5, 1.0 + i);
+        tf_coo_push(&coo, 40, i, 2.0);
+        tf_coo_push(&coo, i, (i * 7) % 64, 0.5);
+    }
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    for (int mode = 0; mode < 3; mode++)
+        for (int P = 1; P <= 5; P++)
+            check_plan(&a, P, mode, TF_PART_ROWS, 4);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(runs_span_gaps_up_to_g)
+{
+    /* rank 1 needs rows 0, 2, 3, 10 of rank 0: with G = 1 -> runs {0..3}, {10};
+     * with G = 0 -> {0}, {2..3}, {10}. */
+    tf_coo coo;
+    tf_coo_init(&coo, 32, 32, 16);
+    int need[] = {0, 2, 3, 10};
+    for (int x = 0; x < 4; x++)
+        tf_coo_push(&coo, 20, need[x], 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    for (int g = 0; g <= 1; g++) {
+        tf_plan_options o;
+        tf_plan_options_default(&o);
+        o.nranks = 2;
+        o.mode = TF_MODE_FETCH;
+        o.gap = g;
+        tf_plan plan;
+        ck_assert_int_eq(tf_plan_build(&a, &o, &plan), TF_OK);
+        const tf_rank_plan *rp = &plan.parts[1];
+        ck_assert_int_eq(rp->n_runs, g ? 2 : 3);
+        ck_assert_int_eq(rp->run_first[0], 0);
+        ck_assert_int_eq(rp->run_count[0], g ? 4 : 1);
+        ck_assert_int_eq(rp->stats.fetch_needed, 4);
+        ck_assert_int_eq(rp->fetch_buf_rows, g ? 5 : 4);
+        ck_assert_int_eq(rp->n_fetch_rows, 1);
+        ck_assert_int_eq(rp->fetch_rows[0], 20 - 16);
+        tf_plan_free(&plan);
+    }
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(gap_follows_the_model)
+{
+    tf_coeffs c;
+    tf_coeffs_default(&c);
+    c.alpha_fetch = 4e-6;
+    c.beta_fetch = 1e-9;
+    /* one row at K = 100 costs 400 bytes * 1 ns = 0.4 us -> 10 rows per request */
+    ck_assert_int_eq(tf_cost_gap(&c, 100), 10);
+    ck_assert_int_eq(tf_cost_gap(&c, 4000), 0);
+    ck_assert_int_eq(tf_cost_gap(&c, 1), TF_MAX_GAP);
+}
+END_TEST
+
+static tf_coeffs simple_coeffs(void)
+{
+    tf_coeffs c;
+    memset(&c, 0, sizeof c);
+    c.alpha_coll = 1e-6;
+    c.beta_coll = 1e-9;
+    c.alpha_fetch = 1e-6;
+    c.beta_fetch = 1e-9;
+    c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+    c.threads = 2;
+    return c;
+}
+
+/* Plans one matrix and returns the class of the sparse stripe (p, stripe of
+ * global B row j). */
+static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, int p, int64_t j)
+{
+    int64_t off[64];
+    tf_partition_rows(a->nrows, P, off);
+    tf_analysis an;
+    ck_assert_int_eq(tf_analysis_run(a, P, off, off, W, 0, &an), TF_OK);
+    ck_assert_int_eq(tf_classify(&an, c, k, TF_MODE_TWOFACE), TF_OK);
+    int q = tf_partition_owner(off, P, j);
+    int64_t s = tf_stripe_of(&an, q, j);
+    int cls = -1;
+    for (int64_t e = an.ss_off[p]; e < an.ss_off[p + 1]; e++)
+        if (an.ss_stripe[e] == s)
+            cls = an.ss_class[e];
+    tf_analysis_free(&an);
+    return cls;
+}
+
+START_TEST(cost_model_dense_stripe_stays_collective_sparse_goes_fetch)
+{
+    /* 2 ranks, 64 rows each, W = 32. Rank 1 wants all 32 rows of rank 0's
+     * first stripe (dense: each row used, many nonzeros) and one row of its
+     * second stripe. At K = 64 and alpha >> beta*bytes, the full stripe as 32
+     * single-row fetches costs 32 requests... but coalesced it is one run; so
+     * make the dense stripe scattered: rows 0,2,4,...: 16 runs at G = 0. */
+    tf_coo coo;
+    tf_coo_init(&coo, 128, 128, 256);
+    for (int j = 0; j < 32; j += 2)
+        for (int i = 64; i < 72; i++)
+            tf_coo_push(&coo, i, j, 1.0);
+    tf_coo_push(&coo, 100, 40, 1.0);
+    for (int i = 0; i < 128; i++)
+        tf_coo_push(&coo, i, i, 1.0); /* local work on both ranks */
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    tf_coeffs c = simple_coeffs();
+    c.alpha_fetch = 20e-6; /* requests are expensive */
+    ck_assert_int_eq(class_of(&a, 2, 32, &c, 64, 1, 0), TF_CLASS_COLL);
+    ck_assert_int_eq(class_of(&a, 2, 32, &c, 64, 1, 40), TF_CLASS_FETCH);
+    /* With cheap requests the scattered stripe also becomes a fetch. */
+    c.alpha_fetch = 1e-9;
+    ck_assert_int_eq(class_of(&a, 2, 32, &c, 64, 1, 0), TF_CLASS_FETCH);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(cost_model_recipient_count_decides)
+{
+    /* P ranks of 32 rows, W = 32: every rank's first row-block is one stripe.
+     * Every other rank r wants rows 0,2,4,...,30 of rank 0's stripe (16 runs at
+     * G = 0). As a fetch that is 16 requests; as a collective it is one
+     * message - cheap for one recipient. But rank 0 must send the stripe once
+     * per recipient: with many recipients rank 0 becomes the bottleneck and
+     * the planner converts some recipients to fetch. */
+    tf_coeffs c = simple_coeffs();
+    c.alpha_fetch = 5e-6; /* 16 requests: 80 us, vs 65 us per copy of the stripe */
+    c.beta_coll = 4e-9;
+    for (int P = 2; P <= 16; P += 14) {
+        int n = 32 * P;
+        tf_coo coo;
+        tf_coo_init(&coo, n, n, 1024);
+        for (int r = 1; r < P; r++)
+            for (int j = 0; j < 32; j += 2)
+                tf_coo_push(&coo, 32 * r, j, 1.0);
+        for (int i = 0; i < n; i++)
+            tf_coo_push(&coo, i, i, 1.0);
+        tf_csr a;
+        tf_csr_from_coo(&a, &coo);
+        int nfetch = 0;
+        for (int r = 1; r < P; r++)
+            nfetch += class_of(&a, P, 32, &c, 128, r, 0) == TF_CLASS_FETCH;
+        if (P == 2)
+            ck_assert_int_eq(nfetch, 0); /* one recipient: collective */
+        else
+            ck_assert_msg(nfetch > 0 && nfetch < P - 1, "%d of %d fetch", nfetch, P - 1);
+        tf_csr_free(&a);
+        tf_coo_free(&coo);
+    }
+}
+END_TEST
+
+START_TEST(cost_prediction_terms)
+{
+    tf_coeffs c = simple_coeffs();
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = 1000;
+    s.coll_rows_recv = 10;
+    s.coll_rows_sent = 30;
+    s.coll_peers_recv = 1;
+    s.coll_peers_sent = 3;
+    s.nnz_coll = 100;
+    s.fetch_requests = 5;
+    s.fetch_rows = 7;
+    s.nnz_fetch = 20;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_local, 1e-5, 1e-15);
+    ck_assert_double_eq_tol(s.t_coll_comm, 4e-6 + 40 * 40e-9, 1e-15);
+    ck_assert_double_eq_tol(s.t_fetch_comm, 5e-6 + 7 * 40e-9, 1e-15);
+    ck_assert_double_eq_tol(s.t_total, fmax(s.t_coll_half, s.t_fetch_half), 1e-18);
+    c.threads = 1;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_total, s.t_local + s.t_coll_comm + s.t_coll_comp +
+                                           s.t_fetch_comm + s.t_fetch_comp, 1e-18);
+}
+END_TEST
+
+START_TEST(radix_sort_sorts)
+{
+    uint32_t k[1000], p[1000], tk[1000], tp[1000];
+    uint64_t h = 1;
+    for (int i = 0; i < 1000; i++) {
+        h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+        k[i] = (uint32_t)(h >> 33);
+        p[i] = (uint32_t)i;
+    }
+    k[5] = 0xFFFFFFFFu;
+    uint32_t orig[1000];
+    memcpy(orig, k, sizeof k);
+    tf_radix_sort_u32(k, p, 1000, tk, tp);
+    for (int i = 1; i < 1000; i++)
+        ck_assert(k[i - 1] <= k[i]);
+    for (int i = 0; i < 1000; i++)
+        ck_assert(orig[p[i]] == k[i]);
+}
+END_TEST
+
+START_TEST(bad_options_rejected)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 10, 10, 20, 1);
+    tf_plan_options o;
+    tf_plan_options_default(&o);
+    tf_plan plan;
+    o.nranks = 0;
+    ck_assert_int_eq(tf_plan_build(&a, &o, &plan), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "ranks"));
+    o.nranks = 2;
+    o.k = 0;
+    ck_assert_int_eq(tf_plan_build(&a, &o, &plan), TF_ERR_ARG);
+    o.k = 8;
+    o.stripe_width = 0;
+    ck_assert_int_eq(tf_plan_build(&a, &o, &plan), TF_ERR_ARG);
+    tf_csr_free(&a);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("planner");
+    TCase *tc = tcase_create("planner");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, invariants_random_square);
+    tcase_add_test(tc, invariants_rectangular_and_tiny);
+    tcase_add_test(tc, invariants_dense_column_and_row);
+    tcase_add_test(tc, runs_span_gaps_up_to_g);
+    tcase_add_test(tc, gap_follows_the_model);
+    tcase_add_test(tc, cost_model_dense_stripe_stays_collective_sparse_goes_fetch);
+    tcase_add_test(tc, cost_model_recipient_count_decides);
+    tcase_add_test(tc, cost_prediction_terms);
+    tcase_add_test(tc, radix_sort_sorts);
+    tcase_add_test(tc, bad_options_rejected);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(suite()); }
