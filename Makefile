@@ -31,10 +31,10 @@ INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
-LIB_SRC = $(filter-out %/main_%.c,$(wildcard format/*.c planner/*.c executor/*.c calibrate/*.c))
 LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC = $(wildcard format/plugin/*.c)
 PROG_MAINS = $(wildcard planner/main_*.c executor/main_*.c calibrate/main_*.c)
+LIB_SRC = $(filter-out $(PROG_MAINS),$(wildcard format/*.c planner/*.c executor/*.c calibrate/*.c))
 PROGS = $(foreach f,$(PROG_MAINS),$(BUILD)/bin/twoface-$(patsubst main_%.c,%,$(notdir $(f))))
 TEST_UTIL_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/util_*.c))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mpi_*.c))

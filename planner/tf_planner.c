@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <omp.h>
+
 void tf_plan_options_default(tf_plan_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -75,6 +77,7 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
         tf_plan_free(out);
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     }
+    double t0 = omp_get_wtime();
     st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
                                      : tf_partition_rows(a->nrows, P, out->row_off);
     /* Square: B rows follow C rows, so the output of one SpMM can be the
@@ -89,12 +92,22 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
         tf_plan_free(out);
         return st;
     }
+    double t1 = omp_get_wtime();
     tf_analysis an;
     st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap, &an);
+    double t2 = omp_get_wtime();
     if (!st)
         st = tf_classify(&an, &o->coeffs, o->k, o->mode);
+    double t3 = omp_get_wtime();
     if (!st)
         st = tf_build_parts(a, &an, out);
+    double t4 = omp_get_wtime();
+    if (o->timing) {
+        o->timing[0] = t1 - t0;
+        o->timing[1] = t2 - t1;
+        o->timing[2] = t3 - t2;
+        o->timing[3] = t4 - t3;
+    }
     tf_analysis_free(&an);
     if (st)
         tf_plan_free(out);

@@ -15,7 +15,11 @@ typedef struct {
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
+    double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
+                         analyse, classify, build */
 } tf_plan_options;
+
+#define TF_PLAN_PHASES 4
 
 #define TF_DEFAULT_STRIPE_WIDTH 32
 #define TF_DEFAULT_K 128

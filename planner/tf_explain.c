@@ -1,0 +1,149 @@
+#include "tf_explain.h"
+#include "tf_error.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+void tf_explain_print(FILE *f, const tf_plan *plan)
+{
+    const double row_bytes = 4.0 * plan->k_planned;
+    fprintf(f, "plan: %lld x %lld, %lld nonzeros, %d ranks, K = %d, W = %d, G = %d, %s partition, "
+               "mode %s, model for %d thread(s)/rank\n",
+            (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
+            plan->k_planned, plan->stripe_width, plan->gap,
+            plan->partition ? "nnz" : "rows", tf_mode_name(plan->mode), plan->coeffs.threads);
+    fprintf(f, "%6s %10s %10s %10s %7s %7s %9s %9s %9s %8s %9s %9s %9s\n", "rank", "nnz_loc",
+            "nnz_coll", "nnz_fetch", "st_coll", "st_fet", "coll_in", "coll_out", "fetch_in",
+            "requests", "t_coll_ms", "t_fet_ms", "t_pred_ms");
+    double tot_coll_in = 0, tot_coll_out = 0, tot_fetch = 0, tot_min = 0, tot_req = 0;
+    double tot_ag = 0, worst = 0, worst_min = 0;
+    for (int p = 0; p < plan->nranks; p++) {
+        const tf_rank_stats *s = &plan->all_stats[p];
+        double cin = s->coll_rows_recv * row_bytes, cout = s->coll_rows_sent * row_bytes;
+        double fin = s->fetch_rows * row_bytes;
+        fprintf(f, "%6d %10lld %10lld %10lld %7lld %7lld %8.2fM %8.2fM %8.2fM %8lld %9.3f %9.3f %9.3f\n",
+                p, (long long)s->nnz_local, (long long)s->nnz_coll, (long long)s->nnz_fetch,
+                (long long)s->stripes_coll, (long long)s->stripes_fetch, mib(cin), mib(cout),
+                mib(fin), (long long)s->fetch_requests, 1e3 * s->t_coll_half,
+                1e3 * s->t_fetch_half, 1e3 * s->t_total);
+        tot_coll_in += cin;
+        tot_coll_out += cout;
+        tot_fetch += fin;
+        tot_req += (double)s->fetch_requests;
+        tot_min += s->remote_distinct * row_bytes;
+        double nb = (double)(plan->brow_off[p + 1] - plan->brow_off[p]);
+        tot_ag += ((double)plan->n - nb) * row_bytes;
+        if (s->t_total > worst)
+            worst = s->t_total;
+        if (s->remote_distinct * row_bytes > worst_min)
+            worst_min = s->remote_distinct * row_bytes;
+    }
+    fprintf(f, "totals: collective %.2f MiB in, fetch %.2f MiB in (%.0f requests); "
+               "received %.2f MiB vs allgather %.2f MiB and sparsity-aware minimum %.2f MiB "
+               "(%.2fx the minimum); predicted SpMM time %.3f ms (slowest rank)\n",
+            mib(tot_coll_in), mib(tot_fetch), tot_req, mib(tot_coll_in + tot_fetch), mib(tot_ag),
+            mib(tot_min), tot_min > 0 ? (tot_coll_in + tot_fetch) / tot_min : 1.0, 1e3 * worst);
+}
+
+enum { CELL_EMPTY = 0, CELL_LOCAL = 1, CELL_COLL = 2, CELL_FETCH = 3 };
+
+int tf_explain_svg(const char *path, const tf_plan *plan)
+{
+    if (plan->n_parts != plan->nranks)
+        return tf_fail(TF_ERR_ARG, "%s: the picture needs every rank's part", path);
+    /* Columns are binned so the picture stays readable and small whatever n
+     * is; a bin shows the class holding most nonzeros in it. */
+    int P = plan->nranks;
+    int64_t n = plan->n;
+    int bins = n < 800 ? (int)(n ? n : 1) : 800;
+    double *acc = calloc((size_t)P * bins * 4, sizeof *acc);
+    if (!acc)
+        return tf_fail(TF_ERR_NOMEM, "%s: out of memory for the picture", path);
+#define BIN(j) ((int)((j) * bins / (n ? n : 1)))
+    for (int p = 0; p < P; p++) {
+        const tf_rank_plan *rp = &plan->parts[p];
+        double *row = acc + (size_t)p * bins * 4;
+        for (int64_t e = 0; e < rp->loc_nnz; e++)
+            row[BIN(rp->brow_begin + rp->loc_idx[e]) * 4 + CELL_LOCAL] += 1;
+        for (int64_t e = 0; e < rp->coll_nnz; e++) {
+            int64_t b = rp->coll_idx[e];
+            int64_t lo = 0, hi = rp->n_recv - 1;
+            while (lo < hi) {
+                int64_t mid = (lo + hi + 1) / 2;
+                if (rp->recv_off[mid] <= b)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            int64_t g = plan->brow_off[rp->recv_src[lo]] + rp->recv_first[lo] + (b - rp->recv_off[lo]);
+            row[BIN(g) * 4 + CELL_COLL] += 1;
+        }
+        for (int64_t r = 0; r < rp->n_runs; r++)
+            for (int64_t x = 0; x < rp->run_count[r]; x++) {
+                int64_t slot = rp->run_off[r] + x;
+                int64_t g = plan->brow_off[rp->run_owner[r]] + rp->run_first[r] + x;
+                row[BIN(g) * 4 + CELL_FETCH] += (double)(rp->fet_ptr[slot + 1] - rp->fet_ptr[slot]);
+            }
+    }
+#undef BIN
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        free(acc);
+        return tf_fail(TF_ERR_ARG, "%s: path too long", path);
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(acc);
+        return tf_fail(TF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    }
+    const char *colour[4] = {"#f4f4f4", "#7f7f7f", "#d95f02", "#1b9e77"};
+    int cw = bins < 200 ? 4 : 1, ch = P <= 16 ? 24 : (P <= 64 ? 8 : 3);
+    int left = 70, top = 40, width = left + bins * cw + 20, height = top + P * ch + 60;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
+    fprintf(f, "<title>twoface plan: %lld x %lld, %d ranks, W=%d, mode %s</title>\n",
+            (long long)plan->m, (long long)plan->n, P, plan->stripe_width, tf_mode_name(plan->mode));
+    fprintf(f, "<text x=\"%d\" y=\"20\">rows of A by rank (down) x columns of A = rows of B (across); "
+               "%lld x %lld, %d ranks, K=%d</text>\n", left, (long long)plan->m, (long long)plan->n,
+            P, plan->k_planned);
+    for (int p = 0; p < P; p++) {
+        if (ch >= 8)
+            fprintf(f, "<text x=\"4\" y=\"%d\">rank %d</text>\n", top + p * ch + ch / 2 + 4, p);
+        const double *row = acc + (size_t)p * bins * 4;
+        for (int b = 0; b < bins; b++) {
+            int best = CELL_EMPTY;
+            double bv = 0;
+            for (int c = 1; c < 4; c++)
+                if (row[b * 4 + c] > bv) {
+                    bv = row[b * 4 + c];
+                    best = c;
+                }
+            if (best == CELL_EMPTY)
+                continue;
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+                    left + b * cw, top + p * ch, cw, ch - (ch > 4), colour[best]);
+        }
+    }
+    int ly = top + P * ch + 25;
+    const char *label[4] = {"empty", "local", "collective", "fetch"};
+    for (int c = 1; c < 4; c++) {
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/>", left + (c - 1) * 120,
+                ly, colour[c]);
+        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + (c - 1) * 120 + 20, ly + 12, label[c]);
+    }
+    fprintf(f, "</svg>\n");
+    free(acc);
+    if (fflush(f) != 0 || ferror(f)) {
+        fclose(f);
+        remove(tmp);
+        return tf_fail(TF_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
+    }
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        return tf_fail(TF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    return TF_OK;
+}

@@ -1,0 +1,95 @@
+/* Calibration file parser and writer. */
+#include "tf_test.h"
+#include "tf_calib_file.h"
+#include "tf_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *good =
+    "# twoface calibration\n"
+    "date = 2026-12-02T12:00:00Z\n"
+    "host = node1\n"
+    "\n"
+    "alpha_coll = 2.0e-05  # s/message\n"
+    "beta_coll = 4e-10\n"
+    "alpha_fetch=5e-6\n"
+    "  beta_fetch   =   2.5e-10   \r\n"
+    "gamma_local = 6e-10\n"
+    "gamma_coll = 6e-10\n"
+    "gamma_fetch = 9e-10 # s/nnz-col\n"
+    "threads = 2\n";
+
+START_TEST(parses_good_file)
+{
+    tf_calibration c;
+    ck_assert_msg(tf_calib_parse("c.txt", good, &c) == TF_OK, "%s", tf_error_message());
+    ck_assert_double_eq(c.coeffs.alpha_coll, 2e-5);
+    ck_assert_double_eq(c.coeffs.beta_fetch, 2.5e-10);
+    ck_assert_double_eq(c.coeffs.gamma_fetch, 9e-10);
+    ck_assert_int_eq(c.coeffs.threads, 2);
+    ck_assert_str_eq(c.prov[1], "node1");
+}
+END_TEST
+
+static void expect_error(const char *text, const char *needle)
+{
+    tf_calibration c;
+    ck_assert_int_eq(tf_calib_parse("c.txt", text, &c), TF_ERR_PARSE);
+    ck_assert_msg(strstr(tf_error_message(), needle) != NULL, "'%s' lacks '%s'",
+                  tf_error_message(), needle);
+}
+
+START_TEST(rejects_bad_files)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%sbogus = 3\n", good);
+    expect_error(buf, "c.txt:13: unknown key 'bogus'");
+    expect_error("alpha_coll = fast\n", "c.txt:1: 'alpha_coll' needs a finite non-negative number");
+    expect_error("alpha_coll = 1e999\n", "needs a finite");
+    expect_error("alpha_coll = -1\n", "non-negative");
+    expect_error("alpha_coll 3\n", "c.txt:1: expected 'name = value'");
+    snprintf(buf, sizeof buf, "%s", good);
+    char *t = strstr(buf, "threads = 2\n");
+    *t = '\0';
+    expect_error(buf, "missing key 'threads'");
+    snprintf(buf, sizeof buf, "%sthreads = 1.5\n", "alpha_coll = 1\n");
+    expect_error(buf, "whole number");
+    snprintf(buf, sizeof buf, "%salpha_coll = 1\n", good);
+    expect_error(buf, "given twice");
+}
+END_TEST
+
+START_TEST(write_then_read_round_trips)
+{
+    tf_calibration c, d;
+    ck_assert_int_eq(tf_calib_parse("c.txt", good, &c), TF_OK);
+    const char *path = tf_test_tmpfile(0, ".calib", "", 0);
+    ck_assert_int_eq(tf_calib_write(path, &c), TF_OK);
+    ck_assert_msg(tf_calib_read(path, &d) == TF_OK, "%s", tf_error_message());
+    for (int i = 0; i < TF_NCOEFFS; i++)
+        ck_assert_double_eq_tol(tf_coeffs_get(&c.coeffs, i), tf_coeffs_get(&d.coeffs, i),
+                                1e-6 * tf_coeffs_get(&c.coeffs, i));
+    ck_assert_str_eq(d.prov[0], c.prov[0]);
+    remove(path);
+    ck_assert_int_eq(tf_calib_read("/nonexistent/x.calib", &d), TF_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "/nonexistent/x.calib"));
+    const char bin[] = "alpha_coll = 1\n\0\x01\x02";
+    path = tf_test_tmpfile(1, ".calib", bin, sizeof bin);
+    ck_assert_int_eq(tf_calib_read(path, &d), TF_ERR_PARSE);
+    remove(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("calib_file");
+    TCase *tc = tcase_create("calib_file");
+    tcase_add_test(tc, parses_good_file);
+    tcase_add_test(tc, rejects_bad_files);
+    tcase_add_test(tc, write_then_read_round_trips);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(suite()); }
