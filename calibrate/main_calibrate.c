@@ -1,0 +1,420 @@
+/* twoface-calibrate: measures this machine's cost-model coefficients
+ * (docs/cost-model.md) and writes them for twoface-plan --calibration; or,
+ * with --validate, compares a plan's predicted times with measured ones.
+ *
+ *   mpirun -n P twoface-calibrate -o CALIB [--quick] [-k K ...] [--threads T]
+ *   mpirun -n P twoface-calibrate --validate PLAN.h5 [PLAN2.h5 ...] [-k K] [-i N]
+ *                                 [--warmup W] [--threads T] [--json]
+ *
+ * Every rank parses the same arguments, so they agree on errors without
+ * talking; failures later are agreed through tf_cal_agree. Every failure is
+ * one line on stderr (rank 0) and a non-zero exit on every rank. */
+#include "tf_calib_file.h"
+#include "tf_calibrate.h"
+#include "tf_error.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "twoface-calibrate"
+
+static int g_rank = 0;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -n P " PROG " -o CALIB [--quick] [-k K ...] [--threads T]\n"
+            "       mpirun -n P " PROG " --validate PLAN.h5 [PLAN.h5 ...] [-k K] [-i N] [--json]\n"
+            "  -o, --output CALIB    calibration file to write (for twoface-plan --calibration)\n"
+            "  --quick               short sweeps (under 30 s on 2 cores, 4 ranks)\n"
+            "  -k K[,K...]           dense widths to measure the kernels at (repeatable;\n"
+            "                        default 128); with --validate: the run's K (default:\n"
+            "                        the plan's)\n"
+            "  --threads T           OpenMP threads per rank the executor will use\n"
+            "                        (default omp_get_max_threads(), i.e. OMP_NUM_THREADS)\n"
+            "  --validate PLAN.h5    run the plan(s) with the executor and print predicted\n"
+            "                        beside measured times of each half, per rank; several\n"
+            "                        plans run interleaved, one SpMM of each in turn\n"
+            "  -i, --iterations N    timed SpMMs per plan (default 20)\n"
+            "  --warmup W            untimed SpMMs per plan first (default 3)\n"
+            "  --json                one JSON line per plan (validation)\n"
+            "  -h, --help            this text\n");
+}
+
+static int finish(int code)
+{
+    MPI_Finalize();
+    return code;
+}
+
+static void say(const char *msg)
+{
+    if (g_rank == 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        fflush(stderr);
+    }
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
+        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in %ld..%ld", opt, s, lo, hi);
+    *out = (int)v;
+    return TF_OK;
+}
+
+typedef struct {
+    const char *output;
+    int quick, threads, json, iters, warmup, help;
+    int nk, k[TF_CAL_MAXK];
+    int validate;
+    int nplans;
+    char **plans;
+} args;
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->iters = 20;
+    a->warmup = 3;
+    enum { O_QUICK = 256, O_THREADS, O_VALIDATE, O_WARMUP, O_JSON };
+    static const struct option longopts[] = {
+        {"output", required_argument, 0, 'o'},   {"quick", no_argument, 0, O_QUICK},
+        {"threads", required_argument, 0, O_THREADS}, {"validate", required_argument, 0, O_VALIDATE},
+        {"iterations", required_argument, 0, 'i'}, {"warmup", required_argument, 0, O_WARMUP},
+        {"json", no_argument, 0, O_JSON},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    char *first_plan = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:k:i:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->output = optarg; break;
+        case O_QUICK: a->quick = 1; break;
+        case 'k': {
+            /* "-k 32 -k 128" or "-k 32,128". */
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                if (a->nk == TF_CAL_MAXK)
+                    return tf_fail(TF_ERR_ARG, "-k: at most %d values", TF_CAL_MAXK);
+                if (parse_int("-k", tok, 1, 1 << 16, &a->k[a->nk]))
+                    return TF_ERR_ARG;
+                a->nk++;
+            }
+            if (a->nk == 0)
+                return tf_fail(TF_ERR_ARG, "-k '%s': expected a whole number", optarg);
+            break;
+        }
+        case O_THREADS:
+            if (parse_int("--threads", optarg, 1, 4096, &a->threads))
+                return TF_ERR_ARG;
+            break;
+        case O_VALIDATE:
+            a->validate = 1;
+            first_plan = optarg;
+            break;
+        case 'i':
+            if (parse_int("-i", optarg, 1, 1000000, &a->iters))
+                return TF_ERR_ARG;
+            break;
+        case O_WARMUP:
+            if (parse_int("--warmup", optarg, 0, 1000000, &a->warmup))
+                return TF_ERR_ARG;
+            break;
+        case O_JSON: a->json = 1; break;
+        case 'h': a->help = 1; return TF_OK;
+        case ':': return tf_fail(TF_ERR_ARG, "option '%s' needs a value", argv[optind - 1]);
+        default: return tf_fail(TF_ERR_ARG, "unknown option '%s' (--help lists them)", argv[optind - 1]);
+        }
+    }
+    if (a->validate) {
+        /* --validate PLAN [PLAN ...]: the first from the option, the rest
+         * positional. */
+        a->nplans = 1 + (argc - optind);
+        a->plans = malloc((size_t)a->nplans * sizeof *a->plans);
+        if (!a->plans)
+            return tf_fail(TF_ERR_NOMEM, "out of memory");
+        a->plans[0] = first_plan;
+        for (int i = optind; i < argc; i++)
+            a->plans[1 + i - optind] = argv[i];
+        if (a->nk > 1)
+            return tf_fail(TF_ERR_ARG, "--validate runs at one K; %d given", a->nk);
+        if (a->output)
+            return tf_fail(TF_ERR_ARG, "-o and --validate do not go together");
+        return TF_OK;
+    }
+    if (optind < argc)
+        return tf_fail(TF_ERR_ARG, "unexpected argument '%s'", argv[optind]);
+    if (!a->output)
+        return tf_fail(TF_ERR_ARG, "missing -o CALIB (the calibration file to write; --help lists the options)");
+    if (a->json)
+        return tf_fail(TF_ERR_ARG, "--json applies to --validate");
+    if (a->nk == 0)
+        a->k[a->nk++] = 128;
+    return TF_OK;
+}
+
+/* Provenance values are one line with no '#', which starts a comment in a
+ * calibration file. */
+static void prov_set(tf_calibration *cal, const char *key, const char *val)
+{
+    for (int i = 0; i < TF_CALIB_NPROV; i++)
+        if (strcmp(tf_calib_prov_keys[i], key) == 0) {
+            char *d = cal->prov[i];
+            snprintf(d, sizeof cal->prov[i], "%s", val);
+            for (; *d; d++)
+                if (*d == '#' || *d == '\n' || *d == '\r')
+                    *d = ' ';
+        }
+}
+
+static void mpi_library(char *out, size_t n)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    v[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    char *nl = strchr(v, '\n');
+    if (nl)
+        *nl = '\0';
+    snprintf(out, n, "%s", v);
+}
+
+/* 1-minute load average (-1 when unknown). On a shared machine other
+ * programs' load ends up in every coefficient: the file says how much there
+ * was. */
+static double load_average(void)
+{
+    double l = -1.0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1.0;
+        fclose(f);
+    }
+    return l;
+}
+
+static int calibrate(const args *a, MPI_Comm comm, int nranks)
+{
+    double load0 = load_average();
+    double t_start = MPI_Wtime();
+    tf_cal_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.comm = comm;
+    cfg.rank = g_rank;
+    cfg.nranks = nranks;
+    cfg.quick = a->quick;
+    cfg.threads = a->threads > 0 ? a->threads : omp_get_max_threads();
+    cfg.nk = a->nk;
+    memcpy(cfg.k, a->k, sizeof cfg.k);
+    cfg.log = g_rank == 0 ? stdout : NULL;
+
+    int st = TF_OK;
+    if (nranks < 2)
+        st = tf_fail(TF_ERR_ARG, "calibration needs at least 2 ranks (there is nobody to "
+                                 "exchange with); run it with mpirun -n P");
+    /* Fail now rather than after minutes of measuring. */
+    if (st == TF_OK && g_rank == 0) {
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%s.tmp", a->output);
+        FILE *f = fopen(probe, "w");
+        if (!f)
+            st = tf_fail(TF_ERR_IO, "%s: cannot write here: %s", a->output, strerror(errno));
+        else {
+            fclose(f);
+            remove(probe);
+        }
+    }
+    st = tf_cal_agree(comm, st);
+    if (st)
+        return st;
+
+    char lib[256], host[256] = "unknown", transport[256], kv[256] = "";
+    mpi_library(lib, sizeof lib);
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    const char *btl = getenv("OMPI_MCA_btl"), *osc = getenv("OMPI_MCA_osc");
+    snprintf(transport, sizeof transport, "btl=%s osc=%s", btl && *btl ? btl : "default",
+             osc && *osc ? osc : "default");
+    for (int i = 0; i < cfg.nk; i++) {
+        size_t l = strlen(kv);
+        snprintf(kv + l, sizeof kv - l, "%s%d", i ? "," : "", cfg.k[i]);
+    }
+    if (cfg.log) {
+        fprintf(cfg.log, PROG ": %s run on %s: %d ranks, %d thread(s) per rank assumed, "
+                         "%ld online cores; %s; %s; kernels at K = %s\n",
+                a->quick ? "quick" : "full", host, nranks, cfg.threads,
+                sysconf(_SC_NPROCESSORS_ONLN), lib, transport, kv);
+        if (load0 > (double)sysconf(_SC_NPROCESSORS_ONLN))
+            fprintf(cfg.log, "warning: load average %.1f on %ld cores before starting: other "
+                             "programs are running, and their interference will be in the "
+                             "coefficients\n",
+                    load0, sysconf(_SC_NPROCESSORS_ONLN));
+        fflush(cfg.log);
+    }
+
+    tf_fit coll, fetch, kern[3];
+    double t0 = MPI_Wtime();
+    st = tf_measure_coll(&cfg, &coll);
+    double t1 = MPI_Wtime();
+    if (cfg.log)
+        fflush(cfg.log);
+    if (st == TF_OK)
+        st = tf_measure_fetch(&cfg, &fetch);
+    double t2 = MPI_Wtime();
+    if (cfg.log)
+        fflush(cfg.log);
+    if (st == TF_OK)
+        st = tf_measure_kernels(&cfg, kern);
+    double t3 = MPI_Wtime(), barrier = 0.0;
+    if (st == TF_OK)
+        st = tf_measure_sync(&cfg, &barrier);
+    if (st)
+        return st;
+
+    tf_calibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.coeffs.alpha_coll = coll.coef[0];
+    cal.coeffs.beta_coll = coll.coef[1];
+    cal.coeffs.alpha_fetch = fetch.coef[0];
+    cal.coeffs.beta_fetch = fetch.coef[1];
+    cal.coeffs.gamma_local = kern[0].coef[0];
+    cal.coeffs.gamma_coll = kern[1].coef[0];
+    cal.coeffs.gamma_fetch = kern[2].coef[0];
+    cal.coeffs.threads = cfg.threads;
+
+    char buf[256];
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    prov_set(&cal, "date", buf);
+    prov_set(&cal, "host", host);
+    snprintf(buf, sizeof buf, "%d", nranks);
+    prov_set(&cal, "ranks", buf);
+    snprintf(buf, sizeof buf, "%d", cfg.threads);
+    prov_set(&cal, "threads_measured", buf);
+    prov_set(&cal, "mpi_library", lib);
+    prov_set(&cal, "transport", transport);
+    prov_set(&cal, "k_values", kv);
+    char clamped[128] = "";
+    const tf_fit *fits[5] = {&coll, &fetch, &kern[0], &kern[1], &kern[2]};
+    static const char *const pnames[5][2] = {{"alpha_coll", "beta_coll"},
+                                             {"alpha_fetch", "beta_fetch"},
+                                             {"gamma_local", ""},
+                                             {"gamma_coll", ""},
+                                             {"gamma_fetch", ""}};
+    for (int f = 0; f < 5; f++)
+        for (int j = 0; j < fits[f]->np; j++)
+            if (fits[f]->clamped[j]) {
+                size_t l = strlen(clamped);
+                snprintf(clamped + l, sizeof clamped - l, "%s%s", l ? " " : "", pnames[f][j]);
+            }
+    snprintf(buf, sizeof buf,
+             "%s sweep on %ld cores, load %.1f before / %.1f after; fit RMS rel. error coll "
+             "%.0f%% fetch %.0f%% gamma_local %.0f%% gamma_coll %.0f%% gamma_fetch %.0f%%; "
+             "clamped to 0: %s",
+             a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), load0, load_average(),
+             100 * coll.rms_rel, 100 * fetch.rms_rel, 100 * kern[0].rms_rel,
+             100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none");
+    prov_set(&cal, "note", buf);
+
+    if (g_rank == 0)
+        st = tf_calib_write(a->output, &cal);
+    st = tf_cal_agree(comm, st);
+    if (st)
+        return st;
+
+    if (cfg.log) {
+        FILE *f = cfg.log;
+        fprintf(f, "\ncoefficients (%s):\n", a->output);
+        for (int i = 0; i < TF_NCOEFFS; i++) {
+            double v = tf_coeffs_get(&cal.coeffs, i);
+            if (i == TF_NCOEFFS - 1)
+                fprintf(f, "  %-12s = %d %s\n", tf_coeff_names[i], (int)v, tf_coeff_units[i]);
+            else
+                fprintf(f, "  %-12s = %.4g %s\n", tf_coeff_names[i], v, tf_coeff_units[i]);
+        }
+        if (cal.coeffs.beta_coll > 0)
+            fprintf(f, "one-sided / collective cost per byte: %.2f (beta_fetch %.3g / beta_coll "
+                       "%.3g s/byte; the collective is charged on both sides, so a row moved by it "
+                       "costs 2 x beta_coll: per row moved the ratio is %.2f)\n",
+                    cal.coeffs.beta_fetch / cal.coeffs.beta_coll, cal.coeffs.beta_fetch,
+                    cal.coeffs.beta_coll, cal.coeffs.beta_fetch / (2 * cal.coeffs.beta_coll));
+        fprintf(f, "per-request overhead of a fetch: %.2f us (alpha_fetch); per message of the "
+                   "collective: %.2f us per side (alpha_coll)\n",
+                1e6 * cal.coeffs.alpha_fetch, 1e6 * cal.coeffs.alpha_coll);
+        for (int i = 0; i < cfg.nk; i++) {
+            double per_row = cal.coeffs.beta_fetch * 4.0 * cfg.k[i];
+            fprintf(f, "at K = %d a request costs as much as fetching %.1f extra rows (the "
+                       "planner's largest gap G)\n",
+                    cfg.k[i], per_row > 0 ? cal.coeffs.alpha_fetch / per_row : 0.0);
+        }
+        fprintf(f, "not in the model: one barrier round costs %.1f us here; an SpMM with "
+                   "fetches runs two\n",
+                1e6 * barrier);
+        fprintf(f, "time: collective %.1f s, fetch %.1f s, kernels %.1f s, total %.1f s\n",
+                t1 - t0, t2 - t1, t3 - t2, MPI_Wtime() - t_start);
+        fflush(f);
+    }
+    return TF_OK;
+}
+
+int main(int argc, char **argv)
+{
+    /* The executor's choice (README): sm one-sided for allocated windows,
+     * never ucx, which returned corrupted MPI_Get data here. Set before
+     * MPI_Init, which reads it; the user's own setting wins. */
+    setenv("OMPI_MCA_osc", "sm,rdma", 0);
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int nranks;
+    MPI_Comm_rank(comm, &g_rank);
+    MPI_Comm_size(comm, &nranks);
+
+    args a;
+    if (parse_args(argc, argv, &a) != TF_OK) {
+        say(tf_error_message());
+        free(a.plans);
+        return finish(2);
+    }
+    if (a.help) {
+        if (g_rank == 0)
+            usage(stdout);
+        free(a.plans);
+        return finish(0);
+    }
+
+    int st;
+    if (a.validate) {
+        tf_validate_options vo;
+        memset(&vo, 0, sizeof vo);
+        vo.k = a.nk ? a.k[0] : 0;
+        vo.iters = a.iters;
+        vo.warmup = a.warmup;
+        vo.threads = a.threads;
+        vo.json = a.json;
+        vo.seed = 1;
+        st = tf_validate(comm, a.nplans, a.plans, &vo, g_rank == 0 ? stdout : NULL);
+    } else {
+        st = calibrate(&a, comm, nranks);
+    }
+    free(a.plans);
+    if (st) {
+        say(tf_error_message());
+        return finish(1);
+    }
+    return finish(0);
+}

@@ -1,0 +1,67 @@
+/* Helpers shared by the calibration's measurements: agreement on failures,
+ * medians, reductions, fit reports. */
+#include "tf_calibrate.h"
+#include "tf_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tf_cal_agree(MPI_Comm comm, int status)
+{
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    int mine = status != TF_OK ? rank : nranks, first = nranks;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (first == nranks)
+        return TF_OK;
+    /* The failing rank's own message says what went wrong; the others
+     * would only know "some rank failed". */
+    char msg[1024];
+    int st = status;
+    if (rank == first)
+        snprintf(msg, sizeof msg, "%s", tf_error_message());
+    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
+    MPI_Bcast(&st, 1, MPI_INT, first, comm);
+    msg[sizeof msg - 1] = '\0';
+    if (rank != first)
+        tf_fail(st, "%s", msg);
+    return st;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double tf_cal_median(double *v, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void tf_cal_max_over_ranks(MPI_Comm comm, double *v, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm);
+}
+
+void tf_cal_print_fit(FILE *f, const char *what, const tf_fit *fit, const char *const *names,
+                      const char *const *units)
+{
+    if (!f)
+        return;
+    fprintf(f, "  fit %s (%d points):", what, fit->n);
+    for (int j = 0; j < fit->np; j++)
+        fprintf(f, " %s = %.4g %s%s", names[j], fit->coef[j], units[j],
+                j + 1 < fit->np ? "," : "");
+    fprintf(f, "; RMS relative error %.1f%%, max %.1f%%\n", 100.0 * fit->rms_rel,
+            100.0 * fit->max_rel);
+    for (int j = 0; j < fit->np; j++)
+        if (fit->clamped[j])
+            fprintf(f, "  note: %s came out %.3g (negative) unconstrained: held at 0, the others "
+                       "refitted; the data do not resolve it on this machine\n",
+                    names[j], fit->raw[j]);
+}

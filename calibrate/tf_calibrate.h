@@ -1,0 +1,109 @@
+/* twoface-calibrate internals: the measurements behind every coefficient of
+ * the cost model (docs/cost-model.md), and the validation of a plan's
+ * predictions against the executor.
+ *
+ * Conventions shared by every measurement, chosen to match how the executor
+ * runs on the machine being calibrated:
+ *  - every rank runs the measured operation at the same time (a barrier
+ *    before each one), because in an SpMM all ranks communicate and compute
+ *    at once; on an oversubscribed node a rank then gets only its share of a
+ *    core, and the coefficients must include that;
+ *  - one sample = the largest time over ranks (the SpMM waits for the
+ *    slowest rank); a point's value = the median over repetitions;
+ *  - the points of a sweep are measured interleaved (A B C A B C ...), so a
+ *    drift of the machine's speed spreads over all points instead of bending
+ *    the fit. */
+#ifndef TF_CALIBRATE_H
+#define TF_CALIBRATE_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tf_fit.h"
+
+#define TF_CAL_MAXK 16
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, nranks;
+    int quick;             /* small sweeps, few repetitions */
+    int threads;           /* OpenMP threads per rank the executor will use */
+    int nk;
+    int k[TF_CAL_MAXK];    /* dense widths the compute kernels are measured at */
+    FILE *log;             /* tables and progress, rank 0 only (NULL elsewhere) */
+} tf_cal_config;
+
+/* ---- tf_cal_common.c ---------------------------------------------------- */
+
+/* Every rank passes its status; all return the lowest failing rank's status
+ * and message (TF_OK when none failed). Collective. */
+int tf_cal_agree(MPI_Comm comm, int status);
+
+/* Median of v[0..n) (sorts v in place); 0 for n == 0. */
+double tf_cal_median(double *v, int n);
+
+/* Element-wise maximum over ranks, in place. Collective. */
+void tf_cal_max_over_ranks(MPI_Comm comm, double *v, int n);
+
+/* Prints "name: coef = ..., RMS relative error x%" with each clamped
+ * coefficient noted. rank 0 only (f may be NULL elsewhere). */
+void tf_cal_print_fit(FILE *f, const char *what, const tf_fit *fit, const char *const *names,
+                      const char *const *units);
+
+/* ---- tf_cal_synth.c ----------------------------------------------------- */
+
+/* A compressed sparse part (CSR, or CSC read with rows and columns swapped):
+ * nouter lists of indices in [0, ninner), values in [-1, 1). */
+typedef struct {
+    int64_t nouter, ninner, nnz;
+    int64_t *ptr;
+    int32_t *idx;
+    float *val;
+} tf_cal_sparse;
+
+/* Graph-like synthetic data: outer entry i has a degree drawn uniformly from
+ * 1 .. 2*deg-1 (mean deg); a share `near` of its indices lie within
+ * +-window of its diagonal position i*ninner/nouter (the locality a
+ * reordered graph has), the rest anywhere. Sorted and distinct within each
+ * list; deterministic in seed. */
+int tf_cal_synth(tf_cal_sparse *s, int64_t nouter, int64_t ninner, double deg, double near,
+                 int64_t window, uint64_t seed);
+void tf_cal_sparse_free(tf_cal_sparse *s);
+
+/* ---- measurements (collective over cfg->comm) --------------------------- */
+
+/* Collective half: coef[0] = alpha_coll (s per peer, each side),
+ * coef[1] = beta_coll (s per byte sent or received). */
+int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit);
+
+/* One-sided fetch: coef[0] = alpha_fetch (s per request), coef[1] =
+ * beta_fetch (s per byte). */
+int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit);
+
+/* Compute kernels: fits[0..2] = gamma_local, gamma_coll, gamma_fetch
+ * (coef[0] of each, s per nonzero per column). */
+int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3]);
+
+/* Per-SpMM synchronisation, reported but not a coefficient: one
+ * MPI_Ibarrier round (s), median over repetitions of the slowest rank. */
+int tf_measure_sync(const tf_cal_config *cfg, double *barrier_s);
+
+/* ---- tf_validate.c ------------------------------------------------------ */
+
+typedef struct {
+    int k;       /* dense width; 0 = each plan's planned K */
+    int iters;   /* timed SpMMs per plan */
+    int warmup;  /* untimed SpMMs per plan first */
+    int threads; /* OpenMP threads per rank; 0 = omp_get_max_threads() */
+    int json;    /* one JSON line per plan instead of tables */
+    uint64_t seed;
+} tf_validate_options;
+
+/* Runs each plan with the executor API, the plans interleaved SpMM by SpMM,
+ * and prints, per rank, the planner's predicted time of each half beside the
+ * measured one. Collective; every rank returns the same status. */
+int tf_validate(MPI_Comm comm, int nplans, char *const *paths, const tf_validate_options *o,
+                FILE *out);
+
+#endif

@@ -1,0 +1,192 @@
+/* gamma_local, gamma_coll, gamma_fetch: time per nonzero per column of the
+ * executor's kernels (executor/tf_kernels.h) on synthetic parts shaped like
+ * each half's data:
+ *  - local: CSR over the rank's own B band (square, mean degree 8), C
+ *    overwritten (add = 0), as the local part is computed first;
+ *  - collective: CSR over a collective buffer half as tall (received
+ *    stripes), mean degree 3 (remote edges are fewer), added into C;
+ *  - fetch: CSC over fetched rows, a quarter of the band (mean column
+ *    degree 2: a fetched row is usually wanted by one or two local rows),
+ *    into a compact accumulator, called run by run (8 columns) as the
+ *    executor does when runs land.
+ * Threads as in the executor's two-group SpMM: the CSR halves on the
+ * collective group (threads - 1 threads, or 1 when threads == 1, split over
+ * 64-row blocks), the CSC kernel on one fetch thread. Every rank computes at
+ * once, so an oversubscribed node's sharing of cores is in the numbers.
+ * gamma is fitted through the origin over every size and every K,
+ * t = gamma * nnz * K; the residual shows how far a single gamma is from
+ * the truth (cache misses make large bands slower per nonzero). */
+#include "tf_calibrate.h"
+#include "tf_dense.h"
+#include "tf_error.h"
+#include "tf_kernels.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROW_BLOCK 64
+#define RUN_COLS 8
+
+enum { KER_LOCAL = 0, KER_COLL = 1, KER_FETCH = 2, NKER = 3 };
+static const char *const ker_name[NKER] = {"local CSR", "collective CSR", "fetch CSC"};
+
+typedef struct {
+    int kind, k;
+    double work; /* nnz * k */
+    tf_cal_sparse a;
+    float *b, *c; /* B (rows of the part's inner dimension) and the output */
+    int64_t brows, crows;
+} ker_point;
+
+static void point_free(ker_point *p)
+{
+    tf_cal_sparse_free(&p->a);
+    free(p->b);
+    free(p->c);
+    memset(p, 0, sizeof *p);
+}
+
+/* Shapes scale with m, the rank's rows (and B band rows): the working set,
+ * not only the work, decides the speed (B rows in cache or not), so the
+ * sweep spans the band sizes of real plans (1 K to 32 K rows per rank). */
+static int point_make(ker_point *p, int kind, int k, int64_t m, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = kind;
+    p->k = k;
+    int st;
+    if (kind == KER_LOCAL) {
+        st = tf_cal_synth(&p->a, m, m, 8.0, 0.5, 64, seed);
+        p->brows = m;
+        p->crows = m;
+    } else if (kind == KER_COLL) {
+        st = tf_cal_synth(&p->a, m, m / 2, 3.0, 0.5, 256, seed);
+        p->brows = m / 2;
+        p->crows = m;
+    } else {
+        /* CSC: outer = fetched rows (columns of the part), inner = the
+         * compact rows of C the fetch part touches. */
+        st = tf_cal_synth(&p->a, m / 4, m / 4, 2.0, 0.3, 256, seed);
+        p->brows = m / 4;
+        p->crows = m / 4;
+    }
+    if (st)
+        return st;
+    p->work = (double)p->a.nnz * k;
+    p->b = malloc((size_t)p->brows * (size_t)k * sizeof *p->b);
+    p->c = malloc((size_t)p->crows * (size_t)k * sizeof *p->c);
+    if (!p->b || !p->c)
+        return tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory for %lld x %d",
+                       (long long)p->brows, k);
+    tf_dense_fill(p->b, seed, 0, p->brows, k);
+    memset(p->c, 0, (size_t)p->crows * (size_t)k * sizeof *p->c);
+    return TF_OK;
+}
+
+static void point_run(ker_point *p, int csr_threads)
+{
+    const tf_cal_sparse *a = &p->a;
+    if (p->kind == KER_FETCH) {
+        for (int64_t j = 0; j < a->nouter; j += RUN_COLS)
+            tf_kern_csc(j, j + RUN_COLS < a->nouter ? j + RUN_COLS : a->nouter, a->ptr, a->idx,
+                        a->val, p->b, p->k, p->c);
+        return;
+    }
+    int add = p->kind == KER_COLL;
+    if (csr_threads <= 1) {
+        tf_kern_csr(0, a->nouter, a->ptr, a->idx, a->val, p->b, p->k, p->c, add);
+        return;
+    }
+    const int64_t m = a->nouter;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(csr_threads)
+    for (int64_t x = 0; x < m; x += ROW_BLOCK)
+        tf_kern_csr(x, x + ROW_BLOCK < m ? x + ROW_BLOCK : m, a->ptr, a->idx, a->val, p->b, p->k,
+                    p->c, add);
+}
+
+int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
+{
+    static const int64_t rows_quick[] = {2048, 16384};
+    static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768};
+    const int64_t *rows = cfg->quick ? rows_quick : rows_full;
+    const int nw = cfg->quick ? 2 : 5;
+    const int reps = cfg->quick ? 5 : 25;
+    const int csr_threads = cfg->threads >= 2 ? cfg->threads - 1 : 1;
+    /* Points of one K at a time: all K at once would hold (and first-touch)
+     * several hundred MB per rank. */
+    const int nper = NKER * nw, npts = nper * cfg->nk;
+
+    ker_point *pts = calloc((size_t)nper, sizeof *pts);
+    double *t = calloc((size_t)reps * nper, sizeof *t);
+    double *x = malloc((size_t)npts * sizeof *x), *y = malloc((size_t)npts * sizeof *y);
+    int *kof = malloc((size_t)npts * sizeof *kof);
+    int64_t *nnzof = malloc((size_t)npts * sizeof *nnzof);
+    int st = TF_OK;
+    if (!pts || !t || !x || !y || !kof || !nnzof)
+        st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
+    st = tf_cal_agree(cfg->comm, st);
+
+    for (int ki = 0; ki < cfg->nk && st == TF_OK; ki++) {
+        for (int i = 0; i < nper && st == TF_OK; i++)
+            st = point_make(&pts[i], i % NKER, cfg->k[ki], rows[i / NKER],
+                            1000 + (uint64_t)(ki * nper + i));
+        st = tf_cal_agree(cfg->comm, st);
+        for (int r = -1; r < reps && st == TF_OK; r++)
+            for (int i = 0; i < nper; i++) {
+                MPI_Barrier(cfg->comm);
+                double t0 = MPI_Wtime();
+                point_run(&pts[i], csr_threads);
+                double dt = MPI_Wtime() - t0;
+                if (r >= 0)
+                    t[(size_t)r * nper + i] = dt;
+            }
+        if (st == TF_OK) {
+            tf_cal_max_over_ranks(cfg->comm, t, reps * nper);
+            double col[64];
+            /* Stored kind-major: the fits below take each kind's points. */
+            for (int i = 0; i < nper; i++) {
+                for (int r = 0; r < reps; r++)
+                    col[r] = t[(size_t)r * nper + i];
+                int kind = i % NKER, o = kind * (cfg->nk * nw) + ki * nw + i / NKER;
+                x[o] = pts[i].work;
+                y[o] = tf_cal_median(col, reps);
+                kof[o] = pts[i].k;
+                nnzof[o] = pts[i].a.nnz;
+            }
+        }
+        for (int i = 0; i < nper; i++)
+            point_free(&pts[i]);
+    }
+
+    for (int kind = 0; kind < NKER && st == TF_OK; kind++) {
+        const int n = cfg->nk * nw, o = kind * n;
+        st = tf_fit_linear(n, 1, x + o, y + o, 1, &fits[kind]);
+        if (st == TF_OK && cfg->log) {
+            FILE *f = cfg->log;
+            int th = kind == KER_FETCH ? 1 : csr_threads;
+            fprintf(f, "%s kernel (%d thread%s per rank, %d reps, max over ranks, median):\n",
+                    ker_name[kind], th, th == 1 ? "" : "s", reps);
+            fprintf(f, "  %5s %10s %10s %11s %11s %7s\n", "K", "nnz", "ns/nnz-col", "meas_ms",
+                    "model_ms", "err");
+            for (int i = o; i < o + n; i++) {
+                double pred = fits[kind].coef[0] * x[i];
+                fprintf(f, "  %5d %10lld %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
+                        (long long)nnzof[i], 1e9 * y[i] / x[i], 1e3 * y[i], 1e3 * pred,
+                        100.0 * (pred - y[i]) / y[i]);
+            }
+            static const char *const nm[NKER] = {"gamma_local", "gamma_coll", "gamma_fetch"};
+            static const char *const un[1] = {"s/nnz-col"};
+            tf_cal_print_fit(f, "t = gamma*nnz*K", &fits[kind], &nm[kind], un);
+        }
+    }
+    st = tf_cal_agree(cfg->comm, st);
+    free(pts);
+    free(t);
+    free(x);
+    free(y);
+    free(kof);
+    free(nnzof);
+    return st;
+}

@@ -1,0 +1,211 @@
+/* The collective half's machinery, created once per context: one
+ * distributed-graph communicator whose sources are the ranks this rank
+ * receives B stripes from and whose destinations are the ranks it sends
+ * stripes to, and the per-neighbour arguments of MPI_Ineighbor_alltoallw.
+ *
+ * Send side, zero-copy: the block to destination d is described by a
+ * datatype over the window memory holding this rank's B (one hindexed type
+ * of its stripes, adjacent stripes merged; a plain count of rows when they
+ * merge into one block). Receive side: the stripes from one source are
+ * contiguous in the collective buffer (the plan orders them by source, then
+ * first row, and the sender orders its stripes for us by first row), so a
+ * count of rows at a byte displacement. Displacements of the neighbour
+ * collectives are MPI_Aint, so large buffers are fine; counts are in rows
+ * (a K-float contiguous type), so they fit in an int. */
+#include "tf_exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int count_distinct(const int32_t *a, int64_t n)
+{
+    int c = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i == 0 || a[i] != a[i - 1])
+            c++;
+    return c;
+}
+
+void tf_coll_free(tf_ctx *ctx)
+{
+    if (ctx->send_types) {
+        for (int j = 0; j < ctx->n_dst; j++)
+            if (ctx->send_types[j] != MPI_DATATYPE_NULL && ctx->send_types[j] != ctx->row_type)
+                MPI_Type_free(&ctx->send_types[j]);
+    }
+    free(ctx->send_types);
+    free(ctx->recv_types);
+    free(ctx->send_counts);
+    free(ctx->recv_counts);
+    free(ctx->send_displs);
+    free(ctx->recv_displs);
+    free(ctx->src_ranks);
+    free(ctx->dst_ranks);
+    ctx->send_types = ctx->recv_types = NULL;
+    ctx->send_counts = ctx->recv_counts = NULL;
+    ctx->send_displs = ctx->recv_displs = NULL;
+    ctx->src_ranks = ctx->dst_ranks = NULL;
+    if (ctx->graph != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->graph);
+    ctx->graph = MPI_COMM_NULL;
+}
+
+/* Local part of the setup: neighbour lists, counts, datatypes. */
+static int coll_describe(tf_ctx *ctx)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float);
+    int ns = count_distinct(rp->recv_src, rp->n_recv);
+    int nd = count_distinct(rp->send_dst, rp->n_send);
+    ctx->n_src = ns;
+    ctx->n_dst = nd;
+    ctx->coll_msgs = ns;
+    /* At least one element each: some MPI builds dislike NULL arrays. */
+    size_t as = (size_t)ns + 1, ad = (size_t)nd + 1;
+    ctx->src_ranks = calloc(as, sizeof(int));
+    ctx->recv_counts = calloc(as, sizeof(int));
+    ctx->recv_displs = calloc(as, sizeof(MPI_Aint));
+    ctx->recv_types = calloc(as, sizeof(MPI_Datatype));
+    ctx->dst_ranks = calloc(ad, sizeof(int));
+    ctx->send_counts = calloc(ad, sizeof(int));
+    ctx->send_displs = calloc(ad, sizeof(MPI_Aint));
+    ctx->send_types = calloc(ad, sizeof(MPI_Datatype));
+    if (!ctx->src_ranks || !ctx->recv_counts || !ctx->recv_displs || !ctx->recv_types ||
+        !ctx->dst_ranks || !ctx->send_counts || !ctx->send_displs || !ctx->send_types)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the collective schedule",
+                       ctx->h->rank);
+    for (int j = 0; j < nd; j++)
+        ctx->send_types[j] = MPI_DATATYPE_NULL;
+
+    /* Receive side. */
+    int s = -1;
+    for (int64_t r = 0; r < rp->n_recv; r++) {
+        if (r == 0 || rp->recv_src[r] != rp->recv_src[r - 1]) {
+            s++;
+            ctx->src_ranks[s] = rp->recv_src[r];
+            ctx->recv_displs[s] = (MPI_Aint)rp->recv_off[r] * rowbytes;
+            ctx->recv_types[s] = ctx->row_type;
+        }
+        if ((int64_t)ctx->recv_counts[s] + rp->recv_rows[r] > INT32_MAX)
+            return tf_fail(TF_ERR_RANGE, "rank %d: more than 2^31 rows from rank %d",
+                           ctx->h->rank, rp->recv_src[r]);
+        ctx->recv_counts[s] += rp->recv_rows[r];
+    }
+
+    /* Send side: blocks of merged adjacent stripes per destination. */
+    int *blen = malloc(((size_t)rp->n_send + 1) * sizeof *blen);
+    MPI_Aint *bdisp = malloc(((size_t)rp->n_send + 1) * sizeof *bdisp);
+    if (!blen || !bdisp) {
+        free(blen);
+        free(bdisp);
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the send blocks", ctx->h->rank);
+    }
+    int st = TF_OK;
+    int64_t r = 0;
+    for (int j = 0; j < nd && st == TF_OK; j++) {
+        int d = rp->send_dst[r];
+        ctx->dst_ranks[j] = d;
+        int nb = 0;
+        int64_t total = 0;
+        for (; r < rp->n_send && rp->send_dst[r] == d; r++) {
+            int64_t first = rp->send_first[r], rows = rp->send_rows[r];
+            total += rows;
+            if (nb > 0 && bdisp[nb - 1] + (MPI_Aint)blen[nb - 1] * rowbytes ==
+                              (MPI_Aint)first * rowbytes &&
+                (int64_t)blen[nb - 1] + rows <= INT32_MAX) {
+                blen[nb - 1] += (int)rows;
+            } else {
+                blen[nb] = (int)rows;
+                bdisp[nb] = (MPI_Aint)first * rowbytes;
+                nb++;
+            }
+        }
+        if (total > INT32_MAX) {
+            st = tf_fail(TF_ERR_RANGE, "rank %d: more than 2^31 rows to rank %d", ctx->h->rank, d);
+            break;
+        }
+        if (nb == 1) {
+            ctx->send_types[j] = ctx->row_type;
+            ctx->send_counts[j] = blen[0];
+            ctx->send_displs[j] = bdisp[0];
+        } else {
+            MPI_Datatype t;
+            int err = MPI_Type_create_hindexed(nb, blen, bdisp, ctx->row_type, &t);
+            if (err == MPI_SUCCESS)
+                err = MPI_Type_commit(&t);
+            if (err != MPI_SUCCESS) {
+                st = tf_mpi_fail(err, "MPI_Type_create_hindexed");
+                break;
+            }
+            ctx->send_types[j] = t;
+            ctx->send_counts[j] = 1;
+            ctx->send_displs[j] = 0;
+        }
+    }
+    free(blen);
+    free(bdisp);
+    return st;
+}
+
+int tf_coll_setup(tf_ctx *ctx)
+{
+    tf_handle *h = ctx->h;
+    int st = coll_describe(ctx);
+    st = tf_exec_agree(h->comm, st);
+    if (st)
+        return st;
+    /* gcc 12 warns (-Wstringop-overread) that MPI_UNWEIGHTED, a one-int
+     * sentinel address, is read as an array of degree elements: a false
+     * positive, MPI never reads through the sentinel. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+    int err = MPI_Dist_graph_create_adjacent(h->comm, ctx->n_src, ctx->src_ranks, MPI_UNWEIGHTED,
+                                             ctx->n_dst, ctx->dst_ranks, MPI_UNWEIGHTED,
+                                             MPI_INFO_NULL, 0, &ctx->graph);
+#pragma GCC diagnostic pop
+    if (err != MPI_SUCCESS)
+        st = tf_mpi_fail(err, "MPI_Dist_graph_create_adjacent");
+    st = tf_exec_agree(h->comm, st);
+    if (st)
+        return st;
+
+    /* Both sides of every edge must agree on how many rows cross it, or the
+     * first SpMM would fail with a truncation error (fatal) or hang. */
+    int64_t *sent = calloc((size_t)ctx->n_dst + 1, sizeof *sent);
+    int64_t *got = calloc((size_t)ctx->n_src + 1, sizeof *got);
+    if (!sent || !got) {
+        st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
+    } else {
+        const tf_rank_plan *rp = h->rp;
+        int64_t r = 0;
+        for (int j = 0; j < ctx->n_dst; j++)
+            for (; r < rp->n_send && rp->send_dst[r] == ctx->dst_ranks[j]; r++)
+                sent[j] += rp->send_rows[r];
+    }
+    int ok = st == TF_OK;
+    int all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
+    if (all_ok) {
+        err = MPI_Neighbor_alltoall(sent, 1, MPI_INT64_T, got, 1, MPI_INT64_T, ctx->graph);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Neighbor_alltoall");
+        for (int i = 0; i < ctx->n_src && st == TF_OK; i++)
+            if (got[i] != ctx->recv_counts[i])
+                st = tf_fail(TF_ERR_FORMAT,
+                             "plan schedules disagree: rank %d expects %d B rows from rank %d, "
+                             "which sends %lld",
+                             h->rank, ctx->recv_counts[i], ctx->src_ranks[i], (long long)got[i]);
+    }
+    free(sent);
+    free(got);
+    return tf_exec_agree(h->comm, st);
+}
+
+int tf_coll_start(tf_ctx *ctx, MPI_Request *req)
+{
+    int err = MPI_Ineighbor_alltoallw(ctx->b, ctx->send_counts, ctx->send_displs,
+                                      ctx->send_types, ctx->coll_buf, ctx->recv_counts,
+                                      ctx->recv_displs, ctx->recv_types, ctx->graph, req);
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Ineighbor_alltoallw");
+}

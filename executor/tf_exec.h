@@ -1,0 +1,163 @@
+/* Executor internals: the handle and context structures, shared by the
+ * executor's files (and by the baselines, which reuse the handle's
+ * reconstructed rows of A). The public API is include/twoface.h. */
+#ifndef TF_EXEC_H
+#define TF_EXEC_H
+
+#include "tf_error.h"
+#include "tf_csr.h"
+#include "tf_plan.h"
+#include "twoface.h"
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct tf_handle {
+    MPI_Comm comm; /* duplicate of the caller's communicator */
+    int rank, nranks;
+    int node_ranks; /* ranks of comm sharing this rank's node */
+    tf_plan plan;        /* header + this rank's part (n_parts == 1) */
+    tf_rank_plan *rp;    /* = &plan.parts[0] */
+    /* This rank's rows of A with global column indices, ascending per row:
+     * nrows x n, row r is global row rp->row_begin + r. */
+    tf_csr rows;
+    /* Global column of every collective buffer row and fetch buffer row. */
+    int64_t *coll_gcol; /* coll_buf_rows */
+    int64_t *fetch_gcol; /* fetch_buf_rows */
+};
+
+/* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
+ * context's run order, cut into segments of runs from one owner. */
+typedef struct {
+    int64_t run_begin, run_end;
+    int n_seg;
+    int *seg_owner;             /* index into ctx->owner_rank */
+    int64_t *seg_begin, *seg_end, *seg_next; /* positions in ctx->run_order */
+    int seg_first;              /* segments before it are fully issued */
+    float *acc;                 /* compact accumulator n_fetch_rows * K (threaded path) */
+    MPI_Request *req;           /* req_off + max_req entries */
+    int req_off;                /* slot s is req[req_off + s] */
+    int hwm;                    /* slots [0, hwm) used so far in this SpMM */
+    int64_t *slot_run;          /* run in each slot, -1 if free */
+    int *done_idx;              /* MPI_Testsome/Waitsome indices */
+    int *free_slot;             /* stack of free slots */
+    int nfree, inflight;
+    int64_t *landed;            /* runs landed but not computed yet */
+    int64_t nlanded;
+    double t_wait, t_comp;
+} tf_fetch_thread;
+
+struct tf_ctx {
+    tf_handle *h;
+    int k;
+    int threads;       /* total OpenMP threads of an SpMM */
+    int threads_fetch; /* fetch group size; 0 = single-thread overlap */
+    int max_req;
+
+    /* B rows of this rank, inside the window. */
+    MPI_Win win;
+    float *b;
+    /* The passive-target epoch (MPI_Win_lock_all) is open. */
+    int locked;
+
+    float *coll_buf;  /* coll_buf_rows * K */
+    float *fetch_buf; /* fetch_buf_rows * K */
+
+    MPI_Datatype row_type; /* K contiguous floats */
+
+    /* Collective: one distributed-graph communicator (NULL if no rank uses
+     * the collective), per-neighbour datatypes. */
+    int any_coll;  /* some rank receives through the collective */
+    int any_fetch; /* some rank fetches */
+    MPI_Comm graph;
+    int n_src, n_dst;
+    int *src_ranks, *dst_ranks;
+    MPI_Datatype *send_types, *recv_types;
+    int *send_counts, *recv_counts;
+    MPI_Aint *send_displs, *recv_displs;
+    int64_t coll_msgs; /* sources this rank receives from */
+
+    /* Protection of B against one-sided reads, pairwise (docs/executor.md):
+     * an owner sends READY (zero bytes) to each rank that fetches from it once
+     * its B is written; a fetcher gets from an owner only after its READY,
+     * and sends DONE once its gets from that owner completed; an owner
+     * returns only after DONE from each of its fetchers. Persistent requests
+     * on a communicator of their own. */
+    MPI_Comm sync_comm;
+    int n_owners;          /* ranks I fetch from */
+    int *owner_rank;
+    int64_t *owner_runs;   /* runs from each owner */
+    _Atomic int64_t *owner_left; /* runs not completed yet in this SpMM */
+    MPI_Request *ready_recv, *done_send; /* n_owners each */
+    char *owner_ready;     /* READY arrived in this SpMM */
+    int n_fetchers;        /* ranks fetching from me */
+    int *fetcher_rank;
+    MPI_Request *ready_send, *done_recv; /* n_fetchers each */
+    int32_t *run_owner_idx; /* owner index of each run */
+    int64_t *run_order;     /* runs in issue order: owners from rank+1 on */
+
+    /* Fetch threads (threads_fetch entries, at least 1). */
+    int n_fetch_threads;
+    tf_fetch_thread *ft;
+    float **accs; /* ft[f].acc for every f, for the merge */
+
+    /* Rows of the collective group's threads: thread g computes rows
+     * [row_split[g], row_split[g + 1]) (balanced by local + collective
+     * nonzeros); n_coll_threads + 1 bounds. */
+    int n_coll_threads;
+    int64_t *row_split;
+
+    /* Chunks of the local part for the single-thread path: between chunks it
+     * makes progress on the fetches. n_local_chunks + 1 bounds. */
+    int n_local_chunks;
+    int64_t *local_split;
+
+    int64_t fetch_rows_got; /* B rows fetched per SpMM (sum of run counts) */
+
+    tf_timing timing;
+};
+
+/* Agreement: every rank passes its status; if any failed, every rank gets the
+ * lowest failing rank's status and message (recorded with tf_fail) and the
+ * function returns it; else TF_OK. Collective over comm. */
+int tf_exec_agree(MPI_Comm comm, int status);
+
+/* Opens a plan already in memory (tests): takes ownership of *plan (which may
+ * hold every rank's part; only this rank's is kept) and leaves *plan zeroed.
+ * Collective, with the same checks and agreement as tf_open. */
+int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
+
+/* The reconstructed rows of A (global columns) of this rank. */
+const tf_csr *tf_handle_rows(const tf_handle *h);
+
+/* tf_collective.c */
+int tf_coll_setup(tf_ctx *ctx);
+void tf_coll_free(tf_ctx *ctx);
+int tf_coll_start(tf_ctx *ctx, MPI_Request *req);
+
+/* tf_fetch.c */
+int tf_fetch_setup(tf_ctx *ctx);
+void tf_fetch_free(tf_ctx *ctx);
+
+/* Resets a fetch thread's slots before an SpMM; its requests go to
+ * req[req_off..] (the single-thread path keeps other requests first).
+ * Free slots are reused lowest first, so MPI_Waitsome only scans
+ * req[0, req_off + hwm). */
+void tf_fetch_reset(tf_ctx *ctx, tf_fetch_thread *ft, int req_off);
+/* Issues MPI_Rget for the thread's next runs while request slots are free,
+ * skipping owners whose READY has not arrived (ready NULL: all arrived). */
+int tf_fetch_issue(tf_ctx *ctx, tf_fetch_thread *ft, const char *ready);
+/* The pairwise B protection: setup (collective), per-SpMM start (post
+ * READY sends to fetchers, READY receives from owners, DONE receives from
+ * fetchers) and free. */
+int tf_sync_setup(tf_ctx *ctx);
+int tf_sync_start(tf_ctx *ctx);
+void tf_sync_free(tf_ctx *ctx);
+/* Frees the slot of a completed request (index into req) and returns its run. */
+int64_t tf_fetch_complete(tf_ctx *ctx, tf_fetch_thread *ft, int index);
+
+/* The first failing MPI call's message. */
+int tf_mpi_fail(int err, const char *what);
+
+#endif

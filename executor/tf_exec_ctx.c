@@ -1,0 +1,251 @@
+/* Contexts: everything an SpMM at dense width K needs, allocated and touched
+ * once (first-touch page faults cost 12-17 us per page on the development
+ * VM), so that tf_spmm allocates nothing. */
+#include "tf_exec.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void tf_exec_options_default(tf_exec_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->threads = 0;
+    o->threads_fetch = -1;
+    o->max_requests = 0;
+    o->baseline = 0;
+}
+
+/* Splits rows [0, n) into parts bounds (parts + 1 entries) with about equal
+ * weight, weight of row i = w0[i+1]-w0[i] + w1[i+1]-w1[i] + 1 (w1 may be NULL). */
+static void split_rows(int64_t n, const int64_t *w0, const int64_t *w1, int parts,
+                       int64_t *bounds)
+{
+    double total = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        total += (double)(w0[i + 1] - w0[i]) + (w1 ? (double)(w1[i + 1] - w1[i]) : 0.0) + 1.0;
+    bounds[0] = 0;
+    double acc = 0.0;
+    int64_t i = 0;
+    for (int p = 1; p < parts; p++) {
+        double goal = total * (double)p / (double)parts;
+        while (i < n && acc < goal) {
+            acc += (double)(w0[i + 1] - w0[i]) + (w1 ? (double)(w1[i + 1] - w1[i]) : 0.0) + 1.0;
+            i++;
+        }
+        bounds[p] = i;
+    }
+    bounds[parts] = n;
+}
+
+/* Default thread count: omp_get_max_threads() when the user set
+ * OMP_NUM_THREADS; otherwise also at most the node's processors divided by
+ * the ranks on the node. Oversubscribing cores is ruinous here: MPI waits
+ * busy-poll, so 4 ranks x 2 threads on 2 cores ran 30-50x slower than
+ * 4 x 1 on the development VM. */
+static int default_threads(const tf_handle *h)
+{
+    int t = omp_get_max_threads();
+    if (!getenv("OMP_NUM_THREADS")) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        long share = cpus > 0 ? cpus / (h->node_ranks > 0 ? h->node_ranks : 1) : 1;
+        if (share < 1)
+            share = 1;
+        if (t > share)
+            t = (int)share;
+    }
+    return t < 1 ? 1 : t;
+}
+
+static float *alloc_floats(int64_t n)
+{
+    return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+}
+
+/* Frees what ctx holds; collective (window, communicator) when those exist. */
+static void ctx_free(tf_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->locked)
+        MPI_Win_unlock_all(ctx->win);
+    if (ctx->win != MPI_WIN_NULL)
+        MPI_Win_free(&ctx->win);
+    tf_coll_free(ctx);
+    tf_sync_free(ctx);
+    tf_fetch_free(ctx);
+    if (ctx->row_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&ctx->row_type);
+    free(ctx->coll_buf);
+    free(ctx->fetch_buf);
+    free(ctx->row_split);
+    free(ctx->local_split);
+    free(ctx);
+}
+
+int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
+{
+    if (!h || !out)
+        return tf_fail(TF_ERR_ARG, "tf_context_create: NULL argument");
+    *out = NULL;
+    tf_exec_options defaults;
+    tf_exec_options_default(&defaults);
+    if (!opt)
+        opt = &defaults;
+    const tf_rank_plan *rp = h->rp;
+    int st = TF_OK;
+
+    tf_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate a context", h->rank);
+    else {
+        ctx->h = h;
+        ctx->k = k;
+        ctx->win = MPI_WIN_NULL;
+        ctx->graph = MPI_COMM_NULL;
+        ctx->sync_comm = MPI_COMM_NULL;
+        ctx->row_type = MPI_DATATYPE_NULL;
+    }
+    if (st == TF_OK && k < 1)
+        st = tf_fail(TF_ERR_ARG, "dense width K = %d: must be at least 1", k);
+    if (st == TF_OK && opt->threads < 0)
+        st = tf_fail(TF_ERR_ARG, "threads = %d: must be >= 0", opt->threads);
+    if (st == TF_OK && opt->max_requests < 0)
+        st = tf_fail(TF_ERR_ARG, "max_requests = %d: must be >= 0", opt->max_requests);
+    if (st == TF_OK && opt->baseline != 0)
+        st = tf_fail(TF_ERR_ARG, "baseline %d: not available", opt->baseline);
+    /* Sizes: every buffer is (rows * K) floats and must be addressable. */
+    int64_t biggest = rp->nbrows;
+    if (rp->coll_buf_rows > biggest)
+        biggest = rp->coll_buf_rows;
+    if (rp->fetch_buf_rows > biggest)
+        biggest = rp->fetch_buf_rows;
+    if (rp->n_fetch_rows > biggest)
+        biggest = rp->n_fetch_rows;
+    if (st == TF_OK && k >= 1 && biggest > (int64_t)(INT64_MAX / 8) / k)
+        st = tf_fail(TF_ERR_RANGE, "rank %d: %lld rows x K = %d does not fit", h->rank,
+                     (long long)biggest, k);
+
+    if (st == TF_OK) {
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&provided);
+        int threads = opt->threads > 0 ? opt->threads : default_threads(h);
+        int tfetch = opt->threads_fetch < 0 ? (threads >= 2 ? 1 : 0) : opt->threads_fetch;
+        if (tfetch > threads - 1)
+            tfetch = threads - 1;
+        if (provided < MPI_THREAD_MULTIPLE)
+            tfetch = 0;
+        ctx->threads = threads;
+        ctx->threads_fetch = tfetch;
+        ctx->max_req = opt->max_requests > 0 ? opt->max_requests : 512;
+        ctx->n_coll_threads = tfetch > 0 ? threads - tfetch : threads;
+
+        int err = MPI_Type_contiguous(k, MPI_FLOAT, &ctx->row_type);
+        if (err == MPI_SUCCESS)
+            err = MPI_Type_commit(&ctx->row_type);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Type_contiguous");
+    }
+    if (st == TF_OK) {
+        ctx->coll_buf = alloc_floats(rp->coll_buf_rows * k);
+        ctx->fetch_buf = alloc_floats(rp->fetch_buf_rows * k);
+        ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
+        ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
+        ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
+        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
+            st = tf_fail(TF_ERR_NOMEM,
+                         "rank %d: cannot allocate the receive buffers (%lld + %lld rows of %d "
+                         "floats)",
+                         h->rank, (long long)rp->coll_buf_rows, (long long)rp->fetch_buf_rows, k);
+    }
+    if (st == TF_OK) {
+        split_rows(rp->nrows, rp->loc_ptr, rp->coll_ptr, ctx->n_coll_threads, ctx->row_split);
+        split_rows(rp->nrows, rp->loc_ptr, NULL, ctx->n_local_chunks, ctx->local_split);
+        st = tf_fetch_setup(ctx);
+    }
+    if (st == TF_OK) {
+        for (int64_t r = 0; r < rp->n_runs; r++)
+            ctx->fetch_rows_got += rp->run_count[r];
+    }
+    st = tf_exec_agree(h->comm, st);
+    if (st != TF_OK) {
+        ctx_free(ctx); /* nothing collective exists yet */
+        return st;
+    }
+
+    /* Which halves exist anywhere: a rank with nothing to receive must still
+     * take part in creating the collective (it may send) and the protection
+     * of B (others may read its rows). */
+    int flags[2] = {rp->n_recv > 0 || rp->n_send > 0, rp->n_runs > 0}, any[2] = {0, 0};
+    MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, h->comm);
+    ctx->any_coll = any[0];
+    ctx->any_fetch = any[1];
+
+    /* B lives in the window; MPI_Win_allocate lets the sm component map it
+     * into every rank on the node. */
+    MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)sizeof(float);
+    int err = MPI_Win_allocate(bytes, (int)sizeof(float), MPI_INFO_NULL, h->comm, &ctx->b,
+                               &ctx->win);
+    if (err != MPI_SUCCESS) {
+        ctx->win = MPI_WIN_NULL;
+        st = tf_mpi_fail(err, "MPI_Win_allocate");
+    }
+    st = tf_exec_agree(h->comm, st);
+    if (st == TF_OK && ctx->any_coll)
+        st = tf_coll_setup(ctx); /* agrees itself */
+    if (st == TF_OK && ctx->any_fetch)
+        st = tf_sync_setup(ctx); /* agrees itself */
+    if (st != TF_OK) {
+        ctx_free(ctx);
+        return st;
+    }
+
+    /* Touch every buffer once, outside the timed region. */
+    if (rp->nbrows > 0)
+        memset(ctx->b, 0, (size_t)rp->nbrows * (size_t)k * sizeof(float));
+    memset(ctx->coll_buf, 0, (size_t)(rp->coll_buf_rows > 0 ? rp->coll_buf_rows * k : 1) * sizeof(float));
+    memset(ctx->fetch_buf, 0,
+           (size_t)(rp->fetch_buf_rows > 0 ? rp->fetch_buf_rows * k : 1) * sizeof(float));
+    for (int f = 0; f < ctx->n_fetch_threads; f++)
+        if (ctx->ft[f].acc)
+            memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));
+
+    /* One passive-target epoch for the context's lifetime. */
+    if (ctx->any_fetch) {
+        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->win);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Win_lock_all");
+        else
+            ctx->locked = 1;
+    }
+    st = tf_exec_agree(h->comm, st);
+    if (st != TF_OK) {
+        ctx_free(ctx);
+        return st;
+    }
+    *out = ctx;
+    return TF_OK;
+}
+
+int tf_context_free(tf_ctx *ctx)
+{
+    ctx_free(ctx);
+    return TF_OK;
+}
+
+float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows)
+{
+    if (row_begin)
+        *row_begin = ctx->h->rp->brow_begin;
+    if (nrows)
+        *nrows = ctx->h->rp->nbrows;
+    return ctx->h->rp->nbrows > 0 ? ctx->b : NULL;
+}
+
+int tf_ctx_k(const tf_ctx *ctx) { return ctx->k; }
+int tf_ctx_threads(const tf_ctx *ctx) { return ctx->threads; }
+int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->threads_fetch; }
+
+void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->timing; }
+void tf_timing_reset(tf_ctx *ctx) { memset(&ctx->timing, 0, sizeof ctx->timing); }

@@ -1,0 +1,384 @@
+/* One SpMM: C(my rows) = A(my rows) * B.
+ *
+ * Three parts of A feed C: the local part (my own B rows, CSR), the
+ * collective part (rows multicast by MPI_Ineighbor_alltoallw into the
+ * collective buffer, CSR) and the fetch part (runs of rows read by MPI_Rget
+ * into the fetch buffer, CSC). Two ways to run them (docs/executor.md):
+ *
+ *  - threaded (threads_fetch >= 1, MPI_THREAD_MULTIPLE): the collective group
+ *    computes local + collective rows straight into C, each thread its own
+ *    rows; the fetch group computes each run as it lands into per-thread
+ *    compact accumulators indexed like fetch_rows; afterwards everyone adds
+ *    the accumulators into C, parallel over rows. No atomics on C.
+ *  - single-thread overlap (threads_fetch == 0): one thread posts everything,
+ *    computes the local part (issuing and collecting fetches between
+ *    chunks), then completes fetched runs and the collective in one
+ *    MPI_Waitsome loop, computing each as it lands, straight into C.
+ *
+ * B safety, pairwise (tf_fetch.c): at entry an owner sends READY to the
+ * ranks that fetch from it; a fetcher issues gets to an owner only after
+ * that owner's READY; when its last get from an owner completes it sends
+ * DONE; an owner returns only after DONE from all its fetchers. The
+ * collective needs nothing: its sends are posted after entry and completed
+ * before returning. */
+#include "tf_exec.h"
+#include "tf_kernels.h"
+
+#include <omp.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define ROW_BLOCK 64
+
+/* Rows [r0, r1) of a CSR part with `threads` threads. */
+static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const float *b, int64_t k, float *c, int add, int threads)
+{
+    if (threads <= 1 || r1 - r0 <= ROW_BLOCK) {
+        tf_kern_csr(r0, r1, ptr, idx, val, b, k, c, add);
+        return;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int64_t x = r0; x < r1; x += ROW_BLOCK)
+        tf_kern_csr(x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, ptr, idx, val, b, k, c, add);
+}
+
+static void compute_run_into_c(tf_ctx *ctx, int64_t r, float *c)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
+    tf_kern_csc_map(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k,
+                    rp->fetch_rows, c);
+}
+
+static void compute_run_into_acc(tf_ctx *ctx, int64_t r, float *acc)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
+    tf_kern_csc(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k, acc);
+}
+
+/* A get of run r completed: the last one from its owner releases the owner. */
+static int run_completed(tf_ctx *ctx, int64_t r)
+{
+    int oi = ctx->run_owner_idx[r];
+    if (atomic_fetch_sub(&ctx->owner_left[oi], 1) == 1) {
+        int err = MPI_Start(&ctx->done_send[oi]);
+        if (err != MPI_SUCCESS)
+            return tf_mpi_fail(err, "MPI_Start (DONE)");
+    }
+    return TF_OK;
+}
+
+/* End of an SpMM: my DONE and READY sends complete, then wait until every
+ * rank fetching from me has said DONE. */
+static int sync_finish(tf_ctx *ctx)
+{
+    if (!ctx->any_fetch)
+        return TF_OK;
+    double t = MPI_Wtime();
+    int err = MPI_SUCCESS;
+    if (ctx->n_owners > 0)
+        err = MPI_Waitall(ctx->n_owners, ctx->done_send, MPI_STATUSES_IGNORE);
+    if (err == MPI_SUCCESS && ctx->n_fetchers > 0) {
+        err = MPI_Waitall(ctx->n_fetchers, ctx->ready_send, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = MPI_Waitall(ctx->n_fetchers, ctx->done_recv, MPI_STATUSES_IGNORE);
+        MPI_Win_sync(ctx->win);
+    }
+    ctx->timing.sync += MPI_Wtime() - t;
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Waitall (B protection)");
+}
+
+/* ---- Single-thread overlap --------------------------------------------- */
+
+static int spmm_single(tf_ctx *ctx, float *c)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    const int64_t k = ctx->k;
+    tf_fetch_thread *ft = &ctx->ft[0];
+    const int NO = ctx->n_owners;
+    /* req: [0] collective, [1, 1 + NO) READY from each owner, then run slots. */
+    const int CI = 0, RO = 1 + NO;
+    int st = TF_OK, err;
+    double t;
+
+    tf_fetch_reset(ctx, ft, RO);
+    ft->req[CI] = MPI_REQUEST_NULL;
+    int coll_done = 1, coll_landed = 0, nready = 0;
+    if (ctx->any_fetch) {
+        if ((st = tf_sync_start(ctx)))
+            return st;
+        for (int i = 0; i < NO; i++)
+            ft->req[1 + i] = ctx->ready_recv[i]; /* same persistent requests */
+    }
+    if (ctx->any_coll) {
+        if ((st = tf_coll_start(ctx, &ft->req[CI])))
+            return st;
+        coll_done = 0;
+    }
+    int64_t runs_done = 0, n_runs = rp->n_runs;
+
+    /* Local part, in chunks; between chunks, issue and collect fetches. */
+    for (int ch = 0; ch < ctx->n_local_chunks; ch++) {
+        t = MPI_Wtime();
+        csr_rows(ctx->local_split[ch], ctx->local_split[ch + 1], rp->loc_ptr, rp->loc_idx,
+                 rp->loc_val, ctx->b, k, c, 0, ctx->threads);
+        ctx->timing.local_comp += MPI_Wtime() - t;
+        if (!coll_done) { /* progress; its compute must wait for the local part */
+            int flag = 0;
+            MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
+            coll_done = coll_landed = flag;
+        }
+        if (n_runs == 0)
+            continue;
+        int outc = 0;
+        if (nready < NO) {
+            MPI_Testsome(NO, ft->req + 1, &outc, ft->done_idx, MPI_STATUSES_IGNORE);
+            for (int x = 0; x < outc && outc != MPI_UNDEFINED; x++, nready++)
+                ctx->owner_ready[ft->done_idx[x]] = 1;
+        }
+        if (ft->inflight > 0) {
+            MPI_Testsome(ft->hwm, ft->req + RO, &outc, ft->done_idx, MPI_STATUSES_IGNORE);
+            for (int x = 0; x < outc && outc != MPI_UNDEFINED; x++) {
+                int64_t r = tf_fetch_complete(ctx, ft, RO + ft->done_idx[x]);
+                ft->landed[ft->nlanded++] = r;
+                if ((st = run_completed(ctx, r)))
+                    return st;
+            }
+        }
+        if ((st = tf_fetch_issue(ctx, ft, ctx->owner_ready)))
+            return st;
+    }
+    /* Runs that landed during the local part, then the collective part if
+     * it arrived meanwhile. */
+    t = MPI_Wtime();
+    for (int64_t x = 0; x < ft->nlanded; x++)
+        compute_run_into_c(ctx, ft->landed[x], c);
+    runs_done += ft->nlanded;
+    ft->nlanded = 0;
+    ctx->timing.fetch_comp += MPI_Wtime() - t;
+    if (coll_landed) {
+        t = MPI_Wtime();
+        csr_rows(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c, 1,
+                 ctx->threads);
+        ctx->timing.coll_comp += MPI_Wtime() - t;
+    }
+
+    while (runs_done < n_runs || !coll_done) {
+        int outc = 0;
+        t = MPI_Wtime();
+        err = MPI_Waitsome(RO + ft->hwm, ft->req, &outc, ft->done_idx, MPI_STATUSES_IGNORE);
+        double w = MPI_Wtime() - t;
+        if (err != MPI_SUCCESS)
+            return tf_mpi_fail(err, "MPI_Waitsome");
+        if (outc == MPI_UNDEFINED)
+            return tf_fail(TF_ERR_INTERNAL, "rank %d: SpMM waiting on no request",
+                           ctx->h->rank);
+        if (runs_done < n_runs)
+            ctx->timing.fetch_wait += w;
+        else
+            ctx->timing.coll_wait += w;
+        int coll_now = 0;
+        for (int x = 0; x < outc; x++) {
+            int i = ft->done_idx[x];
+            if (i == CI) {
+                coll_now = 1;
+            } else if (i < RO) {
+                ctx->owner_ready[i - 1] = 1;
+                nready++;
+            } else {
+                int64_t r = tf_fetch_complete(ctx, ft, i);
+                if ((st = run_completed(ctx, r)))
+                    return st;
+                t = MPI_Wtime();
+                compute_run_into_c(ctx, r, c);
+                ctx->timing.fetch_comp += MPI_Wtime() - t;
+                runs_done++;
+            }
+        }
+        if ((st = tf_fetch_issue(ctx, ft, ctx->owner_ready)))
+            return st;
+        if (coll_now) {
+            coll_done = 1;
+            t = MPI_Wtime();
+            csr_rows(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c,
+                     1, ctx->threads);
+            ctx->timing.coll_comp += MPI_Wtime() - t;
+        }
+    }
+    return sync_finish(ctx);
+}
+
+/* ---- Two thread groups ------------------------------------------------- */
+
+static void spin_until(atomic_int *flag)
+{
+    while (!atomic_load_explicit(flag, memory_order_acquire))
+        sched_yield();
+}
+
+/* One fetch thread: issue its runs (every owner is READY), compute each as
+ * it lands into its accumulator. */
+static int fetch_thread(tf_ctx *ctx, tf_fetch_thread *ft)
+{
+    int st = TF_OK;
+    if ((st = tf_fetch_issue(ctx, ft, NULL)))
+        return st;
+    while (ft->inflight > 0) {
+        int outc = 0;
+        double t = MPI_Wtime();
+        int err = MPI_Waitsome(ft->hwm, ft->req, &outc, ft->done_idx, MPI_STATUSES_IGNORE);
+        double t1 = MPI_Wtime();
+        ft->t_wait += t1 - t;
+        if (err != MPI_SUCCESS)
+            return tf_mpi_fail(err, "MPI_Waitsome");
+        if (outc == MPI_UNDEFINED)
+            break;
+        for (int x = 0; x < outc; x++) {
+            int64_t r = tf_fetch_complete(ctx, ft, ft->done_idx[x]);
+            if ((st = run_completed(ctx, r)))
+                return st;
+            compute_run_into_acc(ctx, r, ft->acc);
+        }
+        /* Refill before timing the compute so requests stay in flight. */
+        if ((st = tf_fetch_issue(ctx, ft, NULL)))
+            return st;
+        ft->t_comp += MPI_Wtime() - t1;
+    }
+    return TF_OK;
+}
+
+static int spmm_threaded(tf_ctx *ctx, float *c)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    const int64_t k = ctx->k;
+    const int T = ctx->threads, G = ctx->n_coll_threads, F = ctx->n_fetch_threads;
+    MPI_Request coll_req = MPI_REQUEST_NULL;
+    int st;
+
+    for (int f = 0; f < F; f++) {
+        tf_fetch_reset(ctx, &ctx->ft[f], 0);
+        ctx->ft[f].t_wait = ctx->ft[f].t_comp = 0.0;
+    }
+    if (ctx->any_fetch && (st = tf_sync_start(ctx)))
+        return st;
+    if (ctx->any_coll && (st = tf_coll_start(ctx, &coll_req)))
+        return st;
+    atomic_int coll_ready = 0, owners_ready = 0, failed = 0;
+    double t_local = 0, t_cwait = 0, t_ccomp = 0, t_merge = 0;
+
+#pragma omp parallel num_threads(T)
+    {
+        int tid = omp_get_thread_num();
+        int nth = omp_get_num_threads();
+        if (nth != T) {
+            /* The runtime gave a smaller team (nested call, OMP_DYNAMIC,
+             * a thread limit): thread 0 runs both halves one after the other
+             * with the same buffers; the merge below adapts to the team. */
+            if (tid == 0) {
+                double t = MPI_Wtime();
+                tf_kern_csr(0, rp->nrows, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c, 0);
+                double t1 = MPI_Wtime();
+                if (coll_req != MPI_REQUEST_NULL &&
+                    MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    atomic_store(&failed, 1);
+                double t2 = MPI_Wtime();
+                tf_kern_csr(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val,
+                            ctx->coll_buf, k, c, 1);
+                t_local = t1 - t;
+                t_cwait = t2 - t1;
+                t_ccomp = MPI_Wtime() - t2;
+                if (ctx->n_owners > 0 &&
+                    MPI_Waitall(ctx->n_owners, ctx->ready_recv, MPI_STATUSES_IGNORE) !=
+                        MPI_SUCCESS)
+                    atomic_store(&failed, 1);
+                for (int f = 0; f < F; f++)
+                    if (fetch_thread(ctx, &ctx->ft[f]) != TF_OK)
+                        atomic_store(&failed, 1);
+            }
+        } else if (tid < G) {
+            int64_t r0 = ctx->row_split[tid], r1 = ctx->row_split[tid + 1];
+            double t = MPI_Wtime();
+            tf_kern_csr(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c, 0);
+            double t1 = MPI_Wtime();
+            if (tid == 0) {
+                if (coll_req != MPI_REQUEST_NULL &&
+                    MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    atomic_store(&failed, 1);
+                atomic_store_explicit(&coll_ready, 1, memory_order_release);
+            } else {
+                spin_until(&coll_ready);
+            }
+            double t2 = MPI_Wtime();
+            tf_kern_csr(r0, r1, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c, 1);
+            if (tid == 0) {
+                t_local = t1 - t;
+                t_cwait = t2 - t1;
+                t_ccomp = MPI_Wtime() - t2;
+            }
+        } else {
+            int f = tid - G;
+            tf_fetch_thread *ft = &ctx->ft[f];
+            if (f == 0) {
+                /* Every owner's B is written (READY) before any get. */
+                double t = MPI_Wtime();
+                if (ctx->n_owners > 0 &&
+                    MPI_Waitall(ctx->n_owners, ctx->ready_recv, MPI_STATUSES_IGNORE) !=
+                        MPI_SUCCESS)
+                    atomic_store(&failed, 1);
+                ft->t_wait += MPI_Wtime() - t;
+                atomic_store_explicit(&owners_ready, 1, memory_order_release);
+            } else if (ft->run_end > ft->run_begin) {
+                spin_until(&owners_ready);
+            }
+            if (ft->run_end > ft->run_begin && fetch_thread(ctx, ft) != TF_OK)
+                atomic_store(&failed, 1);
+        }
+#pragma omp barrier
+        if (rp->n_fetch_rows > 0) {
+            double t = MPI_Wtime();
+            int64_t n = rp->n_fetch_rows;
+            int64_t i0 = n * tid / nth, i1 = n * (tid + 1) / nth;
+            tf_kern_merge(i0, i1, rp->fetch_rows, ctx->accs, F, k, c);
+            if (tid == 0)
+                t_merge = MPI_Wtime() - t;
+        }
+    }
+    if (atomic_load(&failed))
+        return tf_fail(TF_ERR_MPI, "rank %d: an MPI call failed during the SpMM", ctx->h->rank);
+    if ((st = sync_finish(ctx)))
+        return st;
+
+    ctx->timing.local_comp += t_local;
+    ctx->timing.coll_wait += t_cwait;
+    ctx->timing.coll_comp += t_ccomp;
+    ctx->timing.merge += t_merge;
+    double fw = 0, fc = 0;
+    for (int x = 0; x < F; x++) {
+        fw += ctx->ft[x].t_wait;
+        fc += ctx->ft[x].t_comp;
+    }
+    ctx->timing.fetch_wait += fw / F;
+    ctx->timing.fetch_comp += fc / F;
+    return TF_OK;
+}
+
+int tf_spmm(tf_ctx *ctx, float *c)
+{
+    if (!ctx)
+        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL context");
+    if (!c && ctx->h->rp->nrows > 0)
+        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)ctx->h->rp->nrows);
+    double t0 = MPI_Wtime();
+    int st = ctx->threads_fetch > 0 ? spmm_threaded(ctx, c) : spmm_single(ctx, c);
+    ctx->timing.total += MPI_Wtime() - t0;
+    ctx->timing.calls++;
+    const tf_rank_plan *rp = ctx->h->rp;
+    ctx->timing.bytes_coll += rp->coll_buf_rows * ctx->k * (int64_t)sizeof(float);
+    ctx->timing.bytes_fetch += ctx->fetch_rows_got * ctx->k * (int64_t)sizeof(float);
+    ctx->timing.msgs_coll += ctx->coll_msgs;
+    ctx->timing.msgs_fetch += rp->n_runs;
+    return st;
+}

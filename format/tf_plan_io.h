@@ -1,0 +1,52 @@
+/* Plan files: one HDF5 file per plan, written once by twoface-plan and read
+ * by every executor rank (each reading only its own part). The layout, the
+ * versioning rules and the checksums are described in docs/plan-format.md.
+ *
+ * Both directions validate: the writer refuses a plan that the reader would
+ * reject, and the reader checks every size, every index and a per-rank
+ * checksum, so that neither a damaged file nor a hand-edited one can make the
+ * executor index out of bounds. Failures return a tf_status with a one-line
+ * message naming the file and the dataset (tf_error_message()). */
+#ifndef TF_PLAN_IO_H
+#define TF_PLAN_IO_H
+
+#include <stdint.h>
+#include "tf_plan.h"
+
+/* zstd levels for tf_plan_write: 1..22, or 0 for no compression (the file is
+ * then readable by tools without the zstd plugin). 3 is the measured sweet
+ * spot: ~3.4x on index arrays at ~0.7 GB/s. */
+#define TF_PLAN_ZSTD_DEFAULT 3
+
+/* Special `rank` arguments of tf_plan_read. */
+#define TF_PLAN_READ_HEADER (-1) /* header and global summaries, no part */
+#define TF_PLAN_READ_ALL (-2)    /* every rank's part */
+
+/* Writes a complete plan (first_rank 0, n_parts == nranks) to `path`,
+ * atomically: the data goes to "path.tmp.<pid>" in the same directory, which
+ * is closed, fsync'ed and renamed over `path` only when everything succeeded.
+ * On any failure (including a full disk or RLIMIT_FSIZE) and on SIGINT or
+ * SIGTERM during the write, the temporary file is removed and `path` is left
+ * untouched. An empty plan->creation_date is replaced by the current UTC time
+ * in the file. Calls from several threads are serialised (the signal
+ * handlers are process-wide). */
+int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
+
+/* Reads a plan into *out (overwritten; free with tf_plan_free):
+ *   rank >= 0             header, summaries and that rank's part
+ *                         (n_parts 1, first_rank rank),
+ *   TF_PLAN_READ_HEADER   header and summaries only (n_parts 0),
+ *   TF_PLAN_READ_ALL      everything (n_parts nranks).
+ * Arrays of length zero are returned as NULL. On failure *out is empty. */
+int tf_plan_read(const char *path, int rank, tf_plan *out);
+
+/* The per-rank checksum stored in each rank group (definition in
+ * tf_plan_io.c and docs/plan-format.md). Exposed for tests and tools. */
+uint64_t tf_plan_rank_checksum(const tf_rank_plan *rp);
+
+/* Checks that rank part `rp` is consistent with the plan header `plan`
+ * (row_off, brow_off, nranks, m, n, nnz) and that every index lies in its
+ * range. TF_OK or TF_ERR_FORMAT with a message naming the array. */
+int tf_plan_validate_rank(const tf_plan *plan, const tf_rank_plan *rp);
+
+#endif

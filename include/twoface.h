@@ -1,0 +1,173 @@
+/* twoface: distributed sparse x dense matrix multiply C = A * B.
+ *
+ * A (m x n, sparse) and C (m x K, dense) are split into contiguous row bands,
+ * one per MPI rank; B (n x K, dense) into bands of its rows. A plan file made
+ * by twoface-plan says, for every rank, which nonzeros are local, which are
+ * served by a collective (rows of B multicast with MPI_Ineighbor_alltoallw)
+ * and which by one-sided fetches (MPI_Rget of runs of B rows). This header is
+ * the whole public API of the executor; docs/executor.md explains it.
+ *
+ * Typical use (every call collective over the communicator except tf_b_rows,
+ * the getters and the error functions):
+ *
+ *     tf_handle *h;  tf_ctx *ctx;
+ *     if (tf_open("plan.h5", MPI_COMM_WORLD, &h)) { puts(tf_last_error()); ... }
+ *     tf_context_create(h, 128, NULL, &ctx);
+ *     int64_t b0, nb;  float *b = tf_b_rows(ctx, &b0, &nb);
+ *     ... fill b: nb rows (global rows b0 .. b0+nb-1), 128 floats each ...
+ *     tf_spmm(ctx, c);   // c: this rank's nrows x 128 floats, row-major
+ *     tf_context_free(ctx);  tf_close(h);
+ *
+ * Errors: every function that can fail returns 0 on success or a positive
+ * status code (TF_ERR_*). tf_status_string() gives a generic text for the code,
+ * tf_last_error() the detailed one-line message of the last failure on the
+ * calling thread. The collective calls (tf_open, tf_context_create,
+ * tf_context_free, tf_close) agree on the outcome: if any rank fails, every
+ * rank returns the same status with the same message, and no rank hangs.
+ *
+ * Threads: the program must call MPI_Init_thread; with MPI_THREAD_MULTIPLE
+ * the executor runs the collective half and the fetch half of an SpMM on two
+ * OpenMP thread groups at once. With a lower thread level it uses one thread
+ * for MPI and overlaps through non-blocking MPI calls instead. */
+#ifndef TWOFACE_H
+#define TWOFACE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. Inside the twoface source tree they come from tf_error.h
+ * (same names and values); an installed copy of this header defines them. */
+#if defined(__has_include)
+#if __has_include("tf_error.h")
+#include "tf_error.h"
+#endif
+#endif
+#ifndef TF_ERROR_H
+typedef enum {
+    TF_OK = 0,
+    TF_ERR_ARG,      /* bad argument or option */
+    TF_ERR_IO,       /* cannot open, read or write a file */
+    TF_ERR_PARSE,    /* malformed input text */
+    TF_ERR_FORMAT,   /* well-formed file that is not what was expected (plan) */
+    TF_ERR_NOMEM,    /* allocation failed */
+    TF_ERR_MPI,      /* an MPI call failed, or another rank failed */
+    TF_ERR_HDF5,     /* an HDF5 call failed */
+    TF_ERR_RANGE,    /* a size or count does not fit */
+    TF_ERR_INTERNAL  /* an invariant was broken: a bug */
+} tf_status;
+#endif
+
+/* A loaded plan: this rank's part of it plus the global header. */
+typedef struct tf_handle tf_handle;
+/* Buffers, communicators and datatypes for one dense width K. */
+typedef struct tf_ctx tf_ctx;
+
+/* ---- Plans ------------------------------------------------------------- */
+
+/* Collective over comm. Every rank reads the header and its own part of the
+ * plan file, checks that the plan was made for comm's size and that the
+ * matrix fingerprint recomputed from the parts loaded by all ranks matches
+ * the one stored in the plan. comm is duplicated; the caller may free its
+ * own. On failure *h is NULL. */
+int tf_open(const char *plan_path, MPI_Comm comm, tf_handle **h);
+
+/* Collective. Frees everything; h may be NULL (then it is a no-op, and must be
+ * NULL on every rank). Always returns 0. */
+int tf_close(tf_handle *h);
+
+/* Getters (local, no communication). */
+int tf_get_nranks(const tf_handle *h);
+int tf_get_rank(const tf_handle *h);
+int64_t tf_get_m(const tf_handle *h); /* rows of A and C */
+int64_t tf_get_n(const tf_handle *h); /* columns of A = rows of B */
+int64_t tf_get_nnz(const tf_handle *h);
+/* This rank's rows of A and C: [*row_begin, *row_begin + *nrows). */
+void tf_get_rows(const tf_handle *h, int64_t *row_begin, int64_t *nrows);
+/* This rank's rows of B: [*brow_begin, *brow_begin + *nbrows). */
+void tf_get_brows(const tf_handle *h, int64_t *brow_begin, int64_t *nbrows);
+int tf_get_k_planned(const tf_handle *h);
+/* 0 = twoface, 1 = fetch only, 2 = collective only (as in the plan file). */
+int tf_get_mode(const tf_handle *h);
+/* "twoface", "fetch" or "collective". */
+const char *tf_get_mode_name(const tf_handle *h);
+
+/* ---- Contexts ---------------------------------------------------------- */
+
+typedef struct {
+    /* OpenMP threads per rank for an SpMM; 0 = omp_get_max_threads(). */
+    int threads;
+    /* Threads of the fetch group; the others form the collective group.
+     * -1 (default) = 1 when threads >= 2, else 0. 0 = a single thread drives
+     * both halves, overlapping through non-blocking MPI (the compute loops
+     * may still use all threads). Clamped to threads - 1. Forced to 0 when
+     * MPI was not initialised with MPI_THREAD_MULTIPLE. */
+    int threads_fetch;
+    /* Maximum MPI_Rget requests in flight per fetch thread; 0 = 512. */
+    int max_requests;
+    /* Reserved for the baselines (0 = the plan's own schedule). */
+    int baseline;
+} tf_exec_options;
+
+void tf_exec_options_default(tf_exec_options *o);
+
+/* Collective. Creates a context for dense width k >= 1 (any k, not only the
+ * planned one): allocates and touches every buffer once, creates the
+ * communicator, datatypes and window the SpMMs reuse. opt may be NULL. */
+int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **ctx);
+
+/* Collective. ctx may be NULL on every rank. Always returns 0. */
+int tf_context_free(tf_ctx *ctx);
+
+/* This rank's rows of B, row-major with k columns, inside the memory other
+ * ranks read: fill them before each tf_spmm (or once, if B does not change).
+ * Sets *row_begin (global index of the first row) and *nrows; may return
+ * NULL when *nrows is 0. The pointer stays valid until tf_context_free. */
+float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows);
+
+/* Collective. c = this rank's rows of A times B: nrows x k floats, row-major
+ * (every entry written). Allocates nothing; may be called any number of
+ * times. When it returns, no rank reads this rank's B any more, so B may be
+ * overwritten for the next call; and no rank reads B before its owner has
+ * entered tf_spmm. A failure inside an SpMM (an MPI error) is not
+ * recoverable: it returns TF_ERR_MPI and the caller should MPI_Abort. */
+int tf_spmm(tf_ctx *ctx, float *c);
+
+int tf_ctx_k(const tf_ctx *ctx);
+int tf_ctx_threads(const tf_ctx *ctx);       /* threads used by an SpMM */
+int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
+
+/* Per-call breakdown, accumulated over tf_spmm calls since the context was
+ * created or tf_timing_reset was called. Times in seconds, summed over calls. */
+typedef struct {
+    int64_t calls;
+    double total;        /* whole tf_spmm */
+    double coll_wait;    /* waiting for the collective to complete */
+    double coll_comp;    /* computing the collective part */
+    double local_comp;   /* computing the local part */
+    double fetch_wait;   /* waiting for fetched runs (and the start barrier) */
+    double fetch_comp;   /* computing the fetch part */
+    double merge;        /* adding the fetch accumulators into C */
+    double sync;         /* final barrier that makes B reusable */
+    int64_t bytes_coll;  /* bytes of B received through the collective */
+    int64_t bytes_fetch; /* bytes of B fetched one-sidedly */
+    int64_t msgs_coll;   /* collective messages received (one per source) */
+    int64_t msgs_fetch;  /* MPI_Rget requests issued */
+} tf_timing;
+
+void tf_timing_get(const tf_ctx *ctx, tf_timing *t);
+void tf_timing_reset(tf_ctx *ctx);
+
+/* ---- Errors ------------------------------------------------------------ */
+
+const char *tf_status_string(int status);
+const char *tf_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/sh
+# End to end: a plan file is plain HDF5 that standard tools read, provided
+# they load our zstd filter plugin, and the filter is really used (without
+# the plugin the compressed datasets cannot be read).
+#
+# The plan comes from twoface-plan on examples/data/cora.mtx.zst when that
+# program is built, else from the synthetic plan of test_plan_io.
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_h5dump: N passed, M failed"; exit status 1 if M > 0.
+SRC=${TF_SRCDIR:-.}
+B=${TF_BUILD:-build}
+case $B in /*) ;; *) B=$(pwd)/$B ;; esac
+PLUGIN_DIR=$B/hdf5-plugins
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+finish() {
+    rm -rf "$work"
+    echo "e2e_h5dump: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_h5dump.XXXXXX") || exit 1
+mkdir "$work/no-plugins"
+plan=$work/plan.h5
+
+# A sanitizer build makes an instrumented plugin, which the uninstrumented
+# h5dump can only load with the sanitizer runtime preloaded.
+tool_env=
+if [ -f "$PLUGIN_DIR/libh5zstd.so" ] && nm -D "$PLUGIN_DIR/libh5zstd.so" 2>/dev/null | grep -q __asan_init; then
+    tool_env="LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
+fi
+with_plugin() { env $tool_env HDF5_PLUGIN_PATH="$PLUGIN_DIR" "$@"; }
+without_plugin() { env $tool_env HDF5_PLUGIN_PATH="$work/no-plugins" "$@"; }
+
+for tool in h5dump h5ls; do
+    if ! command -v $tool >/dev/null 2>&1; then
+        bad "$tool is not installed (Debian package hdf5-tools)"
+        finish
+    fi
+done
+if [ -f "$PLUGIN_DIR/libh5zstd.so" ]; then
+    ok "plugin built: $PLUGIN_DIR/libh5zstd.so"
+else
+    bad "no plugin at $PLUGIN_DIR/libh5zstd.so (make $B/hdf5-plugins/libh5zstd.so)"
+    finish
+fi
+
+# --- a plan ---
+made=
+if [ -x "$B/bin/twoface-plan" ] && [ -f "$SRC/examples/data/cora.mtx.zst" ]; then
+    if "$B/bin/twoface-plan" "$SRC/examples/data/cora.mtx.zst" -n 4 -o "$plan" -q \
+        >"$work/plan.log" 2>&1; then
+        ok "twoface-plan wrote a plan for cora, 4 ranks"
+        made=planner
+    else
+        bad "twoface-plan failed: $(head -3 "$work/plan.log")"
+    fi
+fi
+if [ -z "$made" ]; then
+    if [ -x "$B/tests/test_plan_io" ] && "$B/tests/test_plan_io" --write-sample "$plan" \
+        >"$work/plan.log" 2>&1; then
+        ok "test_plan_io wrote the synthetic sample plan"
+        made=sample
+    else
+        bad "no plan: neither twoface-plan nor test_plan_io --write-sample worked"
+        finish
+    fi
+fi
+ls "$work"/plan.h5.tmp.* >/dev/null 2>&1 && bad "a temporary file was left next to the plan"
+
+# --- our reader accepts it ---
+if [ -x "$B/tests/test_plan_io" ]; then
+    if out=$("$B/tests/test_plan_io" --read "$plan" 2>&1); then
+        ok "tf_plan_read reads every rank ($out)"
+    else
+        bad "tf_plan_read rejects the plan: $out"
+    fi
+fi
+
+# --- the header needs no filter ---
+if out=$(without_plugin h5dump -H "$plan" 2>&1); then
+    ok "h5dump -H works without the plugin"
+else
+    bad "h5dump -H failed: $(echo "$out" | head -3)"
+fi
+if without_plugin h5dump -a /format "$plan" 2>&1 | grep -q '"twoface-plan"'; then
+    ok "root attribute format = \"twoface-plan\""
+else
+    bad "h5dump -a /format does not show \"twoface-plan\""
+fi
+
+# --- a dataset that really goes through zstd (small ones are compact) ---
+dset=$(with_plugin h5ls -r -v "$plan" 2>/dev/null | awk '
+    /^\/[^ ]+ +Dataset/ { name = $1 }
+    /zstd-32015/ && name != "" { print name; exit }')
+if [ -n "$dset" ]; then
+    ok "h5ls shows the zstd filter (32015) on $dset"
+else
+    bad "no dataset of the plan uses filter 32015"
+    finish
+fi
+
+out=$(with_plugin h5dump -d "$dset" "$plan" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q 'DATA {' && echo "$out" | grep -q '(0):' &&
+    ! echo "$out" | grep -q 'unable to print data'; then
+    ok "h5dump with HDF5_PLUGIN_PATH prints $dset"
+else
+    bad "h5dump with the plugin cannot print $dset (rc $rc): $(echo "$out" | grep -i -m2 'error\|unable')"
+fi
+
+out=$(without_plugin h5dump -d "$dset" "$plan" 2>&1)
+rc=$?
+if [ $rc -ne 0 ] || echo "$out" | grep -q 'unable to print data'; then
+    ok "without the plugin h5dump cannot decode $dset (the filter is really used)"
+else
+    bad "h5dump printed $dset without the plugin: the data is not zstd-compressed"
+fi
+
+finish

@@ -1,0 +1,720 @@
+/* The executor at any number of ranks (run by tests/run_tests.sh at 1-4):
+ * plans built here for the communicator's size in every mode, opened from a
+ * file (written by rank 0) or from memory, multiplied at several K and
+ * thread set-ups, and compared with the serial reference over the whole
+ * matrix.
+ *
+ * Every check that could differ between ranks is first reduced over the
+ * ranks (all_true), so all ranks fail an assertion together: a rank leaving
+ * a test early while the others enter a collective would hang. */
+#include "tf_test.h"
+
+#include "tf_dense.h"
+#include "tf_dense_h5.h"
+#include "tf_error.h"
+#include "tf_exec.h"
+#include "tf_plan_io.h"
+#include "tf_planner.h"
+#include "tf_reference.h"
+#include "twoface.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TOL 1e-5
+
+static int g_rank, g_size;
+
+static void comm_info(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+}
+
+static int all_true(int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+/* ---- Matrices ------------------------------------------------------------ */
+
+typedef struct {
+    int64_t m, n;
+    tf_coo coo;
+} builder;
+
+static void b_init(builder *b, int64_t m, int64_t n)
+{
+    b->m = m;
+    b->n = n;
+    if (tf_coo_init(&b->coo, m, n, 16) != TF_OK)
+        abort();
+}
+static void b_add(builder *b, int64_t i, int64_t j, double v)
+{
+    if (tf_coo_push(&b->coo, (int32_t)i, (int32_t)j, v) != TF_OK)
+        abort();
+}
+static void b_done(builder *b, tf_csr *a)
+{
+    if (tf_csr_from_coo(a, &b->coo) != TF_OK)
+        abort();
+    tf_coo_free(&b->coo);
+}
+
+static double val_of(uint64_t h) { return (double)(h >> 40) / (double)(1 << 24) * 4.0 - 2.0; }
+
+enum {
+    M_RANDOM,
+    M_EMPTY_ROWS_COLS,
+    M_DENSE_COLUMN,
+    M_WIDE,
+    M_TALL,
+    M_SYMMETRIC,
+    M_DIRECTED,
+    M_TINY,
+    M_NO_NONZEROS,
+    M_ONE,
+    M_COUNT
+};
+static const char *const matrix_names[M_COUNT] = {
+    "random 400x400", "empty rows and columns", "dense column", "wide 90x260", "tall 260x90",
+    "symmetric", "directed",               "3x3 dense",    "no nonzeros", "1x1"};
+
+static void make_matrix(int which, tf_csr *a)
+{
+    builder b;
+    switch (which) {
+    case M_RANDOM:
+        tf_test_random_csr(a, 400, 400, 1200, 11);
+        return;
+    case M_EMPTY_ROWS_COLS: {
+        tf_csr r;
+        tf_test_random_csr(&r, 150, 150, 1400, 12);
+        b_init(&b, 150, 150);
+        for (int64_t i = 0; i < r.nrows; i++)
+            for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
+                if (i % 7 != 0 && r.col[e] % 5 != 0 && !(i >= 60 && i < 90) &&
+                    !(r.col[e] >= 100 && r.col[e] < 140))
+                    b_add(&b, i, r.col[e], r.val[e]);
+        tf_csr_free(&r);
+        break;
+    }
+    case M_DENSE_COLUMN: {
+        tf_csr r;
+        tf_test_random_csr(&r, 180, 180, 500, 13);
+        b_init(&b, 180, 180);
+        for (int64_t i = 0; i < r.nrows; i++)
+            for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
+                if (r.col[e] != 97)
+                    b_add(&b, i, r.col[e], r.val[e]);
+        for (int64_t i = 0; i < 180; i++)
+            b_add(&b, i, 97, 0.5 + (double)(i % 3));
+        for (int64_t j = 0; j < 180; j++) /* and a dense row */
+            b_add(&b, 42, j, j == 97 ? 0.0 : 1.0 - (double)(j % 5) * 0.25);
+        tf_csr_free(&r);
+        break;
+    }
+    case M_WIDE:
+        tf_test_random_csr(a, 90, 260, 900, 14);
+        return;
+    case M_TALL:
+        tf_test_random_csr(a, 260, 90, 900, 15);
+        return;
+    case M_SYMMETRIC: {
+        tf_csr r;
+        tf_test_random_csr(&r, 160, 160, 700, 16);
+        b_init(&b, 160, 160);
+        for (int64_t i = 0; i < r.nrows; i++)
+            for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++) {
+                int64_t j = r.col[e];
+                if (j < i) {
+                    b_add(&b, i, j, r.val[e]);
+                    b_add(&b, j, i, r.val[e]);
+                } else if (j == i) {
+                    b_add(&b, i, i, r.val[e]);
+                }
+            }
+        tf_csr_free(&r);
+        break;
+    }
+    case M_DIRECTED: {
+        /* Each vertex points at a few far-away ones, hubs attract many. */
+        int64_t n = 240;
+        b_init(&b, n, n);
+        uint64_t h = 17;
+        for (int64_t i = 0; i < n; i++) {
+            for (int t = 0; t < 6; t++)
+                b_add(&b, i, (i + ((int64_t)1 << t) * 3) % n, val_of(h = tf_mix64(h + 1)));
+            if (i % 3 == 0) {
+                int64_t hub = (int64_t)(tf_mix64(h + 7) % 8) * 29;
+                h = tf_mix64(h + 2);
+                b_add(&b, i, hub, val_of(h));
+            }
+        }
+        break;
+    }
+    case M_TINY:
+        b_init(&b, 3, 3);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                b_add(&b, i, j, 1.0 + i - 0.5 * j);
+        break;
+    case M_NO_NONZEROS:
+        b_init(&b, 5, 4);
+        break;
+    case M_ONE:
+        b_init(&b, 1, 1);
+        b_add(&b, 0, 0, -1.5);
+        break;
+    default:
+        abort();
+    }
+    b_done(&b, a);
+}
+
+/* ---- Plans --------------------------------------------------------------- */
+
+/* Narrow stripes get short fetch runs (gap 2) so that many requests are in
+ * flight; wide ones the model's gap. With the default coefficients these
+ * small matrices plan all-collective in twoface mode, so fetching is made
+ * 10x cheaper there to get plans that mix both halves on one rank. */
+static void plan_options(tf_plan_options *o, int nranks, int mode, int width)
+{
+    tf_plan_options_default(o);
+    o->nranks = nranks;
+    o->mode = mode;
+    o->k = 32;
+    o->stripe_width = width;
+    o->gap = width <= 8 ? 2 : -1;
+    o->coeffs.alpha_fetch *= 0.1;
+    o->coeffs.beta_fetch *= 0.1;
+}
+
+static int any_rank(int yes)
+{
+    int any = 0;
+    MPI_Allreduce(&yes, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
+/* Rank 0 builds and writes a plan; every rank gets the path. Returns the
+ * status agreed over the ranks. */
+static int plan_to_file(const tf_csr *a, const tf_plan_options *o, char *path, size_t len)
+{
+    int st = TF_OK;
+    static int serial = 0;
+    if (g_rank == 0) {
+        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(path, len, "%s/tf_mpi_exec_%d_%d.h5", dir, (int)getpid(), serial);
+        tf_plan plan;
+        st = tf_plan_build(a, o, &plan);
+        if (st == TF_OK) {
+            st = tf_plan_write(path, &plan, 0);
+            tf_plan_free(&plan);
+        }
+    }
+    serial++;
+    MPI_Bcast(path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return tf_exec_agree(MPI_COMM_WORLD, st);
+}
+
+static void remove_file(const char *path)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0)
+        unlink(path);
+}
+
+/* Opens a plan for `a` from a file or from memory. */
+static int open_plan(const tf_csr *a, int mode, int width, int from_file, tf_handle **h)
+{
+    tf_plan_options o;
+    plan_options(&o, g_size, mode, width);
+    if (from_file) {
+        char path[512];
+        int st = plan_to_file(a, &o, path, sizeof path);
+        if (st)
+            return st;
+        st = tf_open(path, MPI_COMM_WORLD, h);
+        remove_file(path);
+        return st;
+    }
+    tf_plan plan;
+    int st = tf_plan_build(a, &o, &plan);
+    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    if (st)
+        return st;
+    st = tf_open_plan(&plan, MPI_COMM_WORLD, h);
+    tf_plan_free(&plan);
+    return st;
+}
+
+/* ---- Checking ------------------------------------------------------------ */
+
+/* Max scaled error of c (this rank's rows) against the reference over the
+ * global matrix a with the generator's B (seed). */
+static double rank_error(const tf_handle *h, const tf_csr *a, int k, uint64_t seed,
+                         const float *c)
+{
+    int64_t r0, nr;
+    tf_get_rows(h, &r0, &nr);
+    double *cref = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *cref);
+    double *absrow = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *absrow);
+    tf_reference_spmm_gen(a, r0, r0 + nr, seed, k, cref);
+    for (int64_t i = 0; i < nr; i++) {
+        absrow[i] = 0.0;
+        for (int64_t e = a->rowptr[r0 + i]; e < a->rowptr[r0 + i + 1]; e++)
+            absrow[i] += fabs((double)a->val[e]);
+    }
+    double err = tf_reference_scaled_error(c, cref, absrow, nr, k, 1.0);
+    free(cref);
+    free(absrow);
+    return err;
+}
+
+/* The reconstructed rows equal the rows of a. */
+static int rows_match(const tf_handle *h, const tf_csr *a)
+{
+    const tf_csr *r = tf_handle_rows(h);
+    int64_t r0, nr;
+    tf_get_rows(h, &r0, &nr);
+    if (r->nrows != nr || r->ncols != a->ncols)
+        return 0;
+    for (int64_t i = 0; i < nr; i++) {
+        int64_t len = a->rowptr[r0 + i + 1] - a->rowptr[r0 + i];
+        if (r->rowptr[i + 1] - r->rowptr[i] != len)
+            return 0;
+        for (int64_t x = 0; x < len; x++)
+            if (r->col[r->rowptr[i] + x] != a->col[a->rowptr[r0 + i] + x] ||
+                r->val[r->rowptr[i] + x] != a->val[a->rowptr[r0 + i] + x])
+                return 0;
+    }
+    return 1;
+}
+
+/* Creates a context, runs `reps` SpMMs with B from seed, returns the max
+ * scaled error over ranks (INFINITY on failure, with *st set). */
+static double run_and_check(tf_handle *h, const tf_csr *a, int k, int threads, int tfetch,
+                            int reps, int *st_out)
+{
+    tf_exec_options opt;
+    tf_exec_options_default(&opt);
+    opt.threads = threads;
+    opt.threads_fetch = tfetch;
+    tf_ctx *ctx = NULL;
+    int st = tf_context_create(h, k, &opt, &ctx);
+    *st_out = st;
+    if (st)
+        return INFINITY;
+    int64_t b0, nb, r0, nr;
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    tf_get_rows(h, &r0, &nr);
+    float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
+    double worst = 0.0;
+    for (int rep = 0; rep < reps; rep++) {
+        uint64_t seed = 1000 + (uint64_t)rep;
+        if (nb > 0)
+            tf_dense_fill(b, seed, b0, nb, k);
+        for (int64_t x = 0; x < nr * k; x++)
+            c[x] = NAN; /* every entry must be written */
+        st = tf_spmm(ctx, c);
+        if (st) {
+            *st_out = st;
+            worst = INFINITY;
+            break;
+        }
+        double e = rank_error(h, a, k, seed, c);
+        if (!(e <= worst))
+            worst = e;
+    }
+    free(c);
+    tf_context_free(ctx);
+    MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    int any_bad = *st_out != TF_OK;
+    MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_bad && *st_out == TF_OK)
+        *st_out = TF_ERR_MPI;
+    return worst;
+}
+
+/* Every mode, K in {1, 7, 64}, thread set-ups (1 thread), (2 threads, one
+ * overlapping thread), (2 threads, fetch group of 1), two SpMMs each. */
+static void check_matrix(int which, int width)
+{
+    double t_start = MPI_Wtime();
+    tf_csr a;
+    make_matrix(which, &a);
+    static const int ks[3] = {1, 7, 64};
+    static const int setups[3][2] = {{1, 0}, {2, 0}, {2, 1}};
+    for (int mode = 0; mode < 3; mode++) {
+        tf_handle *h = NULL;
+        /* Twoface plans through a file, the others from memory. */
+        int from_file = mode == TF_MODE_TWOFACE;
+        int st = open_plan(&a, mode, width, from_file, &h);
+        ck_assert_msg(st == TF_OK, "%s, %s: open: %s", matrix_names[which], tf_mode_name(mode),
+                      tf_error_message());
+        ck_assert_msg(all_true(rows_match(h, &a)), "%s, %s: reconstructed rows differ",
+                      matrix_names[which], tf_mode_name(mode));
+        ck_assert_int_eq(tf_get_mode(h), mode);
+        ck_assert_int_eq(tf_get_nranks(h), g_size);
+        ck_assert_int_eq(tf_get_m(h), a.nrows);
+        ck_assert_int_eq(tf_get_n(h), a.ncols);
+        if (which == M_RANDOM && width == 8 && g_size > 1) {
+            /* Coverage: the plans really use what the mode says. */
+            const tf_rank_plan *rp = h->rp;
+            int coll = any_rank(rp->n_recv > 0), fetch = any_rank(rp->n_runs > 0);
+            int both = any_rank(rp->n_recv > 0 && rp->n_runs > 0);
+            int64_t runs = rp->n_runs;
+            MPI_Allreduce(MPI_IN_PLACE, &runs, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+            int many = runs >= 3;
+            if (mode == TF_MODE_TWOFACE)
+                ck_assert_msg(both && many, "twoface plan does not mix both halves on a rank");
+            else if (mode == TF_MODE_FETCH)
+                ck_assert(fetch && !coll && many);
+            else
+                ck_assert(coll && !fetch);
+        }
+        for (int ki = 0; ki < 3; ki++)
+            for (int s = 0; s < 3; s++) {
+                double err = run_and_check(h, &a, ks[ki], setups[s][0], setups[s][1], 2, &st);
+                ck_assert_msg(st == TF_OK, "%s, %s, K=%d: %s", matrix_names[which],
+                              tf_mode_name(mode), ks[ki], tf_error_message());
+                ck_assert_msg(err < TOL, "%s, %s, K=%d, threads %d/%d: error %g",
+                              matrix_names[which], tf_mode_name(mode), ks[ki], setups[s][0],
+                              setups[s][1], err);
+            }
+        tf_close(h);
+    }
+    tf_csr_free(&a);
+    if (getenv("TF_TEST_TIMING") && g_rank == 0)
+        fprintf(stderr, "%s: %.2f s\n", matrix_names[which], MPI_Wtime() - t_start);
+}
+
+START_TEST(random_matrix) { check_matrix(M_RANDOM, 8); }
+END_TEST
+START_TEST(random_matrix_wide_stripes) { check_matrix(M_RANDOM, 32); }
+END_TEST
+START_TEST(empty_rows_and_columns) { check_matrix(M_EMPTY_ROWS_COLS, 4); }
+END_TEST
+START_TEST(dense_column) { check_matrix(M_DENSE_COLUMN, 4); }
+END_TEST
+START_TEST(wide) { check_matrix(M_WIDE, 8); }
+END_TEST
+START_TEST(tall) { check_matrix(M_TALL, 8); }
+END_TEST
+START_TEST(symmetric) { check_matrix(M_SYMMETRIC, 4); }
+END_TEST
+START_TEST(directed) { check_matrix(M_DIRECTED, 2); }
+END_TEST
+START_TEST(more_ranks_than_rows) { check_matrix(M_TINY, 1); }
+END_TEST
+START_TEST(no_nonzeros) { check_matrix(M_NO_NONZEROS, 2); }
+END_TEST
+START_TEST(one_by_one) { check_matrix(M_ONE, 1); }
+END_TEST
+
+/* 200 SpMMs in a row, B refilled every time (seed = iteration), with rank 0
+ * slow to refill: a rank reading B before its owner refilled it, or after
+ * the owner returned, would see the wrong iteration. Every result checked. */
+START_TEST(repeated_with_changing_b)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 120, 120, 900, 21);
+    for (int mode = 0; mode < 2; mode++) { /* twoface, fetch */
+        for (int s = 0; s < 2; s++) {
+            tf_handle *h = NULL;
+            int st = open_plan(&a, mode, 4, 0, &h);
+            ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+            tf_exec_options opt;
+            tf_exec_options_default(&opt);
+            opt.threads = s == 0 ? 1 : 2;
+            opt.threads_fetch = s;
+            opt.max_requests = 3; /* exercise slot reuse */
+            tf_ctx *ctx;
+            st = tf_context_create(h, 5, &opt, &ctx);
+            ck_assert_msg(st == TF_OK, "context: %s", tf_error_message());
+            int64_t b0, nb, r0, nr;
+            float *b = tf_b_rows(ctx, &b0, &nb);
+            tf_get_rows(h, &r0, &nr);
+            float *c = malloc((size_t)(nr > 0 ? nr : 1) * 5 * sizeof *c);
+            double worst = 0.0;
+            int ok = 1;
+            for (int it = 0; it < 200 && ok; it++) {
+                if (g_rank == 0 && it % 2)
+                    usleep(200);
+                if (nb > 0)
+                    tf_dense_fill(b, (uint64_t)it, b0, nb, 5);
+                ok = tf_spmm(ctx, c) == TF_OK;
+                double e = rank_error(h, &a, 5, (uint64_t)it, c);
+                if (!(e <= worst))
+                    worst = e;
+            }
+            tf_timing t;
+            tf_timing_get(ctx, &t);
+            free(c);
+            tf_context_free(ctx);
+            tf_close(h);
+            ck_assert_msg(all_true(ok), "SpMM failed: %s", tf_error_message());
+            ck_assert_msg(all_true(worst < TOL), "%s, setup %d: error %g", tf_mode_name(mode), s,
+                          worst);
+            ck_assert_int_eq(t.calls, 200);
+        }
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
+/* Collects rank 0's message and checks every rank has the same. */
+static int same_message_everywhere(const char *msg)
+{
+    char m0[1024];
+    memset(m0, 0, sizeof m0);
+    snprintf(m0, sizeof m0, "%s", msg);
+    MPI_Bcast(m0, (int)sizeof m0, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return all_true(strcmp(m0, msg) == 0 && msg[0] != '\0');
+}
+
+START_TEST(plan_for_other_rank_count)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 50, 50, 200, 31);
+    tf_plan_options o;
+    plan_options(&o, g_size + 1, TF_MODE_TWOFACE, 4);
+    char path[512];
+    ck_assert(plan_to_file(&a, &o, path, sizeof path) == TF_OK);
+    tf_handle *h = (tf_handle *)&o; /* must be reset to NULL */
+    int st = tf_open(path, MPI_COMM_WORLD, &h);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tf_last_error());
+    remove_file(path);
+    ck_assert_msg(all_true(st == TF_ERR_FORMAT && h == NULL), "status %d", st);
+    ck_assert_msg(same_message_everywhere(msg), "messages differ: %s", msg);
+    ck_assert_msg(strstr(msg, "ranks") != NULL, "%s", msg);
+
+    /* The same from memory, and a plan with fewer ranks when possible. */
+    tf_plan plan;
+    plan_options(&o, g_size > 1 ? g_size - 1 : g_size + 2, TF_MODE_FETCH, 4);
+    ck_assert(tf_plan_build(&a, &o, &plan) == TF_OK);
+    st = tf_open_plan(&plan, MPI_COMM_WORLD, &h);
+    tf_plan_free(&plan);
+    snprintf(msg, sizeof msg, "%s", tf_last_error());
+    ck_assert_msg(all_true(st == TF_ERR_FORMAT && h == NULL), "status %d", st);
+    ck_assert_msg(same_message_everywhere(msg), "messages differ: %s", msg);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(missing_plan_file)
+{
+    tf_handle *h = NULL;
+    int st = tf_open("/nonexistent/dir/plan.h5", MPI_COMM_WORLD, &h);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tf_last_error());
+    ck_assert_msg(all_true(st != TF_OK && h == NULL), "status %d", st);
+    ck_assert_msg(same_message_everywhere(msg), "messages differ: %s", msg);
+}
+END_TEST
+
+/* A plan whose values on one rank were changed: the fingerprint catches it
+ * and every rank reports the same. */
+START_TEST(fingerprint_mismatch)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 60, 60, 400, 41);
+    tf_plan_options o;
+    plan_options(&o, g_size, TF_MODE_TWOFACE, 4);
+    tf_plan plan;
+    ck_assert(tf_plan_build(&a, &o, &plan) == TF_OK);
+    int r = g_size - 1; /* the last rank damages its part */
+    tf_rank_plan *rp = &plan.parts[r];
+    if (g_rank == r) {
+        if (rp->loc_nnz > 0)
+            rp->loc_val[0] += 1.0f;
+        else if (rp->coll_nnz > 0)
+            rp->coll_val[0] += 1.0f;
+        else if (rp->fet_nnz > 0)
+            rp->fet_val[0] += 1.0f;
+    }
+    tf_handle *h = NULL;
+    int st = tf_open_plan(&plan, MPI_COMM_WORLD, &h);
+    tf_plan_free(&plan);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tf_last_error());
+    ck_assert_msg(all_true(st == TF_ERR_FORMAT && h == NULL), "status %d: %s", st, msg);
+    ck_assert_msg(same_message_everywhere(msg), "messages differ: %s", msg);
+    ck_assert_msg(strstr(msg, "fingerprint") != NULL, "%s", msg);
+    tf_csr_free(&a);
+}
+END_TEST
+
+/* Bad arguments to tf_context_create fail on every rank alike; K other than
+ * the planned one works; tf_close/tf_context_free accept NULL. */
+START_TEST(context_arguments)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 64, 64, 300, 51);
+    tf_handle *h = NULL;
+    ck_assert(all_true(open_plan(&a, TF_MODE_TWOFACE, 4, 0, &h) == TF_OK));
+    tf_ctx *ctx = NULL;
+    int st = tf_context_create(h, 0, NULL, &ctx);
+    ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+    ck_assert(same_message_everywhere(tf_last_error()));
+    /* One rank asks for something wrong: all fail with its message. */
+    tf_exec_options opt;
+    tf_exec_options_default(&opt);
+    if (g_rank == g_size - 1)
+        opt.threads = -3;
+    st = tf_context_create(h, 3, &opt, &ctx);
+    ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+    ck_assert(same_message_everywhere(tf_last_error()));
+    ck_assert(strstr(tf_last_error(), "threads") != NULL);
+    /* Defaults (NULL options) and a K far from the planned one. */
+    ck_assert(all_true(tf_context_create(h, 130, NULL, &ctx) == TF_OK));
+    ck_assert_int_eq(tf_ctx_k(ctx), 130);
+    int64_t r0, nr, b0, nb;
+    tf_get_rows(h, &r0, &nr);
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    if (nb)
+        tf_dense_fill(b, 7, b0, nb, 130);
+    float *c = malloc((size_t)(nr ? nr : 1) * 130 * sizeof *c);
+    ck_assert(all_true(tf_spmm(ctx, c) == TF_OK));
+    ck_assert(all_true(rank_error(h, &a, 130, 7, c) < TOL));
+    tf_timing t;
+    tf_timing_get(ctx, &t);
+    ck_assert_int_eq(t.calls, 1);
+    tf_timing_reset(ctx);
+    tf_timing_get(ctx, &t);
+    ck_assert_int_eq(t.calls, 0);
+    free(c);
+    tf_context_free(ctx);
+    tf_context_free(NULL);
+    tf_close(h);
+    tf_close(NULL);
+    ck_assert_str_eq(tf_status_string(TF_OK), "success");
+    tf_csr_free(&a);
+}
+END_TEST
+
+/* The dense HDF5 helpers: a B file read by row ranges and row sets, a C file
+ * written by all ranks in turn. */
+START_TEST(dense_files)
+{
+    const int64_t n = 37, k = 3;
+    float *all = malloc((size_t)(n * k) * sizeof *all);
+    tf_dense_fill(all, 5, 0, n, k);
+    char path[512];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    if (g_rank == 0) {
+        snprintf(path, sizeof path, "%s/tf_mpi_exec_dense_%d.h5", dir, (int)getpid());
+        ck_assert(tf_dense_h5_write(path, "/B", n, k, all) == TF_OK);
+    }
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int64_t rows = 0, cols = 0;
+    int ok = tf_dense_h5_shape(path, "/B", &rows, &cols) == TF_OK && rows == n && cols == k;
+    float part[10 * 3];
+    ok = ok && tf_dense_h5_read_rows(path, "/B", 20, 10, k, part) == TF_OK &&
+         memcmp(part, all + 20 * k, sizeof part) == 0;
+    const int32_t set[5] = {0, 1, 19, 30, 36};
+    float got[5 * 3];
+    ok = ok && tf_dense_h5_read_row_set(path, "/B", set, 5, k, got) == TF_OK;
+    for (int x = 0; x < 5 && ok; x++)
+        ok = memcmp(got + x * k, all + set[x] * k, (size_t)k * sizeof(float)) == 0;
+    ok = ok && tf_dense_h5_read_rows(path, "/B", 30, 10, k, part) == TF_ERR_FORMAT;
+    ok = ok && tf_dense_h5_shape(path, "/C", &rows, &cols) == TF_ERR_FORMAT;
+    ck_assert_msg(all_true(ok), "reading %s: %s", path, tf_error_message());
+
+    /* Wrong type and wrong rank of dataset: clear errors. */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s.bad.h5", path);
+    if (g_rank == 0) {
+        hid_t f = H5Fcreate(bad, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hsize_t d2[2] = {4, 2}, d1[1] = {8};
+        hid_t s2 = H5Screate_simple(2, d2, NULL), s1 = H5Screate_simple(1, d1, NULL);
+        H5Dclose(H5Dcreate2(f, "/B", H5T_IEEE_F64LE, s2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        H5Dclose(H5Dcreate2(f, "/V", H5T_IEEE_F32LE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+        H5Sclose(s1);
+        H5Sclose(s2);
+        H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    ok = tf_dense_h5_shape(bad, "/B", &rows, &cols) == TF_ERR_FORMAT &&
+         strstr(tf_last_error(), "float32") != NULL;
+    ok = ok && tf_dense_h5_shape(bad, "/V", &rows, &cols) == TF_ERR_FORMAT &&
+         strstr(tf_last_error(), "2-D") != NULL;
+    ok = ok && tf_dense_h5_shape("/nonexistent/b.h5", "/B", &rows, &cols) == TF_ERR_IO;
+    ck_assert_msg(all_true(ok), "%s", tf_last_error());
+
+    /* Distributed write of C: rank r holds rows of an uneven split. */
+    char cpath[600];
+    snprintf(cpath, sizeof cpath, "%s.C.h5", path);
+    int64_t r0 = n * g_rank / g_size, r1 = n * (g_rank + 1) / g_size;
+    int st = tf_dense_h5_write_dist(MPI_COMM_WORLD, cpath, "/C", n, k, r0, r1 - r0, all + r0 * k);
+    ck_assert_msg(st == TF_OK, "%s", tf_error_message());
+    float *back = malloc((size_t)(n * k) * sizeof *back);
+    ok = tf_dense_h5_read_rows(cpath, "/C", 0, n, k, back) == TF_OK &&
+         memcmp(back, all, (size_t)(n * k) * sizeof *back) == 0;
+    ck_assert(all_true(ok));
+    st = tf_dense_h5_write_dist(MPI_COMM_WORLD, "/nonexistent/dir/c.h5", "/C", n, k, r0, r1 - r0,
+                                all + r0 * k);
+    ck_assert(all_true(st == TF_ERR_IO));
+    ck_assert(same_message_everywhere(tf_last_error()));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        unlink(path);
+        unlink(cpath);
+        unlink(bad);
+    }
+    free(back);
+    free(all);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    comm_info();
+    Suite *s = suite_create("mpi_exec");
+    TCase *tc = tcase_create("exec");
+    tcase_add_test(tc, random_matrix);
+    tcase_add_test(tc, random_matrix_wide_stripes);
+    tcase_add_test(tc, empty_rows_and_columns);
+    tcase_add_test(tc, dense_column);
+    tcase_add_test(tc, wide);
+    tcase_add_test(tc, tall);
+    tcase_add_test(tc, symmetric);
+    tcase_add_test(tc, directed);
+    tcase_add_test(tc, more_ranks_than_rows);
+    tcase_add_test(tc, no_nonzeros);
+    tcase_add_test(tc, one_by_one);
+    tcase_add_test(tc, repeated_with_changing_b);
+    tcase_add_test(tc, plan_for_other_rank_count);
+    tcase_add_test(tc, missing_plan_file);
+    tcase_add_test(tc, fingerprint_mismatch);
+    tcase_add_test(tc, context_arguments);
+    tcase_add_test(tc, dense_files);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    /* The threaded set-ups run 2 threads per rank at up to 4 ranks on the
+     * 2-core test machine. libgomp's idle threads spin (OMP_WAIT_POLICY
+     * active by default), which made each SpMM cost ~60 ms of scheduling
+     * instead of ~2 ms. libgomp reads the variable in a constructor, before
+     * main, so set it and run again (before MPI_Init; the environment of
+     * mpirun is kept). An explicit OMP_WAIT_POLICY is respected. */
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        execv("/proc/self/exe", argv);
+        /* exec failed: run as is, only slower */
+    }
+    return tf_test_run_mpi(&argc, &argv, make_suite);
+}

@@ -1,0 +1,183 @@
+/* The calibration's least-squares fits (calibrate/tf_fit.c). */
+#include "tf_test.h"
+#include "tf_error.h"
+#include "tf_fit.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Deterministic noise in [-amp, amp]: tests must not depend on rand(). */
+static double noise(uint64_t *s, double amp)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return amp * (2.0 * (double)(*s >> 11) / 9007199254740992.0 - 1.0);
+}
+
+/* A collective-like data set: messages 2..12, bytes 1 KB..12 MB. */
+static int make_alpha_beta(double alpha, double beta, double amp, double *x, double *y)
+{
+    uint64_t s = 42;
+    int n = 0;
+    for (int d = 1; d <= 6; d++)
+        for (double bytes = 1024; bytes <= 2e6; bytes *= 4) {
+            x[2 * n] = 2.0 * d;
+            x[2 * n + 1] = 2.0 * d * bytes;
+            y[n] = (alpha * x[2 * n] + beta * x[2 * n + 1]) * (1.0 + noise(&s, amp));
+            n++;
+        }
+    return n;
+}
+
+START_TEST(recovers_known_coefficients_with_noise)
+{
+    double x[2 * 64], y[64];
+    int n = make_alpha_beta(20e-6, 0.4e-9, 0.03, x, y);
+    tf_fit f;
+    ck_assert_msg(tf_fit_linear(n, 2, x, y, 1, &f) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(f.n, n);
+    ck_assert_int_eq(f.np, 2);
+    ck_assert_double_eq_tol(f.coef[0], 20e-6, 0.05 * 20e-6);
+    ck_assert_double_eq_tol(f.coef[1], 0.4e-9, 0.05 * 0.4e-9);
+    ck_assert(!f.clamped[0] && !f.clamped[1]);
+    /* 3% uniform noise has an RMS of 1.7%: the residual reports about that. */
+    ck_assert(f.rms_rel > 0.005 && f.rms_rel < 0.03);
+    ck_assert(f.max_rel <= 0.035);
+
+    /* Noise-free: exact to rounding, both relative and absolute. */
+    n = make_alpha_beta(5e-6, 0.25e-9, 0.0, x, y);
+    ck_assert_int_eq(tf_fit_linear(n, 2, x, y, 1, &f), TF_OK);
+    ck_assert_double_eq_tol(f.coef[0], 5e-6, 1e-9 * 5e-6);
+    ck_assert_double_eq_tol(f.coef[1], 0.25e-9, 1e-9 * 0.25e-9);
+    ck_assert(f.rms_rel < 1e-9);
+    ck_assert_int_eq(tf_fit_linear(n, 2, x, y, 0, &f), TF_OK);
+    ck_assert_double_eq_tol(f.coef[0], 5e-6, 1e-6 * 5e-6);
+    ck_assert_double_eq_tol(f.coef[1], 0.25e-9, 1e-6 * 0.25e-9);
+}
+END_TEST
+
+START_TEST(one_and_three_parameters)
+{
+    /* gamma through the origin: t = gamma * nnz * K. */
+    double x[40], y[40];
+    uint64_t s = 7;
+    for (int i = 0; i < 10; i++) {
+        x[i] = 1e6 * (i + 1);
+        y[i] = 0.9e-9 * x[i] * (1.0 + noise(&s, 0.02));
+    }
+    tf_fit f;
+    ck_assert_int_eq(tf_fit_linear(10, 1, x, y, 1, &f), TF_OK);
+    ck_assert_double_eq_tol(f.coef[0], 0.9e-9, 0.02 * 0.9e-9);
+
+    /* Three parameters with very different scales. */
+    double c[3] = {3e-3, 2e-6, 1e-10};
+    int n = 0;
+    for (int a = 1; a <= 3; a++)
+        for (int b = 1; b <= 1000; b *= 10)
+            for (int d = 1; d <= 1000000; d *= 100) {
+                x[3 * n] = a;
+                x[3 * n + 1] = b;
+                x[3 * n + 2] = (double)d * a;
+                y[n] = c[0] * a + c[1] * b + c[2] * x[3 * n + 2];
+                n++;
+                if (n == 13)
+                    goto full;
+            }
+full:
+    ck_assert_int_eq(tf_fit_linear(n, 3, x, y, 1, &f), TF_OK);
+    for (int j = 0; j < 3; j++)
+        ck_assert_double_eq_tol(f.coef[j], c[j], 1e-7 * c[j]);
+}
+END_TEST
+
+START_TEST(residuals_are_relative_rms_and_max)
+{
+    /* Predictions 1.1, 1.8 and 3 for observations 1, 2, 3: relative errors
+     * +10%, -10%, 0. */
+    double x[3] = {1.1, 1.8, 3.0}, y[3] = {1.0, 2.0, 3.0}, c = 1.0, rms, mx;
+    ck_assert_int_eq(tf_fit_residuals(3, 1, x, y, &c, &rms, &mx), TF_OK);
+    ck_assert_double_eq_tol(rms, sqrt(0.02 / 3.0), 1e-12);
+    ck_assert_double_eq_tol(mx, 0.1, 1e-12);
+    double ybad[3] = {1.0, 0.0, 3.0};
+    ck_assert_int_eq(tf_fit_residuals(3, 1, x, ybad, &c, &rms, &mx), TF_ERR_ARG);
+    ck_assert_int_eq(tf_fit_residuals(0, 1, x, y, &c, &rms, &mx), TF_ERR_ARG);
+    ck_assert_double_eq(tf_fit_eval(1, &c, x + 2), 3.0);
+}
+END_TEST
+
+START_TEST(negative_coefficient_is_clamped)
+{
+    /* Times that fall with the message count: the unconstrained fit gives a
+     * negative alpha; the clamped fit holds it at 0 and refits beta. */
+    double x[2 * 8], y[8];
+    for (int i = 0; i < 8; i++) {
+        x[2 * i] = 1.0 + i;
+        x[2 * i + 1] = 1e6 * (8 - i);
+        y[i] = 1e-9 * x[2 * i + 1] - 1e-5 * x[2 * i];
+    }
+    tf_fit f;
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 1, &f), TF_OK);
+    ck_assert(f.raw[0] < 0.0);
+    ck_assert(f.clamped[0]);
+    ck_assert(!f.clamped[1]);
+    ck_assert_double_eq(f.coef[0], 0.0);
+    ck_assert(f.coef[1] > 0.0);
+    ck_assert(f.rms_rel > 0.0);
+}
+END_TEST
+
+START_TEST(degenerate_input_is_an_error)
+{
+    double x[2 * 8], y[8];
+    tf_fit f;
+    /* Too few points. */
+    x[0] = 1;
+    x[1] = 2;
+    y[0] = 1;
+    ck_assert_int_eq(tf_fit_linear(1, 2, x, y, 1, &f), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "too few"));
+    ck_assert_int_eq(tf_fit_linear(0, 1, x, y, 1, &f), TF_ERR_ARG);
+    /* Singular: the second column is a multiple of the first (every
+     * pattern had the same bytes per message). */
+    for (int i = 0; i < 8; i++) {
+        x[2 * i] = 1.0 + i;
+        x[2 * i + 1] = 4096.0 * (1.0 + i);
+        y[i] = 1e-5 * (1.0 + i);
+    }
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 1, &f), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "singular"));
+    ck_assert_double_eq(f.coef[0], 0.0);
+    /* A parameter that is zero everywhere. */
+    for (int i = 0; i < 8; i++)
+        x[2 * i + 1] = 0.0;
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 1, &f), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "not determined"));
+    /* Relative fit of a zero time; non-finite data; bad parameter count. */
+    for (int i = 0; i < 8; i++)
+        x[2 * i + 1] = 3.0 * i * i;
+    y[3] = 0.0;
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 1, &f), TF_ERR_ARG);
+    y[3] = NAN;
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 0, &f), TF_ERR_ARG);
+    y[3] = 1e-5;
+    x[5] = INFINITY;
+    ck_assert_int_eq(tf_fit_linear(8, 2, x, y, 0, &f), TF_ERR_ARG);
+    ck_assert_int_eq(tf_fit_linear(8, 0, x, y, 0, &f), TF_ERR_ARG);
+    ck_assert_int_eq(tf_fit_linear(8, TF_FIT_MAXP + 1, x, y, 0, &f), TF_ERR_ARG);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("calibrate");
+    TCase *tc = tcase_create("fit");
+    tcase_add_test(tc, recovers_known_coefficients_with_noise);
+    tcase_add_test(tc, one_and_three_parameters);
+    tcase_add_test(tc, residuals_are_relative_rms_and_max);
+    tcase_add_test(tc, negative_coefficient_is_clamped);
+    tcase_add_test(tc, degenerate_input_is_an_error);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(suite()); }
