@@ -131,7 +131,11 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
         int provided = MPI_THREAD_SINGLE;
         MPI_Query_thread(&provided);
         int threads = opt->threads > 0 ? opt->threads : default_threads(h);
-        int tfetch = opt->threads_fetch < 0 ? (threads >= 2 ? 1 : 0) : opt->threads_fetch;
+        /* Default: a fetch group of one thread when this rank fetches at
+         * all; otherwise every thread computes the local and collective
+         * parts (the single-thread-MPI path parallelises its loops). */
+        int tfetch = opt->threads_fetch >= 0 ? opt->threads_fetch
+                                              : (threads >= 2 && rp->n_runs > 0 ? 1 : 0);
         if (tfetch > threads - 1)
             tfetch = threads - 1;
         if (provided < MPI_THREAD_MULTIPLE)
