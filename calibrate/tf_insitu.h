@@ -1,0 +1,16 @@
+/* In-situ correction of the cost-model coefficients (tf_measure_insitu.c). */
+#ifndef TF_INSITU_H
+#define TF_INSITU_H
+
+#include <mpi.h>
+#include <stdio.h>
+#include "tf_coeffs.h"
+
+/* Collective. Runs the executor on a synthetic graph with a pure-collective
+ * and a pure-fetch plan at width k (iters SpMMs each after 2 warm-ups) and
+ * scales the coefficients of the local kernel, of the collective half and of
+ * the fetch half by measured / predicted. scale[] receives the three factors.
+ * log may be NULL (ranks other than 0). */
+int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[3]);
+
+#endif
