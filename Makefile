@@ -123,3 +123,41 @@ clean:
 	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# make bench-petsc: PETSc as an external peer (bench/petsc_spmm.c, bench/petsc.sh).
+# Installs libpetsc-real-dev (apt, ~210 MB) when missing, builds
+# $(BUILD)/bench/petsc-spmm with PETSc's own flags only (never libtwoface: PETSc
+# links the MPI flavour of HDF5), then runs bench/petsc.sh against twoface-exec
+# (PETSC_RUN=0: build only; GRAPHS, PS, KS, TARGET, REPS, PARTITION: see the script).
+PETSC_BIN = $(BUILD)/bench/petsc-spmm
+$(PETSC_BIN): bench/petsc_spmm.c
+	@sh .ci/deps.sh libpetsc-real-dev
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -o $@ bench/petsc_spmm.c $$(pkg-config --cflags --libs PETSc) -lm
+bench-petsc: all $(PETSC_BIN)
+	@if [ "$${PETSC_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/petsc.sh; fi
+
+# ---- Fuzzing -------------------------------------------------------------------
+# make fuzz [FUZZ_SECONDS=60]: the libFuzzer targets tests/fuzz/fuzz_*.c, built
+# with clang, AddressSanitizer and UBSan into build-fuzz/ (the format/ sources
+# they need are compiled in; no MPI), each run for FUZZ_SECONDS from its seeds in
+# tests/fuzz/corpus_*/ by tests/fuzz/run.sh. Findings: build-fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+FUZZ_CC ?= clang
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
+              -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=undefined -Iformat -Iplanner \
+              $(shell pkg-config --cflags hdf5-serial 2>/dev/null)
+FUZZ_SRC = $(wildcard format/*.c)
+FUZZ_TARGETS = $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_oracles.h $(FUZZ_SRC) \
+                      $(wildcard format/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS) -lm -lpthread
+
+fuzz:
+	@sh .ci/deps.sh $(DEPS_PKGS) clang libclang-rt-14-dev >/dev/null
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
