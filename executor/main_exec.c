@@ -7,7 +7,7 @@
  *          [--threads T] [--threads-fetch T] [--seed S]
  *
  * Several algorithms run in one process, interleaved round by round
- * (a b c a b c ...) on the same B: round r fills every algorithm's B with the
+ * (a b c, b c a, c a b ...: the order rotates) on the same B: round r fills every algorithm's B with the
  * generator at seed S + r (or copies --b), a barrier precedes each timed call.
  * At the end every algorithm's C is compared with the first one's.
  *
@@ -586,7 +586,12 @@ int main(int argc, char **argv)
         }
         if (!a.b_path && nbrows > 0)
             tf_dense_fill(bgen, a.seed + (uint64_t)round, brow_begin, nbrows, k);
-        for (int x = 0; x < nalg; x++) {
+        /* The order rotates every round: the first algorithm after B is
+         * refilled and the last before the next refill see different cache
+         * and scheduler states, and a fixed order biased ratios by 5-15%
+         * between two identical plans. */
+        for (int y = 0; y < nalg; y++) {
+            int x = (y + round) % nalg;
             float *b = tf_algo_b(algs[x]);
             if (nbrows > 0)
                 memcpy(b, bgen, (size_t)nbrows * (size_t)k * sizeof *b);
