@@ -8,13 +8,20 @@
 #include "tf_plan_io.h"
 #include "tf_planner.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 static void usage(FILE *f)
 {
@@ -34,6 +41,9 @@ static void usage(FILE *f)
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
             "  --zstd-level L         compression level 0..22 (default %d; 0 = none)\n"
+            "  --max-memory BYTES     refuse to start a phase whose estimated peak memory\n"
+            "                         exceeds BYTES (suffix K, M, G or T; default: the\n"
+            "                         machine's physical memory)\n"
             "  --explain              print the per-rank classification and predictions\n"
             "  --svg FILE             draw ranks x column stripes coloured by class\n"
             "  -q, --quiet            no phase timings on stderr\n"
@@ -55,13 +65,298 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
     return 0;
 }
 
+/* ---- Memory estimates ----------------------------------------------------
+ *
+ * Before each phase that allocates in proportion to the matrix, its peak is
+ * estimated and compared with --max-memory, else with the physical memory, so
+ * that a matrix too large for the machine ends with one clear line instead of
+ * an OOM kill (or hours of swapping) half-way through. The estimates follow
+ * the allocations of the reader (tf_mm_read.c, tf_csr.c), the planner and
+ * the writer (which encodes the whole file in memory before writing it), and
+ * were checked against the measured peak RSS on random, row-heavy and
+ * symmetric matrices at 1 to 4096 ranks, in every mode, plain and compressed:
+ * they came out 1.0-2.3x the measurement, never below (docs/reliability.md).
+ * A phase above the limit ends with a one-line message before it allocates;
+ * --max-memory larger than the physical memory overrides the check. */
+
+#define MIB (1024.0 * 1024.0)
+
+/* "123", "64K", "1.5G", "2GiB": K/M/G/T are powers of 1024. */
+static int parse_bytes(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1.0;
+    if (end != s) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mult = 1024.0; end++; break;
+        case 'M': mult = MIB; end++; break;
+        case 'G': mult = MIB * 1024.0; end++; break;
+        case 'T': mult = MIB * MIB; end++; break;
+        default: break;
+        }
+        if (mult > 1.0 && (*end == 'i' || *end == 'I') && (end[1] == 'B' || end[1] == 'b'))
+            end += 2;
+        else if (*end == 'B' || *end == 'b')
+            end++;
+    }
+    if (end == s || *end != '\0' || errno || !(v > 0) || v * mult > 9.0e18 ||
+        !isdigit((unsigned char)s[0])) {
+        fprintf(stderr,
+                "twoface-plan: %s '%s': expected a positive number of bytes, optionally with "
+                "a suffix K, M, G or T\n",
+                opt, s);
+        return -1;
+    }
+    *out = v * mult;
+    return 0;
+}
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+    if (b >= MIB * 1024.0)
+        snprintf(buf, n, "%.1f GiB", b / (MIB * 1024.0));
+    else if (b >= MIB)
+        snprintf(buf, n, "%.1f MiB", b / MIB);
+    else
+        snprintf(buf, n, "%.0f KiB", b / 1024.0 > 1 ? b / 1024.0 : 1.0);
+}
+
+typedef struct {
+    double bytes;      /* the limit */
+    const char *what;  /* where it comes from, for messages */
+} mem_limit;
+
+static void limit_init(mem_limit *l, double max_memory)
+{
+    if (max_memory > 0) {
+        l->bytes = max_memory;
+        l->what = "--max-memory";
+        return;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    l->bytes = pages > 0 && psize > 0 ? (double)pages * (double)psize : 0.0;
+    l->what = "the physical memory";
+}
+
+/* Prints the error and returns 1 when `need` exceeds the limit. */
+static int over_limit(const mem_limit *l, const char *matrix, const char *phase, double need,
+                      const char *detail)
+{
+    if (l->bytes <= 0 || need <= l->bytes)
+        return 0;
+    char nb[32], lb[32];
+    fmt_bytes(need, nb, sizeof nb);
+    fmt_bytes(l->bytes, lb, sizeof lb);
+    fprintf(stderr, "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
+            phase, nb, detail, lb, l->what,
+            l->what[0] == '-' ? "" : "; set --max-memory to try anyway");
+    return 1;
+}
+
+/* What the banner and size line of a Matrix Market file say, read from its
+ * first 64 KiB (decompressed when it is zstd or gzip). Best effort: when
+ * anything is unexpected, ok is 0 and the reader reports the problem. */
+typedef struct {
+    int ok;
+    int symmetric; /* symmetric or skew-symmetric: entries are mirrored */
+    int plain;     /* not compressed */
+    int64_t m, n, declared;
+    int64_t after_size_line; /* bytes after the size line (plain files) */
+} mm_header;
+
+#define PEEK_BYTES (64 * 1024)
+
+static size_t peek_text(const char *path, char *out, size_t cap, int *plain, int64_t *file_size)
+{
+    *plain = 0;
+    *file_size = -1;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    *file_size = (int64_t)sb.st_size;
+    unsigned char *raw = malloc(PEEK_BYTES);
+    size_t have = 0, got = 0;
+    if (raw) {
+        ssize_t r;
+        while (have < PEEK_BYTES && (r = read(fd, raw + have, PEEK_BYTES - have)) > 0)
+            have += (size_t)r;
+    }
+    if (raw && have >= 4 && raw[0] == 0x28 && raw[1] == 0xB5 && raw[2] == 0x2F &&
+        raw[3] == 0xFD) {
+        /* zstd: decode until cap bytes of text, reading more input as needed. */
+        ZSTD_DStream *z = ZSTD_createDStream();
+        if (z && !ZSTD_isError(ZSTD_initDStream(z))) {
+            ZSTD_outBuffer ob = {out, cap, 0};
+            for (int rounds = 0; ob.pos < cap && rounds < 256; rounds++) {
+                ZSTD_inBuffer ib = {raw, have, 0};
+                size_t ret = ZSTD_decompressStream(z, &ob, &ib);
+                if (ZSTD_isError(ret) || ib.pos == 0)
+                    break;
+                memmove(raw, raw + ib.pos, have - ib.pos);
+                have -= ib.pos;
+                ssize_t r = read(fd, raw + have, PEEK_BYTES - have);
+                if (r > 0)
+                    have += (size_t)r;
+                else if (have == 0)
+                    break;
+            }
+            got = ob.pos;
+        }
+        ZSTD_freeDStream(z);
+    } else if (raw && have >= 2 && raw[0] == 0x1F && raw[1] == 0x8B) {
+        close(fd);
+        fd = -1;
+        gzFile g = gzopen(path, "rb");
+        if (g) {
+            int r = gzread(g, out, (unsigned)cap);
+            got = r > 0 ? (size_t)r : 0;
+            gzclose(g);
+        }
+    } else if (raw) {
+        *plain = 1;
+        got = have < cap ? have : cap;
+        memcpy(out, raw, got);
+    }
+    free(raw);
+    if (fd >= 0)
+        close(fd);
+    return got;
+}
+
+static int word_is(const char **p, const char *w)
+{
+    while (**p == ' ' || **p == '\t')
+        (*p)++;
+    size_t n = strlen(w);
+    if (strncasecmp(*p, w, n) != 0)
+        return 0;
+    char c = (*p)[n];
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\0')
+        return 0;
+    *p += n;
+    return 1;
+}
+
+static void peek_header(const char *path, mm_header *h)
+{
+    memset(h, 0, sizeof *h);
+    char *text = malloc(PEEK_BYTES + 1);
+    if (!text)
+        return;
+    int64_t fsize;
+    size_t len = peek_text(path, text, PEEK_BYTES, &h->plain, &fsize);
+    text[len] = '\0';
+    const char *p = text;
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3;
+    if (!word_is(&p, "%%MatrixMarket") || !word_is(&p, "matrix") ||
+        !word_is(&p, "coordinate")) {
+        free(text);
+        return;
+    }
+    if (!word_is(&p, "real") && !word_is(&p, "integer") && !word_is(&p, "pattern")) {
+        free(text);
+        return;
+    }
+    if (word_is(&p, "symmetric") || word_is(&p, "skew-symmetric"))
+        h->symmetric = 1;
+    else if (!word_is(&p, "general")) {
+        free(text);
+        return;
+    }
+    /* Comment and blank lines, then the size line. */
+    for (;;) {
+        const char *nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        p = nl + 1;
+        const char *q = p;
+        while (*q == ' ' || *q == '\t' || *q == '\r')
+            q++;
+        if (*q == '%' || *q == '\n')
+            continue;
+        long long v[3];
+        char *end = (char *)q;
+        int i = 0;
+        for (; i < 3; i++) {
+            while (*end == ' ' || *end == '\t')
+                end++;
+            if (!isdigit((unsigned char)*end))
+                break;
+            errno = 0;
+            v[i] = strtoll(end, &end, 10);
+            if (errno)
+                break;
+        }
+        const char *eol = strchr(end, '\n');
+        if (i == 3 && eol) {
+            h->m = v[0];
+            h->n = v[1];
+            h->declared = v[2];
+            h->after_size_line = fsize - (int64_t)(eol + 1 - text);
+            h->ok = 1;
+        }
+        break;
+    }
+    free(text);
+}
+
+/* Reading: the coordinate triplets (16 bytes an entry, capacity doubling
+ * from 1 Mi entries when the count cannot be trusted), then the CSR matrix,
+ * a value buffer for the sort and three row arrays, plus the decoders. */
+static double estimate_read(const mm_header *h)
+{
+    double e = (double)h->declared * (h->symmetric ? 2.0 : 1.0);
+    double cap = e;
+    if (!h->plain) {
+        cap = (double)(1 << 20);
+        while (cap < e)
+            cap *= 2.0;
+    }
+    return 16.0 * cap + 16.0 * e + 24.0 * ((double)h->m + 1.0) + 24.0 * MIB;
+}
+
+/* Planning: A stays in memory (12 bytes a nonzero, 8 a row). The parts hold
+ * every nonzero again (index and value) and two row-pointer arrays; a
+ * nonzero in another rank's columns may cost a fetch buffer row and a run
+ * (fetch) or a buffer row (collective); every sparse stripe (rank, stripe
+ * with nonzeros) has entries in the schedules, the statistics and the
+ * analysis; each rank has fixed-size tables and, in the file, some twenty
+ * HDF5 objects. Writing: the whole file is encoded in memory first (HDF5's
+ * core driver grows the image by reallocation), about the size of the parts
+ * uncompressed, less with zstd. */
+static double estimate_plan(const tf_csr *a, int P, int W, int level)
+{
+    double nnz = (double)a->nnz, m = (double)a->nrows, n = (double)a->ncols;
+    double remote = P > 1 ? nnz * (double)(P - 1) / (double)P : 0.0;
+    double stripes = n / (W > 0 ? W : 1) + P;
+    double sparse = (double)P * stripes < remote ? (double)P * stripes : remote;
+    double parts = 8.0 * nnz + 44.0 * remote + 20.0 * m + 56.0 * sparse + 24.0 * stripes +
+                   24.0 * 1024.0 * (double)P;
+    double a_bytes = 12.0 * nnz + 8.0 * (m + 1.0);
+    double plan = a_bytes + parts + 25.0 * sparse + 24.0 * MIB;
+    double write = parts * (level == 0 ? 2.0 : 1.3) + 24.0 * MIB;
+    return plan > write ? plan : write;
+}
+
 int main(int argc, char **argv)
 {
     tf_plan_options o;
     tf_plan_options_default(&o);
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
-    enum { O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS };
+    double max_memory = 0.0;
+    enum {
+        O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
+        O_MAXMEM
+    };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
         {"calibration", required_argument, 0, O_CALIB}, {"mode", required_argument, 0, O_MODE},
@@ -69,6 +364,7 @@ int main(int argc, char **argv)
         {"partition", required_argument, 0, O_PART}, {"explain", no_argument, 0, O_EXPLAIN},
         {"svg", required_argument, 0, O_SVG},     {"zstd-level", required_argument, 0, O_LEVEL},
         {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, 'q'},
+        {"max-memory", required_argument, 0, O_MAXMEM},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
@@ -113,6 +409,10 @@ int main(int argc, char **argv)
             if (parse_int("--threads", optarg, 1, 4096, &threads))
                 return 2;
             break;
+        case O_MAXMEM:
+            if (parse_bytes("--max-memory", optarg, &max_memory))
+                return 2;
+            break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -139,6 +439,26 @@ int main(int argc, char **argv)
     if (threads)
         o.coeffs.threads = threads;
 
+    mem_limit lim;
+    limit_init(&lim, max_memory);
+    mm_header hdr;
+    peek_header(matrix, &hdr);
+    /* A size line the reader rejects (sizes out of range, more entries than
+     * the matrix has positions or than a plain file's bytes can hold) is the
+     * reader's to report: it names the line. */
+    if (hdr.ok && hdr.m <= TF_MAX_DIM && hdr.n <= TF_MAX_DIM &&
+        (double)hdr.declared <= (double)hdr.m * (double)hdr.n &&
+        !(hdr.plain && hdr.declared > (hdr.after_size_line + 1) / 4)) {
+        double need = estimate_read(&hdr);
+        long long entries = (long long)hdr.declared * (hdr.symmetric ? 2 : 1);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld entr%s%s", (long long)hdr.m,
+                 (long long)hdr.n, entries, entries == 1 ? "y" : "ies",
+                 hdr.symmetric ? " with the mirrored triangle" : "");
+        if (over_limit(&lim, matrix, "reading", need, detail))
+            return 1;
+    }
+
     double t0 = omp_get_wtime();
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
@@ -147,6 +467,16 @@ int main(int argc, char **argv)
         return 1;
     }
     double t_read = omp_get_wtime() - t0;
+    {
+        double need = estimate_plan(&a, o.nranks, o.stripe_width, level);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld nonzeros, %d ranks",
+                 (long long)a.nrows, (long long)a.ncols, (long long)a.nnz, o.nranks);
+        if (over_limit(&lim, matrix, "planning", need, detail)) {
+            tf_csr_free(&a);
+            return 1;
+        }
+    }
     double phase[TF_PLAN_PHASES] = {0};
     o.timing = phase;
     tf_plan plan;

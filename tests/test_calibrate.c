@@ -1,5 +1,7 @@
-/* The calibration's least-squares fits (calibrate/tf_fit.c). */
+/* The calibration's least-squares fits (calibrate/tf_fit.c) and the serial
+ * helpers of the measurements (medians, synthetic sparse parts). */
 #include "tf_test.h"
+#include "tf_calibrate.h"
 #include "tf_error.h"
 #include "tf_fit.h"
 
@@ -167,6 +169,47 @@ START_TEST(degenerate_input_is_an_error)
 }
 END_TEST
 
+START_TEST(median_of_samples)
+{
+    double a[5] = {5, 1, 4, 2, 3}, b[4] = {10, 1, 3, 2};
+    ck_assert_double_eq(tf_cal_median(a, 5), 3.0);
+    ck_assert_double_eq(tf_cal_median(b, 4), 2.5);
+    ck_assert_double_eq(tf_cal_median(b, 0), 0.0);
+    ck_assert_double_eq(a[0], 1.0); /* sorted in place: a[0] is the minimum */
+}
+END_TEST
+
+START_TEST(synthetic_parts_are_well_formed)
+{
+    tf_cal_sparse s, t;
+    ck_assert_int_eq(tf_cal_synth(&s, 2000, 1000, 8.0, 0.5, 64, 3), TF_OK);
+    ck_assert_int_eq(s.nouter, 2000);
+    ck_assert_int_eq(s.ptr[0], 0);
+    ck_assert_int_eq(s.ptr[s.nouter], s.nnz);
+    for (int64_t i = 0; i < s.nouter; i++) {
+        ck_assert(s.ptr[i + 1] > s.ptr[i]); /* at least one per list */
+        for (int64_t e = s.ptr[i]; e < s.ptr[i + 1]; e++) {
+            ck_assert(s.idx[e] >= 0 && s.idx[e] < 1000);
+            if (e > s.ptr[i])
+                ck_assert(s.idx[e] > s.idx[e - 1]); /* sorted, distinct */
+            ck_assert(s.val[e] >= -1.0f && s.val[e] < 1.0f);
+        }
+    }
+    /* Mean degree close to the asked one (duplicates removed lower it a
+     * little), and a deterministic result. */
+    double mean = (double)s.nnz / (double)s.nouter;
+    ck_assert(mean > 7.0 && mean <= 8.5);
+    ck_assert_int_eq(tf_cal_synth(&t, 2000, 1000, 8.0, 0.5, 64, 3), TF_OK);
+    ck_assert_int_eq(t.nnz, s.nnz);
+    ck_assert(memcmp(t.idx, s.idx, (size_t)s.nnz * sizeof *s.idx) == 0);
+    tf_cal_sparse_free(&t);
+    tf_cal_sparse_free(&s);
+    ck_assert_ptr_null(s.ptr);
+    ck_assert_int_eq(tf_cal_synth(&s, 0, 10, 2.0, 0.5, 4, 1), TF_ERR_ARG);
+    ck_assert_int_eq(tf_cal_synth(&s, 10, 10, 0.5, 0.5, 4, 1), TF_ERR_ARG);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("calibrate");
@@ -177,6 +220,10 @@ static Suite *suite(void)
     tcase_add_test(tc, negative_coefficient_is_clamped);
     tcase_add_test(tc, degenerate_input_is_an_error);
     suite_add_tcase(s, tc);
+    TCase *tm = tcase_create("measure");
+    tcase_add_test(tm, median_of_samples);
+    tcase_add_test(tm, synthetic_parts_are_well_formed);
+    suite_add_tcase(s, tm);
     return s;
 }
 

@@ -1,0 +1,421 @@
+#!/bin/sh
+# End to end: bad input, damaged plans and failures through the real
+# programs (issue 7). Every failure must end with a non-zero exit status and
+# exactly one line on stderr naming the file and the problem; with MPI, every
+# rank must exit non-zero and none may hang (each mpirun runs under
+# `timeout 120`; a timeout counts as a hang); a failed twoface-plan must leave
+# no output file behind (neither PLAN.h5 nor PLAN.h5.tmp.*) and an existing
+# plan untouched. Unusual but valid matrices must plan and pass --check.
+#
+# Damaged files come from the helper modes of tests/mpi_errors.c.
+# Environment (tests/run_tests.sh sets them): TF_SRCDIR, TF_BUILD and the
+# Open MPI variables (root, oversubscription, osc, yield when idle).
+# Last line: "e2e_errors: N passed, M failed"; exit status 1 if M > 0.
+B=${TF_BUILD:-build}
+case $B in /*) ;; *) B=$(pwd)/$B ;; esac
+PLAN=$B/bin/twoface-plan
+EXEC=$B/bin/twoface-exec
+HELPER=$B/tests/mpi_errors
+MPI_LIMIT=120
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_errors.XXXXXX") || exit 1
+finish() {
+    rm -rf "$work"
+    echo "e2e_errors: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+trap 'rm -rf "$work"; exit 1' INT TERM
+
+for p in "$PLAN" "$EXEC" "$HELPER"; do
+    if [ ! -x "$p" ]; then
+        bad "$p is not built (make all $B/tests/mpi_errors)"
+        finish
+    fi
+done
+command -v mpirun >/dev/null 2>&1 || { bad "mpirun not found"; finish; }
+
+# ---- helpers ----------------------------------------------------------------
+
+# Non-empty lines of a file.
+nlines() { grep -c . "$1" 2>/dev/null || true; }
+
+# leftovers PLAN: lists PLAN and PLAN.tmp.* if they exist.
+leftovers() { ls -d "$1" "$1".tmp.* 2>/dev/null; }
+
+# plan_fails NAME PATTERN PLANFILE ARGS...: twoface-plan must fail with one
+# stderr line containing PATTERN and leave no PLANFILE (or its temporaries).
+plan_fails() {
+    name=$1 pattern=$2 out=$3
+    shift 3
+    "$PLAN" "$@" -o "$out" -q >"$work/out" 2>"$work/err"
+    rc=$?
+    left=$(leftovers "$out")
+    if [ $rc -eq 0 ]; then
+        bad "$name: twoface-plan succeeded"
+    elif [ "$(nlines "$work/err")" -ne 1 ]; then
+        bad "$name: expected one line on stderr, got: $(head -c 600 "$work/err")"
+    elif ! grep -q -- "$pattern" "$work/err"; then
+        bad "$name: '$pattern' not in: $(cat "$work/err")"
+    elif [ -n "$left" ]; then
+        bad "$name: left $left behind"
+    else
+        ok "$name (exit $rc): $(cat "$work/err")"
+    fi
+}
+
+# mpi_run P DIR CMD...: runs CMD on P ranks under timeout; rank r's stdout,
+# stderr and exit status go to DIR/out.r, DIR/err.r, DIR/rc.r (each rank is
+# wrapped in a shell that exits 0, so that mpirun does not kill the other
+# ranks when the first one exits non-zero: each rank must stop on its own).
+# Returns mpirun's status (124: timed out).
+mpi_run() {
+    np=$1 dir=$2
+    shift 2
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    # As for the MPI suites in run_tests.sh: Open MPI leaks at finalize from
+    # components it unloads, which no suppression can name, so a sanitizer
+    # build checks leaks in the serial programs only.
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    timeout $MPI_LIMIT mpirun -n "$np" --bind-to none sh -c '
+        d=$1; shift
+        r=${OMPI_COMM_WORLD_RANK:-0}
+        "$@" >"$d/out.$r" 2>"$d/err.$r"
+        echo $? >"$d/rc.$r"' sh "$dir" "$@" >"$dir/mpirun.log" 2>&1
+}
+
+# exec_fails NAME P PATTERN ARGS...: twoface-exec on P ranks must stop on
+# every rank with status 1 (within 30 s; a hang is killed at 120 s), with
+# exactly one stderr line in all (rank 0 reports the agreed message)
+# containing PATTERN.
+exec_fails() {
+    name=$1 np=$2 pattern=$3
+    shift 3
+    d=$work/run
+    t0=$(date +%s)
+    mpi_run "$np" "$d" "$EXEC" "$@"
+    mrc=$?
+    dt=$(($(date +%s) - t0))
+    if [ $mrc -eq 124 ]; then
+        bad "$name: hang (killed after ${MPI_LIMIT} s)"
+        return
+    fi
+    r=0 other= missing=
+    while [ $r -lt "$np" ]; do
+        if [ ! -f "$d/rc.$r" ]; then
+            missing="$missing $r"
+        elif [ "$(cat "$d/rc.$r")" -ne 1 ]; then
+            other="$other $r:$(cat "$d/rc.$r")"
+        fi
+        r=$((r + 1))
+    done
+    cat "$d"/err.* 2>/dev/null >"$d/err.all"
+    if [ -n "$missing" ]; then
+        bad "$name: ranks$missing did not finish (mpirun: $(head -c 300 "$d/mpirun.log"))"
+    elif [ -n "$other" ]; then
+        bad "$name: rank:status$other, expected status 1 on every rank: $(head -c 300 "$d/err.all")"
+    elif [ "$dt" -gt 30 ]; then
+        bad "$name: took $dt s to stop"
+    elif [ "$(nlines "$d/err.all")" -ne 1 ]; then
+        bad "$name: expected one line on stderr, got: $(head -c 600 "$d/err.all")"
+    elif ! grep -q -- "$pattern" "$d/err.all"; then
+        bad "$name: '$pattern' not in: $(cat "$d/err.all")"
+    else
+        ok "$name (all $np ranks exit $(cat "$d/rc.0"), ${dt} s): $(cat "$d/err.all")"
+    fi
+}
+
+# exec_checks NAME P ARGS...: twoface-exec --check must pass on every rank.
+exec_checks() {
+    name=$1 np=$2
+    shift 2
+    d=$work/run
+    mpi_run "$np" "$d" "$EXEC" --check -i 2 --warmup 1 "$@"
+    mrc=$?
+    rcs=$(cat "$d"/rc.* 2>/dev/null | tr '\n' ' ')
+    if [ $mrc -eq 124 ]; then
+        bad "$name: hang (killed after ${MPI_LIMIT} s)"
+    elif [ "$(cat "$d"/rc.* 2>/dev/null | grep -c '^0$')" -ne "$np" ]; then
+        bad "$name: exit statuses '$rcs': $(cat "$d"/err.* | head -c 600)"
+    elif ! grep -q '^check[^:]*: .*passed' "$d/out.0" || grep -q 'FAILED' "$d/out.0"; then
+        bad "$name: no passed check in: $(head -c 600 "$d/out.0")"
+    else
+        ok "$name: $(grep '^check' "$d/out.0" | head -1)"
+    fi
+}
+
+banner='%%MatrixMarket matrix coordinate real general'
+
+# ---- 1. Unusual but valid matrices: planned and multiplied correctly ------
+
+valid() { # NAME P FILE
+    name=$1 np=$2 f=$3
+    out=$work/valid.h5
+    if ! "$PLAN" "$f" -n "$np" -o "$out" -q 2>"$work/err"; then
+        bad "$name: twoface-plan failed: $(cat "$work/err")"
+        return
+    fi
+    if ls "$out".tmp.* >/dev/null 2>&1; then
+        bad "$name: temporary file left next to the plan"
+        return
+    fi
+    exec_checks "$name, $np ranks" "$np" "$out"
+    rm -f "$out"
+}
+
+printf '%s\n6 6 0\n' "$banner" >"$work/empty.mtx"
+valid "empty 6x6 matrix (0 entries)" 4 "$work/empty.mtx"
+printf '%s\n1 1 1\n1 1 -2.5\n' "$banner" >"$work/one.mtx"
+valid "1x1 matrix (more ranks than rows)" 4 "$work/one.mtx"
+awk -v b="$banner" 'BEGIN { print b; print 40, 7, 60
+    for (i = 0; i < 60; i++) print (i * 7) % 40 + 1, (i * 3) % 7 + 1, (i % 5) - 2.5 }' \
+    >"$work/tall.mtx"
+valid "tall 40x7 matrix" 3 "$work/tall.mtx"
+awk -v b="$banner" 'BEGIN { print b; print 7, 40, 60
+    for (i = 0; i < 60; i++) print (i * 3) % 7 + 1, (i * 7) % 40 + 1, (i % 5) - 2.5 }' \
+    >"$work/wide.mtx"
+valid "wide 7x40 matrix" 3 "$work/wide.mtx"
+awk -v b="$banner" 'BEGIN { print b; print 30, 30, 30
+    for (j = 1; j <= 30; j++) print 13, j, j / 4 }' >"$work/row.mtx"
+valid "all entries in one row (30x30)" 4 "$work/row.mtx"
+awk -v b="$banner" 'BEGIN { print b; print 30, 30, 30
+    for (i = 1; i <= 30; i++) print i, 5, i / 4 }' >"$work/col.mtx"
+valid "all entries in one column (30x30)" 4 "$work/col.mtx"
+
+# ---- 2. Malformed Matrix Market files: one line, no plan file ---------------
+
+printf '3 3 1\n1 1 1\n' >"$work/nobanner.mtx"
+plan_fails "missing banner" "nobanner.mtx:1: expected the banner" "$work/bad.h5" \
+    "$work/nobanner.mtx" -n 2
+printf '%%%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n' >"$work/array.mtx"
+plan_fails "array format" "array.mtx:1: format 'array'" "$work/bad.h5" "$work/array.mtx" -n 2
+printf '%s\n3 3 2\n1 1 1\n4 2 1\n' "$banner" >"$work/range.mtx"
+plan_fails "row index out of range" "range.mtx:4: row index 4 out of range" "$work/bad.h5" \
+    "$work/range.mtx" -n 2
+printf '%s\n3 3 2\n1 0 1\n2 2 1\n' "$banner" >"$work/zero.mtx"
+plan_fails "column index 0" "zero.mtx:3:" "$work/bad.h5" "$work/zero.mtx" -n 2
+plan_fails "missing matrix file" "$work/none.mtx" "$work/bad.h5" "$work/none.mtx" -n 2
+plan_fails "output directory missing" "$work/nodir/p.h5" "$work/nodir/p.h5" "$work/one.mtx" -n 2
+
+# A failure never touches an existing plan.
+"$PLAN" "$work/tall.mtx" -n 3 -o "$work/keep.h5" -q
+cp "$work/keep.h5" "$work/keep.orig"
+"$PLAN" "$work/range.mtx" -n 2 -o "$work/keep.h5" -q 2>/dev/null
+if cmp -s "$work/keep.h5" "$work/keep.orig" && ! ls "$work"/keep.h5.tmp.* >/dev/null 2>&1; then
+    ok "a failed twoface-plan leaves the existing plan untouched"
+else
+    bad "a failed twoface-plan changed or removed the existing plan"
+fi
+
+# ---- 3. Plans that are not plans, damaged or wrong for the run -------------
+
+awk 'BEGIN { srand(3); n = 3000; print "%%MatrixMarket matrix coordinate real general"
+    print n, n, 30000
+    for (i = 0; i < 30000; i++) printf "%d %d %.3f\n", int(rand() * n) + 1, int(rand() * n) + 1, rand() - 0.5 }' \
+    >"$work/r.mtx"
+good=$work/good3.h5
+if ! "$PLAN" "$work/r.mtx" -n 3 -o "$good" -q 2>"$work/err" ||
+    ! "$PLAN" "$work/r.mtx" -n 4 -o "$work/good4.h5" -q 2>>"$work/err"; then
+    bad "cannot plan the test matrix: $(cat "$work/err")"
+    finish
+fi
+exec_checks "control: the intact plan runs" 3 "$good"
+
+exec_fails "plan file missing" 3 "$work/none.h5: cannot open" "$work/none.h5"
+exec_fails "plan file is a directory" 3 "is a directory" "$work"
+cp "$work/r.mtx" "$work/text.h5"
+exec_fails "not an HDF5 file" 3 "text.h5: not an HDF5 file" "$work/text.h5"
+"$HELPER" --not-a-plan "$work/other.h5"
+exec_fails "an HDF5 file that is not a plan" 3 "other.h5:" "$work/other.h5"
+size=$(wc -c <"$good")
+head -c $((size / 2)) "$good" >"$work/trunc.h5"
+exec_fails "truncated plan ($((size / 2)) of $size bytes)" 3 "trunc.h5: .*damaged" "$work/trunc.h5"
+cp "$good" "$work/flip.h5"
+"$HELPER" --flip-chunk "$work/flip.h5" rank_000001/local/col
+exec_fails "flipped byte in a compressed chunk" 3 "rank_000001/local/col.*checksum" \
+    "$work/flip.h5"
+cp "$good" "$work/drop.h5"
+"$HELPER" --drop-group "$work/drop.h5" 1
+exec_fails "rank group missing" 3 "rank_000001.*missing" "$work/drop.h5"
+exec_fails "plan for 4 ranks run on 3" 3 "plan is for 4 ranks, but 3 ranks are running" \
+    "$work/good4.h5"
+exec_fails "plan for 3 ranks run on 4" 4 "plan is for 3 ranks, but 4 ranks are running" "$good"
+"$HELPER" --bad-fingerprint "$good" "$work/fp.h5"
+exec_fails "fingerprint does not match the parts" 3 "fp.h5.*fingerprint mismatch" "$work/fp.h5"
+# Only rank 2 cannot load its part: ranks 0 and 1 must not wait for it.
+cp "$good" "$work/rank2.h5"
+"$HELPER" --edit "$work/rank2.h5" rank_000002/local/val
+exec_fails "only rank 2's part damaged (edited value)" 3 "rank_000002.*checksum mismatch" \
+    "$work/rank2.h5"
+cp "$work/good4.h5" "$work/rank2of4.h5"
+"$HELPER" --drop-group "$work/rank2of4.h5" 2
+exec_fails "only rank 2's group missing, 4 ranks" 4 "rank_000002" "$work/rank2of4.h5"
+
+# ---- 4. B files for --b ------------------------------------------------------
+
+n=3000
+"$HELPER" --b "$work/b_good.h5" good $n 8
+exec_checks "control: --b with a good B file" 3 "$good" --b "$work/b_good.h5"
+exec_fails "B file missing" 3 "b_none.h5" "$good" --b "$work/b_none.h5"
+"$HELPER" --b "$work/b_nodset.h5" no-dataset $n 8
+exec_fails "B file without dataset /B" 3 "b_nodset.h5.*/B" "$good" --b "$work/b_nodset.h5"
+"$HELPER" --b "$work/b_rows.h5" rows $n 8
+exec_fails "B with n+1 rows" 3 "b_rows.h5: /B has 3001 rows, the matrix has 3000 columns" \
+    "$good" --b "$work/b_rows.h5"
+"$HELPER" --b "$work/b_1d.h5" one-d $n 8
+exec_fails "B one-dimensional" 3 "b_1d.h5.*2-D" "$good" --b "$work/b_1d.h5"
+"$HELPER" --b "$work/b_f64.h5" float64 $n 8
+exec_fails "B of float64" 3 "b_f64.h5.*float32" "$good" --b "$work/b_f64.h5"
+exec_fails "B width differs from -k" 3 "b_good.h5: /B has 8 columns, -k is 16" \
+    "$good" --b "$work/b_good.h5" -k 16
+
+# ---- 5. Calibration files ---------------------------------------------------
+
+calib() { # extra lines after a complete file
+    {
+        echo "# twoface cost-model calibration"
+        echo "date = 2026-01-01"
+        echo "alpha_coll   = 2.0e-05  # s"
+        echo "beta_coll    = 1.0e-10  # s/byte"
+        echo "alpha_fetch  = 5.0e-06  # s"
+        echo "beta_fetch   = 2.0e-10  # s/byte"
+        echo "gamma_local  = 1.0e-09  # s"
+        echo "gamma_coll   = 1.0e-09  # s"
+        echo "gamma_fetch  = 2.0e-09  # s"
+        echo "threads      = 1"
+    }
+}
+calib >"$work/cal_good.txt"
+if "$PLAN" "$work/tall.mtx" -n 3 -o "$work/cal.h5" -q --calibration "$work/cal_good.txt" \
+    2>"$work/err"; then
+    ok "control: a complete calibration file is accepted"
+else
+    bad "a complete calibration file is rejected: $(cat "$work/err")"
+fi
+rm -f "$work/cal.h5"
+{ calib; echo "alpha_colll = 1e-5"; } >"$work/cal_key.txt"
+plan_fails "calibration: unknown key" "cal_key.txt:11: unknown key 'alpha_colll'" \
+    "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_key.txt"
+calib | sed 's/^beta_fetch .*/beta_fetch = 2.0e-1O/' >"$work/cal_num.txt"
+plan_fails "calibration: bad number" "cal_num.txt:6: 'beta_fetch' needs a finite" \
+    "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_num.txt"
+calib | grep -v '^gamma_coll' >"$work/cal_miss.txt"
+plan_fails "calibration: missing key" "cal_miss.txt: missing key 'gamma_coll'" \
+    "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_miss.txt"
+plan_fails "calibration file missing" "cal_none.txt: cannot open" \
+    "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_none.txt"
+
+# ---- 6. Resources -------------------------------------------------------------
+
+plan_fails "--max-memory 1K: reading refused" "reading needs about .* (--max-memory)" \
+    "$work/mem.h5" "$work/r.mtx" -n 3 --max-memory 1K
+plan_fails "--max-memory with a bad suffix" "--max-memory '12Q'" "$work/mem.h5" \
+    "$work/r.mtx" -n 3 --max-memory 12Q
+# A size line asking for ~2^31 rows: its row arrays alone need 48 GiB.
+printf '%s\n2147483647 2147483647 1\n1 1 1\n' "$banner" >"$work/huge.mtx"
+mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)
+if [ -n "$mem_kib" ] && [ "$mem_kib" -lt $((40 * 1024 * 1024)) ]; then
+    plan_fails "more than the physical memory (2^31 rows declared)" \
+        "reading needs about .*(the physical memory); set --max-memory" "$work/mem.h5" \
+        "$work/huge.mtx" -n 2
+else
+    echo "skip - physical memory check: this machine has more than 40 GiB"
+fi
+
+# A file-size limit while writing: no file, no temporary, old plan kept.
+cp "$work/keep.orig" "$work/fsize.h5"
+(
+    ulimit -f 8
+    exec "$PLAN" "$work/r.mtx" -n 3 -o "$work/fsize.h5" -q
+) >/dev/null 2>"$work/err"
+rc=$?
+if [ $rc -ne 0 ] && [ "$(nlines "$work/err")" -eq 1 ] && grep -q 'fsize.h5' "$work/err" &&
+    cmp -s "$work/fsize.h5" "$work/keep.orig" && ! ls "$work"/fsize.h5.tmp.* >/dev/null 2>&1; then
+    ok "file-size limit while writing (exit $rc, old plan kept, no temporary): $(cat "$work/err")"
+else
+    bad "file-size limit: exit $rc, stderr '$(head -c 400 "$work/err")', files: $(ls "$work" | grep fsize)"
+fi
+rm -f "$work/fsize.h5"
+(
+    ulimit -f 8
+    exec "$PLAN" "$work/r.mtx" -n 3 -o "$work/fsize.h5" -q
+) >/dev/null 2>/dev/null
+left=$(leftovers "$work/fsize.h5")
+if [ -z "$left" ]; then
+    ok "file-size limit with no previous plan: nothing left"
+else
+    bad "file-size limit left $left"
+fi
+
+# Signals. ~3M entries take a second or two to read and plan; a high zstd
+# level makes the write last long enough to be hit while PLAN.h5.tmp.* exists.
+awk 'BEGIN { srand(5); n = 200000; e = 3000000
+    print "%%MatrixMarket matrix coordinate pattern general"; print n, n, e
+    for (i = 0; i < e; i++) print int(rand() * n) + 1, int(rand() * n) + 1 }' >"$work/big.mtx"
+plan_fails "--max-memory between the reading and planning estimates" \
+    "planning needs about .* (--max-memory)" "$work/mem.h5" "$work/big.mtx" -n 4 \
+    --max-memory 150M
+
+# signal_case NAME SIG WHEN: the signal is sent while reading (a quarter of
+# the matrix file read, from /proc/PID/io), while planning (all of it read:
+# its size plus the planner's 64 KiB header peek) or while writing (as soon
+# as the temporary file exists). It must land before the phase is over.
+rchar() { sed -n 's/^rchar: //p' "/proc/$1/io" 2>/dev/null; }
+signal_case() {
+    name=$1 sig=$2 when=$3
+    out=$work/sig.h5
+    rm -f "$out" "$out".tmp.*
+    cp "$work/keep.orig" "$out"
+    size=$(wc -c <"$work/big.mtx")
+    case $when in
+    read) need=$((size / 4)) ;;
+    plan) need=$((size + 65536)) ;;
+    *) need= ;;
+    esac
+    # Background jobs of a non-interactive shell ignore SIGINT, which the
+    # program (rightly) leaves ignored: restore the default disposition.
+    env --default-signal=INT,TERM "$PLAN" "$work/big.mtx" -n 4 -o "$out" -q --zstd-level 19 \
+        2>"$work/sigerr" &
+    pid=$!
+    hit= i=0
+    while [ $i -lt 3000 ] && kill -0 $pid 2>/dev/null; do
+        if [ -n "$need" ]; then
+            got=$(rchar $pid)
+            if [ -n "$got" ] && [ "$got" -ge "$need" ]; then
+                ls "$out".tmp.* >/dev/null 2>&1 || hit=1
+                break
+            fi
+        elif ls "$out".tmp.* >/dev/null 2>&1; then
+            hit=1
+            break
+        fi
+        sleep 0.01
+        i=$((i + 1))
+    done
+    kill -s "$sig" $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    rc=$?
+    left=$(ls "$out".tmp.* 2>/dev/null)
+    if [ -z "$hit" ]; then
+        bad "$name: the signal did not land in time (exit $rc)"
+    elif [ $rc -eq 0 ]; then
+        bad "$name: twoface-plan finished despite SIG$sig"
+    elif [ -n "$left" ]; then
+        bad "$name: SIG$sig left $left"
+    elif ! cmp -s "$out" "$work/keep.orig"; then
+        bad "$name: SIG$sig changed or removed the existing plan"
+    else
+        ok "$name: exit $rc, no temporary file, old plan kept"
+    fi
+}
+signal_case "SIGTERM while reading the matrix" TERM read
+signal_case "SIGINT while planning" INT plan
+signal_case "SIGTERM while planning" TERM plan
+signal_case "SIGINT while writing the plan" INT write
+signal_case "SIGTERM while writing the plan" TERM write
+
+finish
