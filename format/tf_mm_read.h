@@ -4,7 +4,12 @@
  * Input is untrusted (downloaded graphs, fuzzers), so every malformed file
  * ends in a status from tf_error.h and a one-line message of the form
  * "FILE:LINE: what was expected, what was found"; nothing in a file can make
- * the reader crash, leak, or allocate far beyond what the file can hold.
+ * the reader crash or leak, and the entry storage never grows beyond what the
+ * file can hold. One allocation does follow the declared dimensions: the CSR
+ * row pointers (8 bytes per row), so a 70-byte file declaring 2^31 - 1 rows
+ * costs 16 GiB; twoface-plan estimates that before reading and refuses it
+ * (--max-memory, docs/reliability.md). Callers of this function who read
+ * untrusted files should bound the dimensions the same way.
  *
  * What is accepted, and why where it is a choice:
  *   - banner `%%MatrixMarket matrix coordinate FIELD SYMMETRY`, keywords in
