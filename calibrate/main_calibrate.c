@@ -11,6 +11,7 @@
  * one line on stderr (rank 0) and a non-zero exit on every rank. */
 #include "tf_calib_file.h"
 #include "tf_calibrate.h"
+#include "tf_insitu.h"
 #include "tf_error.h"
 
 #include <errno.h>
@@ -44,6 +45,8 @@ static void usage(FILE *f)
             "  -i, --iterations N    timed SpMMs per plan (default 20)\n"
             "  --warmup W            untimed SpMMs per plan first (default 3)\n"
             "  --json                one JSON line per plan (validation)\n"
+            "  --no-insitu           write the microbenchmark fits as they are, without the\n"
+            "                        in-situ scaling by a run of the executor\n"
             "  -h, --help            this text\n");
 }
 
@@ -74,7 +77,7 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 
 typedef struct {
     const char *output;
-    int quick, threads, json, iters, warmup, help;
+    int quick, threads, json, iters, warmup, help, no_insitu;
     int nk, k[TF_CAL_MAXK];
     int validate;
     int nplans;
@@ -86,12 +89,13 @@ static int parse_args(int argc, char **argv, args *a)
     memset(a, 0, sizeof *a);
     a->iters = 20;
     a->warmup = 3;
-    enum { O_QUICK = 256, O_THREADS, O_VALIDATE, O_WARMUP, O_JSON };
+    enum { O_QUICK = 256, O_THREADS, O_VALIDATE, O_WARMUP, O_JSON, O_NO_INSITU };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"quick", no_argument, 0, O_QUICK},
         {"threads", required_argument, 0, O_THREADS}, {"validate", required_argument, 0, O_VALIDATE},
         {"iterations", required_argument, 0, 'i'}, {"warmup", required_argument, 0, O_WARMUP},
         {"json", no_argument, 0, O_JSON},         {"help", no_argument, 0, 'h'},
+        {"no-insitu", no_argument, 0, O_NO_INSITU},
         {0, 0, 0, 0}};
     char *first_plan = NULL;
     int c;
@@ -132,6 +136,7 @@ static int parse_args(int argc, char **argv, args *a)
                 return TF_ERR_ARG;
             break;
         case O_JSON: a->json = 1; break;
+        case O_NO_INSITU: a->no_insitu = 1; break;
         case 'h': a->help = 1; return TF_OK;
         case ':': return tf_fail(TF_ERR_ARG, "option '%s' needs a value", argv[optind - 1]);
         default: return tf_fail(TF_ERR_ARG, "unknown option '%s' (--help lists them)", argv[optind - 1]);
@@ -190,24 +195,46 @@ static void mpi_library(char *out, size_t n)
     snprintf(out, n, "%s", v);
 }
 
-/* 1-minute load average (-1 when unknown). On a shared machine other
- * programs' load ends up in every coefficient: the file says how much there
- * was. */
-static double load_average(void)
+/* Share of all CPUs busy over `secs` seconds (-1 when unknown), from
+ * /proc/stat. On a shared machine other programs' load ends up in every
+ * coefficient, so the file says how much there was. Sampled before
+ * MPI_Init, while this job's own ranks are all asleep in the same call (the
+ * 1-minute load average would count the previous job too). */
+static int cpu_times(double *busy, double *total)
 {
-    double l = -1.0;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &l) != 1)
-            l = -1.0;
-        fclose(f);
-    }
-    return l;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 5)
+        return -1;
+    double t = 0;
+    for (int i = 0; i < 8; i++)
+        t += (double)v[i];
+    *total = t;
+    *busy = t - (double)v[3] - (double)v[4]; /* minus idle and iowait */
+    return 0;
 }
+
+static double busy_share(double secs)
+{
+    double b0, t0, b1, t1;
+    if (cpu_times(&b0, &t0))
+        return -1.0;
+    struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+    nanosleep(&ts, NULL);
+    if (cpu_times(&b1, &t1) || t1 <= t0)
+        return -1.0;
+    return (b1 - b0) / (t1 - t0);
+}
+
+static double g_busy_before = -1.0;
 
 static int calibrate(const args *a, MPI_Comm comm, int nranks)
 {
-    double load0 = load_average();
     double t_start = MPI_Wtime();
     tf_cal_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -219,6 +246,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cfg.nk = a->nk;
     memcpy(cfg.k, a->k, sizeof cfg.k);
     cfg.log = g_rank == 0 ? stdout : NULL;
+    cfg.one_node = tf_cal_one_node(comm);
 
     int st = TF_OK;
     if (nranks < 2)
@@ -256,11 +284,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
                          "%ld online cores; %s; %s; kernels at K = %s\n",
                 a->quick ? "quick" : "full", host, nranks, cfg.threads,
                 sysconf(_SC_NPROCESSORS_ONLN), lib, transport, kv);
-        if (load0 > (double)sysconf(_SC_NPROCESSORS_ONLN))
-            fprintf(cfg.log, "warning: load average %.1f on %ld cores before starting: other "
-                             "programs are running, and their interference will be in the "
+        if (g_busy_before > 0.2)
+            fprintf(cfg.log, "warning: other programs kept %.0f%% of the %ld cores busy just "
+                             "before starting: their interference will be in the "
                              "coefficients\n",
-                    load0, sysconf(_SC_NPROCESSORS_ONLN));
+                    100.0 * g_busy_before, sysconf(_SC_NPROCESSORS_ONLN));
         fflush(cfg.log);
     }
 
@@ -293,6 +321,19 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cal.coeffs.gamma_coll = kern[1].coef[0];
     cal.coeffs.gamma_fetch = kern[2].coef[0];
     cal.coeffs.threads = cfg.threads;
+    /* Microbenchmarks give the shape of each half's cost; a run of the real
+     * executor sets its scale (tf_insitu.h explains why). */
+    double insitu[3] = {1, 1, 1};
+    if (!a->no_insitu) {
+        int kin = cfg.nk > 0 ? cfg.k[cfg.nk - 1] : 128;
+        for (int i = 0; i < cfg.nk; i++)
+            if (cfg.k[i] == 128)
+                kin = 128;
+        int ist = tf_measure_insitu(comm, kin, a->quick ? 10 : 30, &cal.coeffs,
+                                    g_rank == 0 ? stdout : NULL, insitu);
+        if (ist)
+            return ist;
+    }
 
     char buf[256];
     time_t now = time(NULL);
@@ -322,12 +363,13 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
                 snprintf(clamped + l, sizeof clamped - l, "%s%s", l ? " " : "", pnames[f][j]);
             }
     snprintf(buf, sizeof buf,
-             "%s sweep on %ld cores, load %.1f before / %.1f after; fit RMS rel. error coll "
+             "%s sweep on %ld cores, %.0f%% busy with other work before; fit RMS rel. error coll "
              "%.0f%% fetch %.0f%% gamma_local %.0f%% gamma_coll %.0f%% gamma_fetch %.0f%%; "
-             "clamped to 0: %s",
-             a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), load0, load_average(),
+             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch %.2f",
+             a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), 100.0 * g_busy_before,
              100 * coll.rms_rel, 100 * fetch.rms_rel, 100 * kern[0].rms_rel,
-             100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none");
+             100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none",
+             insitu[0], insitu[1], insitu[2]);
     prov_set(&cal, "note", buf);
 
     if (g_rank == 0)
@@ -377,12 +419,24 @@ int main(int argc, char **argv)
      * never ucx, which returned corrupted MPI_Get data here. Set before
      * MPI_Init, which reads it; the user's own setting wins. */
     setenv("OMPI_MCA_osc", "sm,rdma", 0);
+    /* Only a calibration records it; validation and errors need no delay. */
+    int want_busy = argc > 1;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "--validate", 10) == 0 || strcmp(argv[i], "-h") == 0 ||
+            strcmp(argv[i], "--help") == 0)
+            want_busy = 0;
+    if (want_busy)
+        g_busy_before = busy_share(0.5);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm comm = MPI_COMM_WORLD;
     int nranks;
     MPI_Comm_rank(comm, &g_rank);
     MPI_Comm_size(comm, &nranks);
+    /* Failures such as a transport that cannot create the window (osc rdma
+     * over btl tcp) become one-line messages on every rank instead of Open
+     * MPI's multi-line abort. */
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 
     args a;
     if (parse_args(argc, argv, &a) != TF_OK) {

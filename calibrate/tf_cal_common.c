@@ -1,10 +1,11 @@
 /* Helpers shared by the calibration's measurements: agreement on failures,
- * medians, reductions, fit reports. */
+ * medians, timestamps and sample times, fit reports. */
 #include "tf_calibrate.h"
 #include "tf_error.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int tf_cal_agree(MPI_Comm comm, int status)
 {
@@ -43,9 +44,39 @@ double tf_cal_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void tf_cal_max_over_ranks(MPI_Comm comm, double *v, int n)
+double tf_cal_now(void)
 {
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int tf_cal_one_node(MPI_Comm comm)
+{
+    MPI_Comm local;
+    int n = 0, p = 0;
+    MPI_Comm_size(comm, &p);
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+        return 0;
+    MPI_Comm_size(local, &n);
+    MPI_Comm_free(&local);
+    int mine = n == p, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    return all;
+}
+
+void tf_cal_sample_times(MPI_Comm comm, int one_node, double *start, double *end, int n)
+{
+    if (one_node) {
+        MPI_Allreduce(MPI_IN_PLACE, start, n, MPI_DOUBLE, MPI_MIN, comm);
+        MPI_Allreduce(MPI_IN_PLACE, end, n, MPI_DOUBLE, MPI_MAX, comm);
+        for (int i = 0; i < n; i++)
+            start[i] = end[i] - start[i];
+    } else {
+        for (int i = 0; i < n; i++)
+            start[i] = end[i] - start[i];
+        MPI_Allreduce(MPI_IN_PLACE, start, n, MPI_DOUBLE, MPI_MAX, comm);
+    }
 }
 
 void tf_cal_print_fit(FILE *f, const char *what, const tf_fit *fit, const char *const *names,

@@ -8,8 +8,9 @@
  *    before each one), because in an SpMM all ranks communicate and compute
  *    at once; on an oversubscribed node a rank then gets only its share of a
  *    core, and the coefficients must include that;
- *  - one sample = the largest time over ranks (the SpMM waits for the
- *    slowest rank); a point's value = the median over repetitions;
+ *  - one sample = from the first rank's start to the last rank's end (the
+ *    SpMM waits for the slowest rank; see tf_cal_sample_times); a point's
+ *    value = the median over repetitions;
  *  - the points of a sweep are measured interleaved (A B C A B C ...), so a
  *    drift of the machine's speed spreads over all points instead of bending
  *    the fit. */
@@ -32,6 +33,7 @@ typedef struct {
     int nk;
     int k[TF_CAL_MAXK];    /* dense widths the compute kernels are measured at */
     FILE *log;             /* tables and progress, rank 0 only (NULL elsewhere) */
+    int one_node;          /* all ranks on one node: timestamps comparable */
 } tf_cal_config;
 
 /* ---- tf_cal_common.c ---------------------------------------------------- */
@@ -43,8 +45,21 @@ int tf_cal_agree(MPI_Comm comm, int status);
 /* Median of v[0..n) (sorts v in place); 0 for n == 0. */
 double tf_cal_median(double *v, int n);
 
-/* Element-wise maximum over ranks, in place. Collective. */
-void tf_cal_max_over_ranks(MPI_Comm comm, double *v, int n);
+/* A timestamp (s) comparable between the processes of one node
+ * (CLOCK_MONOTONIC; MPI_Wtime has a per-process origin). */
+double tf_cal_now(void);
+
+/* 1 when every rank of comm shares this node. Collective. */
+int tf_cal_one_node(MPI_Comm comm);
+
+/* Turns each rank's (start, end) timestamps of n samples into the samples'
+ * times, in start[]: on one node, the span from the earliest start to the
+ * latest end over all ranks; across nodes (clocks not comparable), the
+ * longest duration of any rank. The span is the right measure on an
+ * oversubscribed node: there a rank may be descheduled between leaving the
+ * barrier and reading its clock, and its own duration then hides the wait
+ * for a core, which in an SpMM all ranks pay. Collective. */
+void tf_cal_sample_times(MPI_Comm comm, int one_node, double *start, double *end, int n);
 
 /* Prints "name: coef = ..., RMS relative error x%" with each clamped
  * coefficient noted. rank 0 only (f may be NULL elsewhere). */

@@ -147,7 +147,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     static const int sizes_full[] = {1, 4, 16, 64, 256, 1024};
     const int *sizes = cfg->quick ? sizes_quick : sizes_full;
     const int nsizes = cfg->quick ? 4 : 6;
-    const int reps = cfg->quick ? 15 : 100;
+    const int reps = cfg->quick ? 40 : 300;
     const int rmax = sizes[nsizes - 1];
     const int npat = 2 * (P - 1);
     const int npts = npat * nsizes;
@@ -156,7 +156,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     MPI_Datatype row = MPI_DATATYPE_NULL;
     MPI_Win win = MPI_WIN_NULL;
     float *wbuf = NULL, *rbuf = NULL;
-    double *t = NULL, *x = NULL, *y = NULL;
+    double *t = NULL, *te = NULL, *x = NULL, *y = NULL;
     MPI_Comm *graphs = calloc((size_t)npat, sizeof *graphs);
     coll_point *pts = calloc((size_t)npts, sizeof *pts);
     int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
@@ -186,9 +186,10 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     if (st == TF_OK) {
         rbuf = malloc((size_t)(P - 1) * (size_t)rmax * (size_t)rowbytes);
         t = calloc((size_t)reps * npts, sizeof *t);
+        te = calloc((size_t)reps * npts, sizeof *te);
         x = malloc((size_t)npts * 2 * sizeof *x);
         y = malloc((size_t)npts * sizeof *y);
-        if (!rbuf || !t || !x || !y)
+        if (!rbuf || !t || !te || !x || !y)
             st = tf_fail(TF_ERR_NOMEM, "collective measurement: out of memory");
         else {
             /* Touch once: first-touch faults are not part of an exchange. */
@@ -232,16 +233,18 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
             coll_point *pt = &pts[i];
             MPI_Request req;
             MPI_Barrier(cfg->comm);
-            double t0 = MPI_Wtime();
+            double t0 = tf_cal_now();
             int err = MPI_Ineighbor_alltoallw(wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
                                               pt->rcount, pt->rdispl, pt->rtype, pt->graph, &req);
             if (err == MPI_SUCCESS)
                 err = MPI_Wait(&req, MPI_STATUS_IGNORE);
-            double dt = MPI_Wtime() - t0;
+            double t1 = tf_cal_now();
             if (err != MPI_SUCCESS)
                 st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Ineighbor_alltoallw failed", rank);
-            if (r >= 0)
-                t[(size_t)r * npts + i] = dt;
+            if (r >= 0) {
+                t[(size_t)r * npts + i] = t0;
+                te[(size_t)r * npts + i] = t1;
+            }
         }
         /* An MPI error is fatal by default; with MPI_ERRORS_RETURN, stop
          * every rank at the same point instead of hanging. */
@@ -249,7 +252,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     }
 
     if (st == TF_OK) {
-        tf_cal_max_over_ranks(cfg->comm, t, reps * npts);
+        tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps * npts);
         double *col = malloc((size_t)reps * sizeof *col);
         if (!col)
             st = tf_fail(TF_ERR_NOMEM, "collective measurement: out of memory");
@@ -266,7 +269,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
         if (st == TF_OK && cfg->log) {
             FILE *f = cfg->log;
             fprintf(f, "collective (MPI_Ineighbor_alltoallw, hindexed from window memory, "
-                       "%d reps, max over ranks, median):\n", reps);
+                       "%d reps, first start to last end, median):\n", reps);
             fprintf(f, "  %-8s %2s %6s %10s %6s %10s %11s %11s %7s\n", "pattern", "d", "rows",
                        "bytes/msg", "peers", "bytes", "meas_us", "model_us", "err");
             for (int i = 0; i < npts; i++) {
@@ -331,6 +334,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     free(dst);
     free(rbuf);
     free(t);
+    free(te);
     free(x);
     free(y);
     return st;

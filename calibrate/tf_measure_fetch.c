@@ -27,14 +27,14 @@ typedef struct {
 /* One timed fetch of a point's runs; returns TF_OK or TF_ERR_MPI. */
 static int fetch_runs(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P,
                       const fetch_point *pt, MPI_Request *req, int *idx, int *slot_free,
-                      double *dt)
+                      double *t0, double *t1)
 {
     int nfree = TF_CAL_MAX_REQ, inflight = 0, next = 0;
     for (int i = 0; i < TF_CAL_MAX_REQ; i++) {
         slot_free[i] = i;
         req[i] = MPI_REQUEST_NULL;
     }
-    double t0 = MPI_Wtime();
+    *t0 = tf_cal_now();
     while (next < pt->q || inflight > 0) {
         while (next < pt->q && nfree > 0) {
             int r = next++;
@@ -57,7 +57,7 @@ static int fetch_runs(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P
             slot_free[nfree++] = idx[x];
         inflight -= outc;
     }
-    *dt = MPI_Wtime() - t0;
+    *t1 = tf_cal_now();
     return TF_OK;
 }
 
@@ -68,7 +68,7 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
     static const int q_full[] = {16, 64, 256, 1024}, l_full[] = {1, 4, 16, 64, 256};
     const int *qs = cfg->quick ? q_quick : q_full, *ls = cfg->quick ? l_quick : l_full;
     const int nq = cfg->quick ? 3 : 4, nl = cfg->quick ? 3 : 5;
-    const int reps = cfg->quick ? 15 : 80;
+    const int reps = cfg->quick ? 40 : 200;
     /* Cap the rows of one point: bigger fetches add nothing to the fit but
      * memory and time. */
     const int64_t cap = cfg->quick ? 8192 : 32768;
@@ -97,8 +97,9 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
     int *idx = malloc(TF_CAL_MAX_REQ * sizeof *idx);
     int *slot_free = malloc(TF_CAL_MAX_REQ * sizeof *slot_free);
     double *t = calloc((size_t)reps * npts, sizeof *t);
+    double *te = calloc((size_t)reps * npts, sizeof *te);
     double x[64], y[32];
-    if (!buf || !req || !idx || !slot_free || !t)
+    if (!buf || !req || !idx || !slot_free || !t || !te)
         st = tf_fail(TF_ERR_NOMEM, "fetch measurement: out of memory");
     else
         memset(buf, 0, (size_t)maxrows * (size_t)rowbytes);
@@ -127,13 +128,15 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
 
     for (int r = -1; r < reps && st == TF_OK; r++) {
         for (int i = 0; i < npts && st == TF_OK; i++) {
-            double dt = 0;
+            double t0 = 0, t1 = 0;
             /* The executor's start barrier: nobody reads B before its owner
              * has written it. It is not part of the fetch cost. */
             MPI_Barrier(cfg->comm);
-            st = fetch_runs(win, row, buf, rank, P, &pts[i], req, idx, slot_free, &dt);
-            if (r >= 0)
-                t[(size_t)r * npts + i] = dt;
+            st = fetch_runs(win, row, buf, rank, P, &pts[i], req, idx, slot_free, &t0, &t1);
+            if (r >= 0) {
+                t[(size_t)r * npts + i] = t0;
+                te[(size_t)r * npts + i] = t1;
+            }
         }
         st = tf_cal_agree(cfg->comm, st);
     }
@@ -141,20 +144,24 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
         MPI_Win_unlock_all(win);
 
     if (st == TF_OK) {
-        tf_cal_max_over_ranks(cfg->comm, t, reps * npts);
-        double col[512];
-        for (int i = 0; i < npts; i++) {
+        tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps * npts);
+        double *col = malloc((size_t)reps * sizeof *col);
+        if (!col)
+            st = tf_fail(TF_ERR_NOMEM, "fetch measurement: out of memory");
+        for (int i = 0; i < npts && col; i++) {
             for (int r = 0; r < reps; r++)
                 col[r] = t[(size_t)r * npts + i];
             y[i] = tf_cal_median(col, reps);
             x[2 * i] = pts[i].q;
             x[2 * i + 1] = (double)pts[i].q * pts[i].l * (double)rowbytes;
         }
-        st = tf_fit_linear(npts, 2, x, y, 1, fit);
+        free(col);
+        if (st == TF_OK)
+            st = tf_fit_linear(npts, 2, x, y, 1, fit);
         if (st == TF_OK && cfg->log) {
             FILE *f = cfg->log;
             fprintf(f, "one-sided fetch (MPI_Rget of runs in a lock_all epoch, <= %d in flight, "
-                       "%d reps, max over ranks, median):\n", TF_CAL_MAX_REQ, reps);
+                       "%d reps, first start to last end, median):\n", TF_CAL_MAX_REQ, reps);
             fprintf(f, "  %8s %6s %10s %11s %11s %11s %7s\n", "requests", "rows", "bytes",
                        "meas_us", "model_us", "us/request", "err");
             for (int i = 0; i < npts; i++) {
@@ -179,5 +186,6 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
     free(idx);
     free(slot_free);
     free(t);
+    free(te);
     return st;
 }

@@ -28,6 +28,7 @@
 
 #define ROW_BLOCK 64
 #define RUN_COLS 8
+#define TF_CAL_MAX_REPS 64 /* repetitions per point, at most */
 
 enum { KER_LOCAL = 0, KER_COLL = 1, KER_FETCH = 2, NKER = 3 };
 static const char *const ker_name[NKER] = {"local CSR", "collective CSR", "fetch CSC"};
@@ -112,7 +113,8 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
     static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768};
     const int64_t *rows = cfg->quick ? rows_quick : rows_full;
     const int nw = cfg->quick ? 2 : 5;
-    const int reps = cfg->quick ? 5 : 25;
+    const int reps = cfg->quick ? 9 : 40;
+    _Static_assert(40 <= TF_CAL_MAX_REPS, "kernel repetitions exceed the sample buffer");
     const int csr_threads = cfg->threads >= 2 ? cfg->threads - 1 : 1;
     /* Points of one K at a time: all K at once would hold (and first-touch)
      * several hundred MB per rank. */
@@ -120,11 +122,12 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
 
     ker_point *pts = calloc((size_t)nper, sizeof *pts);
     double *t = calloc((size_t)reps * nper, sizeof *t);
+    double *te = calloc((size_t)reps * nper, sizeof *te);
     double *x = malloc((size_t)npts * sizeof *x), *y = malloc((size_t)npts * sizeof *y);
     int *kof = malloc((size_t)npts * sizeof *kof);
     int64_t *nnzof = malloc((size_t)npts * sizeof *nnzof);
     int st = TF_OK;
-    if (!pts || !t || !x || !y || !kof || !nnzof)
+    if (!pts || !t || !te || !x || !y || !kof || !nnzof)
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
     st = tf_cal_agree(cfg->comm, st);
 
@@ -136,15 +139,17 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
         for (int r = -1; r < reps && st == TF_OK; r++)
             for (int i = 0; i < nper; i++) {
                 MPI_Barrier(cfg->comm);
-                double t0 = MPI_Wtime();
+                double t0 = tf_cal_now();
                 point_run(&pts[i], csr_threads);
-                double dt = MPI_Wtime() - t0;
-                if (r >= 0)
-                    t[(size_t)r * nper + i] = dt;
+                double t1 = tf_cal_now();
+                if (r >= 0) {
+                    t[(size_t)r * nper + i] = t0;
+                    te[(size_t)r * nper + i] = t1;
+                }
             }
         if (st == TF_OK) {
-            tf_cal_max_over_ranks(cfg->comm, t, reps * nper);
-            double col[64];
+            tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps * nper);
+            double col[TF_CAL_MAX_REPS];
             /* Stored kind-major: the fits below take each kind's points. */
             for (int i = 0; i < nper; i++) {
                 for (int r = 0; r < reps; r++)
@@ -166,7 +171,7 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
         if (st == TF_OK && cfg->log) {
             FILE *f = cfg->log;
             int th = kind == KER_FETCH ? 1 : csr_threads;
-            fprintf(f, "%s kernel (%d thread%s per rank, %d reps, max over ranks, median):\n",
+            fprintf(f, "%s kernel (%d thread%s per rank, %d reps, first start to last end, median):\n",
                     ker_name[kind], th, th == 1 ? "" : "s", reps);
             fprintf(f, "  %5s %10s %10s %11s %11s %7s\n", "K", "nnz", "ns/nnz-col", "meas_ms",
                     "model_ms", "err");
@@ -184,6 +189,7 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
     st = tf_cal_agree(cfg->comm, st);
     free(pts);
     free(t);
+    free(te);
     free(x);
     free(y);
     free(kof);

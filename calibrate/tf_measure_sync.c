@@ -11,12 +11,13 @@
 
 int tf_measure_sync(const tf_cal_config *cfg, double *barrier_s)
 {
-    const int reps = cfg->quick ? 50 : 200;
-    double *t = calloc((size_t)reps, sizeof *t);
-    int st = t ? TF_OK : tf_fail(TF_ERR_NOMEM, "barrier measurement: out of memory");
+    const int reps = cfg->quick ? 100 : 500;
+    double *t = calloc((size_t)reps, sizeof *t), *te = calloc((size_t)reps, sizeof *te);
+    int st = t && te ? TF_OK : tf_fail(TF_ERR_NOMEM, "barrier measurement: out of memory");
     st = tf_cal_agree(cfg->comm, st);
     if (st) {
         free(t);
+        free(te);
         return st;
     }
     for (int r = -1; r < reps; r++) {
@@ -24,19 +25,22 @@ int tf_measure_sync(const tf_cal_config *cfg, double *barrier_s)
          * round the way the executor runs it (non-blocking, then wait). */
         MPI_Barrier(cfg->comm);
         MPI_Request req;
-        double t0 = MPI_Wtime();
+        double t0 = tf_cal_now();
         MPI_Ibarrier(cfg->comm, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (r >= 0)
-            t[r] = MPI_Wtime() - t0;
+        if (r >= 0) {
+            t[r] = t0;
+            te[r] = tf_cal_now();
+        }
     }
-    tf_cal_max_over_ranks(cfg->comm, t, reps);
+    tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps);
     *barrier_s = tf_cal_median(t, reps);
     if (cfg->log)
-        fprintf(cfg->log, "barrier (MPI_Ibarrier + MPI_Wait, %d reps, max over ranks, median): "
+        fprintf(cfg->log, "barrier (MPI_Ibarrier + MPI_Wait, %d reps, first start to last end, median): "
                           "%.1f us; an SpMM with fetches runs two, which the model does not "
                           "count\n",
                 reps, 1e6 * *barrier_s);
     free(t);
+    free(te);
     return TF_OK;
 }

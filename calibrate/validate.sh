@@ -1,7 +1,8 @@
 #!/bin/sh
 # The calibration experiments behind docs/calibration-results.md:
-#  1. calibrate this machine twice: shared memory (default btl) and an
-#     emulated network (OMPI_MCA_btl=self,tcp);
+#  1. calibrate this machine: shared memory (default btl), an emulated
+#     network (OMPI_MCA_btl=self,tcp), and shared memory again without the
+#     in-situ scaling (--no-insitu: the microbenchmark fits alone);
 #  2. validation: for every graph, plan at P=4, K=128 with each calibration
 #     (twoface-plan --calibration; modes twoface, collective and fetch), run
 #     the plans under their own transport with twoface-calibrate --validate
@@ -18,18 +19,18 @@
 # the machine is otherwise idle (plus any waiting for it to be, see QUIET).
 #
 #   BUILD=build  OUT=$BUILD/validate  DATA=../shared/data
-#   ITERS=20     timed SpMMs per plan (validation); SENS_ITERS=15 (sensitivity)
+#   ITERS=20     timed SpMMs per plan (validation); SENS_ITERS=25 (sensitivity)
 #   SENS="cora pubmed email-Enron"   graphs of the sensitivity experiment
 #   FULL=1       full calibration sweeps instead of --quick
 #   SKIP_TCP=1   shared memory only
 #   QUIET=70     before each measurement wait (up to QUIET_WAIT=240 s) until the
 #                machine is at least this % idle over 3 s: on a shared machine other
-#                programs' load is the largest error of all (QUIET=0: don't wait)
+#                programs' load is the largest error of all (QUIET=0: only log it)
 BUILD=${BUILD:-build}
 OUT=${OUT:-$BUILD/validate}
 DATA=${DATA:-../shared/data}
 ITERS=${ITERS:-20}
-SENS_ITERS=${SENS_ITERS:-15}
+SENS_ITERS=${SENS_ITERS:-25}
 SENS=${SENS:-"cora pubmed email-Enron"}
 NP=4
 K=128
@@ -59,7 +60,6 @@ QUIET=${QUIET:-70}
 QUIET_WAIT=${QUIET_WAIT:-240}
 # Waits for an idle machine; logs what it found to $OUT/load.log.
 wait_quiet() { # label
-    [ "$QUIET" -gt 0 ] 2>/dev/null || return 0
     w0=$(date +%s)
     while :; do
         idle=$(idle_pct)
@@ -94,11 +94,14 @@ transports="sm tcp"
 mode=--quick
 [ "${FULL:-0}" = 1 ] && mode=
 
-# 1. Calibrations.
-for t in $transports; do
+# 1. Calibrations; "smraw" is shared memory without the in-situ scaling
+# (--no-insitu): the microbenchmark fits alone, for comparison.
+for t in $transports smraw; do
+    tr=$t; extra=
+    [ $t = smraw ] && { tr=sm; extra=--no-insitu; }
     wait_quiet "calibration $t"
     say "calibrating ($t)"
-    with_btl $t run "$BIN/twoface-calibrate" -o "$OUT/calib_$t.txt" -k $K $mode \
+    with_btl $tr run "$BIN/twoface-calibrate" -o "$OUT/calib_$t.txt" -k $K $mode $extra \
         >"$OUT/calib_$t.log" 2>&1 || { cat "$OUT/calib_$t.log"; exit 1; }
 done
 
@@ -118,9 +121,12 @@ for g in $graphs; do
                 --calibration "$OUT/calib_$t.txt" -q --explain >"$OUT/$name.$sfx.explain" || exit 1
         done
     done
+    "$BIN/twoface-plan" "$g" -n $NP -k $K -o "$OUT/$name.smraw.h5" \
+        --calibration "$OUT/calib_smraw.txt" -q --explain >"$OUT/$name.smraw.explain" || exit 1
     for t in $transports; do
         plans="$OUT/$name.$t.coll.h5 $OUT/$name.$t.fetch.h5"
         for t2 in $transports; do plans="$plans $OUT/$name.$t2.h5"; done
+        [ $t = sm ] && plans="$plans $OUT/$name.smraw.h5"
         wait_quiet "validation $name $t"
         say "validating $name under $t"
         with_btl $t run "$BIN/twoface-calibrate" --validate $plans -i $ITERS --json \
@@ -156,16 +162,16 @@ done
 {
     echo "## Coefficients"
     echo
-    printf "| coefficient |"; for t in $transports; do printf " %s |" "$t"; done; echo
-    printf "|---|"; for t in $transports; do printf "%s" "---:|"; done; echo
+    printf "| coefficient |"; for t in $transports smraw; do printf " %s |" "$t"; done; echo
+    printf "|---|"; for t in $transports smraw; do printf "%s" "---:|"; done; echo
     for c in $coeffs threads; do
         printf "| \`%s\` |" "$c"
-        for t in $transports; do
+        for t in $transports smraw; do
             printf " %s |" "$(awk -v c="$c" '$1 == c && $2 == "=" { print $3 }' "$OUT/calib_$t.txt")"
         done
         echo
     done
-    for t in $transports; do
+    for t in $transports smraw; do
         printf "\n%s: " "$t"; grep -E '^(note|transport) =' "$OUT/calib_$t.txt" | tr '\n' ' '; echo
     done
     echo
@@ -206,6 +212,17 @@ done
         done
         echo
     done
+    echo "## In-situ scaling vs microbenchmark fits alone (sm transport): predicted / measured ms"
+    echo
+    echo "| graph | split (fits alone) | split (in-situ scaled) | fits alone | in-situ scaled | error fits alone | error in-situ |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for g in $graphs; do
+        name=$(basename "$g" .mtx.zst)
+        l1=$(grep "\"plan\": \"$OUT/$name.smraw.h5\"" "$OUT/$name.run_sm.json")
+        l2=$(grep "\"plan\": \"$OUT/$name.sm.h5\"" "$OUT/$name.run_sm.json")
+        echo "| $name | $(split_counts <"$OUT/$name.smraw.explain" | tr ' ' /) | $(split_counts <"$OUT/$name.sm.explain" | tr ' ' /) | $(ms "$(echo "$l1" | jget pred_s)") / $(ms "$(echo "$l1" | jget median_s)") | $(ms "$(echo "$l2" | jget pred_s)") / $(ms "$(echo "$l2" | jget median_s)") | $(pct "$(echo "$l1" | jget err)") | $(pct "$(echo "$l2" | jget err)") |"
+    done
+    echo
     if [ "$transports" = "sm tcp" ]; then
         echo "## Split and time: sm-calibrated vs tcp-calibrated plans, both run under each transport"
         echo
@@ -253,6 +270,13 @@ done
         done
         echo
     done
+    echo "## Conditions"
+    echo
+    echo "Idle share of the CPUs measured over 3 s before each step (QUIET=$QUIET, waiting at most"
+    echo "${QUIET_WAIT}s); a step that ran on a busy machine is less trustworthy than the others."
+    echo
+    sed 's/^/    /' "$OUT/load.log"
+    echo
 } >"$OUT/tables.md"
 say "done: $OUT/tables.md"
 cat "$OUT/tables.md"
