@@ -143,10 +143,17 @@ static int make_point(coll_point *pt, int nsrc, int ndst, int rows, int rmax, in
 int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
 {
     const int P = cfg->nranks, rank = cfg->rank;
-    static const int sizes_quick[] = {1, 8, 64, 512};
-    static const int sizes_full[] = {1, 4, 16, 64, 256, 1024};
+    /* Up to 2 MiB per message: a collective stripe set of a real plan is
+     * hundreds of 32-row stripes per peer. The largest sizes are dropped
+     * when the window (2 slots of the largest block per peer) would pass
+     * 64 MiB per rank, as it would at many ranks. */
+    static const int sizes_quick[] = {1, 16, 256, 2048};
+    static const int sizes_full[] = {1, 4, 16, 64, 256, 1024, 4096};
     const int *sizes = cfg->quick ? sizes_quick : sizes_full;
-    const int nsizes = cfg->quick ? 4 : 6;
+    int nsizes = cfg->quick ? 4 : 7;
+    while (nsizes > 2 && (double)(P - 1) * 2.0 * sizes[nsizes - 1] * NET_K * sizeof(float) >
+                             64.0 * 1024 * 1024)
+        nsizes--;
     const int reps = cfg->quick ? 40 : 300;
     const int rmax = sizes[nsizes - 1];
     const int npat = 2 * (P - 1);

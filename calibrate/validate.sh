@@ -1,8 +1,8 @@
 #!/bin/sh
 # The calibration experiments behind docs/calibration-results.md:
-#  1. calibrate this machine: shared memory (default btl), an emulated
-#     network (OMPI_MCA_btl=self,tcp), and shared memory again without the
-#     in-situ scaling (--no-insitu: the microbenchmark fits alone);
+#  1. calibrate this machine: shared memory (default btl) and an emulated
+#     network (OMPI_MCA_btl=self,tcp), each also without the in-situ
+#     scaling (--no-insitu: the microbenchmark fits alone);
 #  2. validation: for every graph, plan at P=4, K=128 with each calibration
 #     (twoface-plan --calibration; modes twoface, collective and fetch), run
 #     the plans under their own transport with twoface-calibrate --validate
@@ -10,10 +10,11 @@
 #     sm- and tcp-calibrated twoface plans and the single-strategy plans) run
 #     interleaved in one process under each transport, so their times
 #     compare directly;
-#  3. sensitivity: for a few graphs, perturb each coefficient by -25% and
-#     +25%, re-plan, and run all the plans interleaved in one process with
-#     the unperturbed plan (twice: the difference between its two copies is
-#     the noise floor).
+#  3. sensitivity: for a few graphs and two calibrations (with and without
+#     the in-situ scaling), perturb each coefficient by -25% and +25%,
+#     re-plan, and run all the plans interleaved in one process with the
+#     unperturbed plan (twice: the difference between its two copies is the
+#     noise floor).
 # Results: $OUT/*.json (one line per plan), $OUT/*.log, and the tables in
 # $OUT/tables.md. Total runtime on the 2-core development VM: about 5 min when
 # the machine is otherwise idle (plus any waiting for it to be, see QUIET).
@@ -21,6 +22,7 @@
 #   BUILD=build  OUT=$BUILD/validate  DATA=../shared/data
 #   ITERS=20     timed SpMMs per plan (validation); SENS_ITERS=25 (sensitivity)
 #   SENS="cora pubmed email-Enron"   graphs of the sensitivity experiment
+#   SENS_CALIBS="sm smraw"           calibrations it perturbs
 #   FULL=1       full calibration sweeps instead of --quick
 #   SKIP_TCP=1   shared memory only
 #   QUIET=70     before each measurement wait (up to QUIET_WAIT=240 s) until the
@@ -32,6 +34,7 @@ DATA=${DATA:-../shared/data}
 ITERS=${ITERS:-20}
 SENS_ITERS=${SENS_ITERS:-25}
 SENS=${SENS:-"cora pubmed email-Enron"}
+SENS_CALIBS=${SENS_CALIBS:-"sm smraw"}
 NP=4
 K=128
 BIN=$BUILD/bin
@@ -94,11 +97,13 @@ transports="sm tcp"
 mode=--quick
 [ "${FULL:-0}" = 1 ] && mode=
 
-# 1. Calibrations; "smraw" is shared memory without the in-situ scaling
-# (--no-insitu): the microbenchmark fits alone, for comparison.
-for t in $transports smraw; do
-    tr=$t; extra=
-    [ $t = smraw ] && { tr=sm; extra=--no-insitu; }
+# 1. Calibrations; "smraw" and "tcpraw" are the same without the in-situ
+# scaling (--no-insitu): the microbenchmark fits alone, for comparison.
+raws=""
+for t in $transports; do raws="$raws ${t}raw"; done
+for t in $transports $raws; do
+    tr=${t%raw}; extra=
+    [ "$tr" != "$t" ] && extra=--no-insitu
     wait_quiet "calibration $t"
     say "calibrating ($t)"
     with_btl $tr run "$BIN/twoface-calibrate" -o "$OUT/calib_$t.txt" -k $K $mode $extra \
@@ -121,12 +126,14 @@ for g in $graphs; do
                 --calibration "$OUT/calib_$t.txt" -q --explain >"$OUT/$name.$sfx.explain" || exit 1
         done
     done
-    "$BIN/twoface-plan" "$g" -n $NP -k $K -o "$OUT/$name.smraw.h5" \
-        --calibration "$OUT/calib_smraw.txt" -q --explain >"$OUT/$name.smraw.explain" || exit 1
+    for t in $raws; do
+        "$BIN/twoface-plan" "$g" -n $NP -k $K -o "$OUT/$name.$t.h5" \
+            --calibration "$OUT/calib_$t.txt" -q --explain >"$OUT/$name.$t.explain" || exit 1
+    done
     for t in $transports; do
         plans="$OUT/$name.$t.coll.h5 $OUT/$name.$t.fetch.h5"
         for t2 in $transports; do plans="$plans $OUT/$name.$t2.h5"; done
-        [ $t = sm ] && plans="$plans $OUT/$name.smraw.h5"
+        plans="$plans $OUT/$name.${t}raw.h5"
         wait_quiet "validation $name $t"
         say "validating $name under $t"
         with_btl $t run "$BIN/twoface-calibrate" --validate $plans -i $ITERS --json \
@@ -135,43 +142,48 @@ for g in $graphs; do
     done
 done
 
-# 3. Sensitivity (shared memory).
+# 3. Sensitivity (shared memory), around each calibration in SENS_CALIBS: a
+# coefficient only matters where it moves the split, and an all-fetch plan
+# (what the in-situ scaled coefficients give on this machine) hardly moves.
 coeffs="alpha_coll beta_coll alpha_fetch beta_fetch gamma_local gamma_coll gamma_fetch"
-for name in $SENS; do
-    g=$DATA/$name.mtx.zst
-    [ -f "$g" ] || continue
-    base=$OUT/$name.sm.h5
-    plans="$base $base"
-    for c in $coeffs; do
-        for f in 0.75 1.25; do
-            cf=$OUT/calib_sm.$c.$f.txt
-            awk -v c="$c" -v f="$f" '$1 == c && $2 == "=" { $3 = sprintf("%.6e", $3 * f) } { print }' \
-                "$OUT/calib_sm.txt" >"$cf"
-            "$BIN/twoface-plan" "$g" -n $NP -k $K -o "$OUT/$name.$c.$f.h5" --calibration "$cf" -q \
-                --explain >"$OUT/$name.$c.$f.explain" || exit 1
-            plans="$plans $OUT/$name.$c.$f.h5"
+for cal in $SENS_CALIBS; do
+    for name in $SENS; do
+        g=$DATA/$name.mtx.zst
+        [ -f "$g" ] || continue
+        base=$OUT/$name.$cal.h5
+        plans="$base $base"
+        for c in $coeffs; do
+            for f in 0.75 1.25; do
+                cf=$OUT/calib_$cal.$c.$f.txt
+                awk -v c="$c" -v f="$f" '$1 == c && $2 == "=" { $3 = sprintf("%.6e", $3 * f) } { print }' \
+                    "$OUT/calib_$cal.txt" >"$cf"
+                "$BIN/twoface-plan" "$g" -n $NP -k $K -o "$OUT/$name.$cal.$c.$f.h5" --calibration "$cf" \
+                    -q --explain >"$OUT/$name.$cal.$c.$f.explain" || exit 1
+                plans="$plans $OUT/$name.$cal.$c.$f.h5"
+            done
         done
+        wait_quiet "sensitivity $cal $name"
+        say "sensitivity: $name around $cal, 16 plans interleaved"
+        run "$BIN/twoface-calibrate" --validate $plans -i $SENS_ITERS --json \
+            >"$OUT/$name.$cal.sens.json" 2>"$OUT/$name.$cal.sens.err" ||
+            { cat "$OUT/$name.$cal.sens.err"; exit 1; }
     done
-    wait_quiet "sensitivity $name"
-    say "sensitivity: $name, 16 plans interleaved"
-    run "$BIN/twoface-calibrate" --validate $plans -i $SENS_ITERS --json \
-        >"$OUT/$name.sens.json" 2>"$OUT/$name.sens.err" || { cat "$OUT/$name.sens.err"; exit 1; }
 done
 
 # 4. Tables.
 {
     echo "## Coefficients"
     echo
-    printf "| coefficient |"; for t in $transports smraw; do printf " %s |" "$t"; done; echo
-    printf "|---|"; for t in $transports smraw; do printf "%s" "---:|"; done; echo
+    printf "| coefficient |"; for t in $transports $raws; do printf " %s |" "$t"; done; echo
+    printf "|---|"; for t in $transports $raws; do printf "%s" "---:|"; done; echo
     for c in $coeffs threads; do
         printf "| \`%s\` |" "$c"
-        for t in $transports smraw; do
+        for t in $transports $raws; do
             printf " %s |" "$(awk -v c="$c" '$1 == c && $2 == "=" { print $3 }' "$OUT/calib_$t.txt")"
         done
         echo
     done
-    for t in $transports smraw; do
+    for t in $transports $raws; do
         printf "\n%s: " "$t"; grep -E '^(note|transport) =' "$OUT/calib_$t.txt" | tr '\n' ' '; echo
     done
     echo
@@ -212,17 +224,19 @@ done
         done
         echo
     done
-    echo "## In-situ scaling vs microbenchmark fits alone (sm transport): predicted / measured ms"
-    echo
-    echo "| graph | split (fits alone) | split (in-situ scaled) | fits alone | in-situ scaled | error fits alone | error in-situ |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
-    for g in $graphs; do
-        name=$(basename "$g" .mtx.zst)
-        l1=$(grep "\"plan\": \"$OUT/$name.smraw.h5\"" "$OUT/$name.run_sm.json")
-        l2=$(grep "\"plan\": \"$OUT/$name.sm.h5\"" "$OUT/$name.run_sm.json")
-        echo "| $name | $(split_counts <"$OUT/$name.smraw.explain" | tr ' ' /) | $(split_counts <"$OUT/$name.sm.explain" | tr ' ' /) | $(ms "$(echo "$l1" | jget pred_s)") / $(ms "$(echo "$l1" | jget median_s)") | $(ms "$(echo "$l2" | jget pred_s)") / $(ms "$(echo "$l2" | jget median_s)") | $(pct "$(echo "$l1" | jget err)") | $(pct "$(echo "$l2" | jget err)") |"
+    for t in $transports; do
+        echo "## In-situ scaling vs microbenchmark fits alone ($t transport): predicted / measured ms"
+        echo
+        echo "| graph | split (fits alone) | split (in-situ scaled) | fits alone | in-situ scaled | error fits alone | error in-situ |"
+        echo "|---|---:|---:|---:|---:|---:|---:|"
+        for g in $graphs; do
+            name=$(basename "$g" .mtx.zst)
+            l1=$(grep "\"plan\": \"$OUT/$name.${t}raw.h5\"" "$OUT/$name.run_$t.json")
+            l2=$(grep "\"plan\": \"$OUT/$name.$t.h5\"" "$OUT/$name.run_$t.json")
+            echo "| $name | $(split_counts <"$OUT/$name.${t}raw.explain" | tr ' ' /) | $(split_counts <"$OUT/$name.$t.explain" | tr ' ' /) | $(ms "$(echo "$l1" | jget pred_s)") / $(ms "$(echo "$l1" | jget median_s)") | $(ms "$(echo "$l2" | jget pred_s)") / $(ms "$(echo "$l2" | jget median_s)") | $(pct "$(echo "$l1" | jget err)") | $(pct "$(echo "$l2" | jget err)") |"
+        done
+        echo
     done
-    echo
     if [ "$transports" = "sm tcp" ]; then
         echo "## Split and time: sm-calibrated vs tcp-calibrated plans, both run under each transport"
         echo
@@ -241,7 +255,8 @@ done
         done
         echo
     fi
-    echo "## Sensitivity (sm): each coefficient x0.75 and x1.25, re-planned, run interleaved with the unperturbed plan"
+    for cal in $SENS_CALIBS; do
+    echo "## Sensitivity around the $cal calibration: each coefficient x0.75 and x1.25, re-planned, run interleaved with the unperturbed plan"
     echo
     echo "Split = collective stripes / fetch stripes / fetch requests (\"same\" = as unperturbed)."
     echo "Time change = median(perturbed) / mean of the two unperturbed copies' medians - 1; the"
@@ -249,26 +264,27 @@ done
     echo "is the noise floor."
     echo
     for name in $SENS; do
-        f=$OUT/$name.sens.json
+        f=$OUT/$name.$cal.sens.json
         [ -f "$f" ] || continue
         b1=$(sed -n 1p "$f" | jget median_s)
         b2=$(sed -n 2p "$f" | jget median_s)
-        base=$(split_counts <"$OUT/$name.sm.explain")
-        echo "### $name: unperturbed split $(echo "$base" | tr ' ' /), $(ms "$b1") ms and $(ms "$b2") ms (noise $(awk -v a="$b1" -v b="$b2" 'BEGIN { printf "%.1f%%", 100 * (b > a ? b / a - 1 : a / b - 1) }'))"
+        base=$(split_counts <"$OUT/$name.$cal.explain")
+        echo "### $name ($cal): unperturbed split $(echo "$base" | tr ' ' /), $(ms "$b1") ms and $(ms "$b2") ms (noise $(awk -v a="$b1" -v b="$b2" 'BEGIN { printf "%.1f%%", 100 * (b > a ? b / a - 1 : a / b - 1) }'))"
         echo
         echo "| coefficient | x0.75 split | time | x1.25 split | time |"
         echo "|---|---:|---:|---:|---:|"
         for c in $coeffs; do
             row="| \`$c\` |"
             for x in 0.75 1.25; do
-                v=$(grep "\"plan\": \"$OUT/$name.$c.$x.h5\"" "$f" | jget median_s)
-                sp=$(split_counts <"$OUT/$name.$c.$x.explain")
+                v=$(grep "\"plan\": \"$OUT/$name.$cal.$c.$x.h5\"" "$f" | jget median_s)
+                sp=$(split_counts <"$OUT/$name.$cal.$c.$x.explain")
                 [ "$sp" = "$base" ] && sp=same || sp=$(echo "$sp" | tr ' ' /)
                 row="$row $sp | $(awk -v a="$b1" -v b="$b2" -v v="$v" 'BEGIN { printf "%+.1f%%", 100 * (v / ((a + b) / 2) - 1) }') |"
             done
             echo "$row"
         done
         echo
+    done
     done
     echo "## Conditions"
     echo
