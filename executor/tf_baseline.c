@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BL_MSG_MAX 1024
 /* Below this many multiply-adds a compute loop stays on one thread: the
  * parallel region would cost more than it saves (and ranks are often
  * oversubscribed in tests). */
@@ -19,38 +18,6 @@
 #define BL_KB 256
 
 /* ---- Errors and agreement ------------------------------------------------ */
-
-int tf_bl_mpi_fail(int err, const char *what)
-{
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(err, s, &len) != MPI_SUCCESS)
-        snprintf(s, sizeof s, "error %d", err);
-    return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
-}
-
-int tf_bl_agree(MPI_Comm comm, int status)
-{
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = status != TF_OK ? rank : size, first = size;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_Allreduce failed while agreeing on a status");
-    if (first == size)
-        return TF_OK;
-    int st = status;
-    char msg[BL_MSG_MAX];
-    memset(msg, 0, sizeof msg);
-    if (rank == first)
-        snprintf(msg, sizeof msg, "%s", tf_error_message());
-    MPI_Bcast(&st, 1, MPI_INT, first, comm);
-    MPI_Bcast(msg, BL_MSG_MAX, MPI_CHAR, first, comm);
-    msg[BL_MSG_MAX - 1] = '\0';
-    if (st == TF_OK)
-        st = TF_ERR_INTERNAL;
-    return tf_fail(st, "%s", msg[0] ? msg : tf_strerror(st));
-}
 
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
 {
@@ -317,7 +284,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         if (!b)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the baseline", in->rank);
     }
-    st = tf_bl_agree(in->comm, st);
+    st = tf_exec_agree(in->comm, st);
     if (st != TF_OK) {
         free(b);
         return st;
@@ -333,7 +300,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
     else if (hmin != hmax)
         st = tf_fail(TF_ERR_ARG, "baseline: ranks disagree on the algorithm, k, replication, "
                                  "matrix size or partitions");
-    st = tf_bl_agree(in->comm, st);
+    st = tf_exec_agree(in->comm, st);
     if (st != TF_OK) {
         free(b);
         return st;
@@ -356,16 +323,16 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
     int err = MPI_Comm_dup(in->comm, &b->comm);
     if (err != MPI_SUCCESS) {
         b->comm = MPI_COMM_NULL;
-        st = tf_bl_mpi_fail(err, "MPI_Comm_dup");
+        st = tf_mpi_fail(err, "MPI_Comm_dup");
     }
     if (st == TF_OK) {
         err = MPI_Type_contiguous(b->k, MPI_FLOAT, &b->row_type);
         if (err == MPI_SUCCESS)
             err = MPI_Type_commit(&b->row_type);
         if (err != MPI_SUCCESS)
-            st = tf_bl_mpi_fail(err, "MPI_Type_contiguous");
+            st = tf_mpi_fail(err, "MPI_Type_contiguous");
     }
-    st = tf_bl_agree(in->comm, st);
+    st = tf_exec_agree(in->comm, st);
     if (st == TF_OK) {
         b->algo = algo;
         /* Each create agrees on its outcome before returning. */

@@ -26,6 +26,8 @@
 #define TF_BASELINE_H
 
 #include <mpi.h>
+
+#include "tf_exec.h"
 #include <stdint.h>
 
 typedef enum { TF_BASE_ALLGATHER = 1, TF_BASE_SHIFT = 2, TF_BASE_P2P = 3 } tf_baseline_algo;
@@ -114,11 +116,8 @@ struct tf_baseline {
     void *impl; /* the algorithm's state */
 };
 
-/* Status agreement over comm: if any rank failed, every rank gets the lowest
- * failing rank's status and message; else TF_OK. Collective. */
-int tf_bl_agree(MPI_Comm comm, int status);
-/* TF_ERR_MPI with MPI's error string. */
-int tf_bl_mpi_fail(int err, const char *what);
+/* Status agreement and MPI error text: tf_exec_agree and tf_mpi_fail
+ * (tf_exec.h), shared with the executor. */
 /* calloc-like: count*size bytes, zero-filled (so touched once), never NULL
  * for a zero size; counts into b->mem_bytes. NULL + message on failure. */
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what);

@@ -54,7 +54,7 @@ int tf_bl_allgather_create(tf_baseline *b, const tf_baseline_input *in)
         b->run_bytes = (b->n - b->nb) * (int64_t)b->k * (int64_t)sizeof(float);
         b->run_msgs = b->nranks - 1;
     }
-    return tf_bl_agree(b->comm, st);
+    return tf_exec_agree(b->comm, st);
 }
 
 int tf_bl_allgather_run(tf_baseline *b, const float *b_rows, float *c)
@@ -66,7 +66,7 @@ int tf_bl_allgather_run(tf_baseline *b, const float *b_rows, float *c)
                              s->counts, s->displs, b->row_type, b->comm);
     double t1 = MPI_Wtime();
     if (err != MPI_SUCCESS)
-        return tf_bl_mpi_fail(err, "MPI_Allgatherv");
+        return tf_mpi_fail(err, "MPI_Allgatherv");
     tf_bl_csr(b->nrows, s->rowptr, s->col, s->val, s->full, b->k, c, 0);
     double t2 = MPI_Wtime();
     b->counters.comm_wait += t1 - t0;

@@ -96,7 +96,7 @@ static int build_graph(tf_baseline *b, p2p_state *s)
 #endif
     if (err != MPI_SUCCESS) {
         s->graph = MPI_COMM_NULL;
-        return tf_bl_mpi_fail(err, "MPI_Dist_graph_create_adjacent");
+        return tf_mpi_fail(err, "MPI_Dist_graph_create_adjacent");
     }
     return TF_OK;
 }
@@ -148,7 +148,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
         for (int p = 1; p < P; p++)
             need_dsp[p] = need_dsp[p - 1] + need_cnt[p - 1];
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
 
@@ -156,7 +156,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
     int err = MPI_Alltoall(need_cnt, 1, MPI_INT, give_cnt, 1, MPI_INT, b->comm);
     int64_t n_give = 0;
     if (err != MPI_SUCCESS)
-        st = tf_bl_mpi_fail(err, "p2p: MPI_Alltoall");
+        st = tf_mpi_fail(err, "p2p: MPI_Alltoall");
     else {
         for (int p = 0; p < P; p++) {
             give_dsp[p] = (int)n_give;
@@ -169,13 +169,13 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: p2p: cannot allocate %lld row requests",
                          b->rank, (long long)n_give);
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
     err = MPI_Alltoallv(need, need_cnt, need_dsp, MPI_INT32_T, give, give_cnt, give_dsp,
                         MPI_INT32_T, b->comm);
     if (err != MPI_SUCCESS)
-        st = tf_bl_mpi_fail(err, "p2p: MPI_Alltoallv");
+        st = tf_mpi_fail(err, "p2p: MPI_Alltoallv");
 
     /* Neighbours, counts and the pack list. */
     if (st == TF_OK) {
@@ -267,10 +267,10 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
         b->run_bytes = n_need * (int64_t)b->k * (int64_t)sizeof(float);
         b->run_msgs = s->n_src;
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
-    st = tf_bl_agree(b->comm, build_graph(b, s));
+    st = tf_exec_agree(b->comm, build_graph(b, s));
 
 done:
     free(need);
@@ -301,13 +301,13 @@ int tf_bl_p2p_run(tf_baseline *b, const float *b_rows, float *c)
                                       s->recvbuf, s->rcounts, s->rdispls, b->row_type, s->graph,
                                       &req);
     if (err != MPI_SUCCESS)
-        return tf_bl_mpi_fail(err, "p2p: MPI_Ineighbor_alltoallv");
+        return tf_mpi_fail(err, "p2p: MPI_Ineighbor_alltoallv");
     double t2 = MPI_Wtime();
     tf_bl_csr(b->nrows, s->lptr, s->lcol, s->lval, b_rows, k, c, 0);
     double t3 = MPI_Wtime();
     err = MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (err != MPI_SUCCESS)
-        return tf_bl_mpi_fail(err, "p2p: MPI_Wait");
+        return tf_mpi_fail(err, "p2p: MPI_Wait");
     double t4 = MPI_Wtime();
     tf_bl_dcsr_add(s->r_nr, s->rrows, s->rptr, s->rcol, s->rval, s->recvbuf, k, c);
     double t5 = MPI_Wtime();

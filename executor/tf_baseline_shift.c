@@ -80,13 +80,13 @@ static int make_triplet_type(MPI_Datatype *t)
     MPI_Datatype tmp;
     int err = MPI_Type_create_struct(2, bl, disp, types, &tmp);
     if (err != MPI_SUCCESS)
-        return tf_bl_mpi_fail(err, "MPI_Type_create_struct");
+        return tf_mpi_fail(err, "MPI_Type_create_struct");
     err = MPI_Type_create_resized(tmp, 0, (MPI_Aint)sizeof(triplet), t);
     MPI_Type_free(&tmp);
     if (err == MPI_SUCCESS)
         err = MPI_Type_commit(t);
     if (err != MPI_SUCCESS)
-        return tf_bl_mpi_fail(err, "MPI_Type_commit");
+        return tf_mpi_fail(err, "MPI_Type_commit");
     return TF_OK;
 }
 
@@ -132,14 +132,14 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
                 x->val = in->val[e];
             }
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
 
     int err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, s->team);
     int64_t nrecv = 0;
     if (err != MPI_SUCCESS)
-        st = tf_bl_mpi_fail(err, "MPI_Alltoall");
+        st = tf_mpi_fail(err, "MPI_Alltoall");
     else {
         for (int d = 0; d < c; d++) {
             rdispl[d] = (int)nrecv;
@@ -152,12 +152,12 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
             st = tf_fail(TF_ERR_NOMEM, "rank %d: shift: cannot allocate %lld triplets", b->rank,
                          (long long)nrecv);
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
     err = MPI_Alltoallv(sbuf, scount, sdispl, ttype, rbuf, rcount, rdispl, ttype, s->team);
     if (err != MPI_SUCCESS)
-        st = tf_bl_mpi_fail(err, "MPI_Alltoallv");
+        st = tf_mpi_fail(err, "MPI_Alltoallv");
     free(sbuf);
     sbuf = NULL;
 
@@ -223,7 +223,7 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
         }
         s->ptr[cnt_rows[q]] = nrecv;
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
 
 done:
     if (ttype != MPI_DATATYPE_NULL)
@@ -261,7 +261,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         s->team_rows = in->row_off[s->t * c + c] - in->row_off[s->t * c];
         s->my_off = in->row_off[b->rank] - in->row_off[s->t * c];
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         return st;
 
@@ -269,15 +269,15 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
     int err = MPI_Comm_split(b->comm, s->t, s->l, &s->team);
     if (err != MPI_SUCCESS) {
         s->team = MPI_COMM_NULL;
-        st = tf_bl_mpi_fail(err, "MPI_Comm_split (team)");
+        st = tf_mpi_fail(err, "MPI_Comm_split (team)");
     }
     err = MPI_Comm_split(b->comm, s->l, s->t, &s->ring);
     if (err != MPI_SUCCESS) {
         s->ring = MPI_COMM_NULL;
         if (st == TF_OK)
-            st = tf_bl_mpi_fail(err, "MPI_Comm_split (ring)");
+            st = tf_mpi_fail(err, "MPI_Comm_split (ring)");
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         return st;
 
@@ -321,7 +321,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         b->run_bytes = bytes;
         b->run_msgs = msgs;
     }
-    st = tf_bl_agree(b->comm, st);
+    st = tf_exec_agree(b->comm, st);
     if (st != TF_OK)
         return st;
     return redistribute(b, s, in);
@@ -352,7 +352,7 @@ int tf_bl_shift_run(tf_baseline *b, const float *b_rows, float *c)
             if (err == MPI_SUCCESS)
                 err = MPI_Isend(cur, s->blk_rows[x], b->row_type, s->prev, x, s->ring, &req[1]);
             if (err != MPI_SUCCESS)
-                return tf_bl_mpi_fail(err, "shift: MPI_Isend/MPI_Irecv");
+                return tf_mpi_fail(err, "shift: MPI_Isend/MPI_Irecv");
         }
         double ta = MPI_Wtime();
         int64_t r0 = s->srow[x], r1 = s->srow[x + 1];
@@ -362,7 +362,7 @@ int tf_bl_shift_run(tf_baseline *b, const float *b_rows, float *c)
         if (x + 1 < q) {
             int err = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
             if (err != MPI_SUCCESS)
-                return tf_bl_mpi_fail(err, "shift: MPI_Waitall");
+                return tf_mpi_fail(err, "shift: MPI_Waitall");
             cur = nxt;
         }
         t_wait += MPI_Wtime() - tb;
@@ -372,7 +372,7 @@ int tf_bl_shift_run(tf_baseline *b, const float *b_rows, float *c)
         int err = MPI_Reduce_scatter(s->partial, b->nrows > 0 ? c : (float *)&dummy,
                                      s->rs_counts, MPI_FLOAT, MPI_SUM, s->team);
         if (err != MPI_SUCCESS)
-            return tf_bl_mpi_fail(err, "shift: MPI_Reduce_scatter");
+            return tf_mpi_fail(err, "shift: MPI_Reduce_scatter");
         t_wait += MPI_Wtime() - ta;
     }
     b->counters.comm_wait += t_wait;
