@@ -305,9 +305,9 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
         fflush(cfg.log);
     if (st == TF_OK)
         st = tf_measure_kernels(&cfg, kern);
-    double t3 = MPI_Wtime(), barrier = 0.0;
+    double t3 = MPI_Wtime(), barrier = 0.0, alpha_sync = 0.0;
     if (st == TF_OK)
-        st = tf_measure_sync(&cfg, &barrier);
+        st = tf_measure_sync(&cfg, &alpha_sync, &barrier);
     if (st)
         return st;
 
@@ -320,10 +320,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cal.coeffs.gamma_local = kern[0].coef[0];
     cal.coeffs.gamma_coll = kern[1].coef[0];
     cal.coeffs.gamma_fetch = kern[2].coef[0];
+    cal.coeffs.alpha_sync = alpha_sync;
     cal.coeffs.threads = cfg.threads;
     /* Microbenchmarks give the shape of each half's cost; a run of the real
      * executor sets its scale (tf_insitu.h explains why). */
-    double insitu[3] = {1, 1, 1};
+    double insitu[4] = {1, 1, 1, 1};
     if (!a->no_insitu) {
         int kin = cfg.nk > 0 ? cfg.k[cfg.nk - 1] : 128;
         for (int i = 0; i < cfg.nk; i++)
@@ -365,11 +366,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     snprintf(buf, sizeof buf,
              "%s sweep on %ld cores, %.0f%% busy with other work before; fit RMS rel. error coll "
              "%.0f%% fetch %.0f%% gamma_local %.0f%% gamma_coll %.0f%% gamma_fetch %.0f%%; "
-             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch %.2f",
+             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch %.2f handshake %.2f",
              a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), 100.0 * g_busy_before,
              100 * coll.rms_rel, 100 * fetch.rms_rel, 100 * kern[0].rms_rel,
              100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none",
-             insitu[0], insitu[1], insitu[2]);
+             insitu[0], insitu[1], insitu[2], insitu[3]);
     prov_set(&cal, "note", buf);
 
     if (g_rank == 0)
@@ -403,9 +404,8 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
                        "planner's largest gap G)\n",
                     cfg.k[i], per_row > 0 ? cal.coeffs.alpha_fetch / per_row : 0.0);
         }
-        fprintf(f, "not in the model: one barrier round costs %.1f us here; an SpMM with "
-                   "fetches runs two\n",
-                1e6 * barrier);
+        fprintf(f, "handshake per fetch peer: %.2f us (alpha_sync); one barrier round: %.1f us\n",
+                1e6 * cal.coeffs.alpha_sync, 1e6 * barrier);
         fprintf(f, "time: collective %.1f s, fetch %.1f s, kernels %.1f s, total %.1f s\n",
                 t1 - t0, t2 - t1, t3 - t2, MPI_Wtime() - t_start);
         fflush(f);
@@ -428,7 +428,12 @@ int main(int argc, char **argv)
     if (want_busy)
         g_busy_before = busy_share(0.5);
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    /* Ask only for what the run can use: with one OpenMP thread the executor
+     * never calls MPI from two threads, and FUNNELED lets transports that
+     * refuse THREAD_MULTIPLE (osc pt2pt, one-sided over plain TCP) run. */
+    MPI_Init_thread(&argc, &argv,
+                    omp_get_max_threads() > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                    &provided);
     MPI_Comm comm = MPI_COMM_WORLD;
     int nranks;
     MPI_Comm_rank(comm, &g_rank);

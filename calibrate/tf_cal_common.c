@@ -2,6 +2,7 @@
  * medians, timestamps and sample times, fit reports. */
 #include "tf_calibrate.h"
 #include "tf_error.h"
+#include "tf_exec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,25 +10,9 @@
 
 int tf_cal_agree(MPI_Comm comm, int status)
 {
-    int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
-    int mine = status != TF_OK ? rank : nranks, first = nranks;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (first == nranks)
-        return TF_OK;
-    /* The failing rank's own message says what went wrong; the others
-     * would only know "some rank failed". */
-    char msg[1024];
-    int st = status;
-    if (rank == first)
-        snprintf(msg, sizeof msg, "%s", tf_error_message());
-    MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
-    MPI_Bcast(&st, 1, MPI_INT, first, comm);
-    msg[sizeof msg - 1] = '\0';
-    if (rank != first)
-        tf_fail(st, "%s", msg);
-    return st;
+    /* The calibrator runs the executor, so it uses the executor's agreement:
+     * one rule for which rank's message every rank reports. */
+    return tf_exec_agree(comm, status);
 }
 
 static int cmp_double(const void *a, const void *b)

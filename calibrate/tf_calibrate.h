@@ -100,9 +100,10 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit);
  * (coef[0] of each, s per nonzero per column). */
 int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3]);
 
-/* Per-SpMM synchronisation, reported but not a coefficient: one
- * MPI_Ibarrier round (s), median over repetitions of the slowest rank. */
-int tf_measure_sync(const tf_cal_config *cfg, double *barrier_s);
+/* alpha_sync (s per fetch peer) from the READY/DONE handshake with every
+ * peer, and one MPI_Ibarrier round (s, reported only); medians of the
+ * slowest rank. */
+int tf_measure_sync(const tf_cal_config *cfg, double *alpha_sync, double *barrier_s);
 
 /* ---- tf_validate.c ------------------------------------------------------ */
 

@@ -8,9 +8,10 @@
 
 /* Collective. Runs the executor on a synthetic graph with a pure-collective
  * and a pure-fetch plan at width k (iters SpMMs each after 2 warm-ups) and
- * scales the coefficients of the local kernel, of the collective half and of
- * the fetch half by measured / predicted. scale[] receives the three factors.
- * log may be NULL (ranks other than 0). */
-int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[3]);
+ * scales the coefficients of the local kernel, of the collective half, of
+ * the fetch half and of the READY/DONE handshake (alpha_sync) by measured /
+ * predicted. scale[] receives the four factors. log may be NULL (ranks other
+ * than 0). */
+int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[4]);
 
 #endif

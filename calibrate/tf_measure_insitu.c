@@ -60,8 +60,8 @@ static int synth_graph(int64_t n, tf_csr *a)
 }
 
 typedef struct {
-    double meas[3]; /* local, collective half, fetch half: seconds per SpMM */
-    double pred[3];
+    double meas[4]; /* local, collective half, fetch half, handshake: s per SpMM */
+    double pred[4];
 } half_times;
 
 static int run_mode(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_coeffs *c,
@@ -121,6 +121,8 @@ static int run_mode(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_c
         out->meas[0] = t.local_comp / calls;
         out->meas[1] = (t.coll_wait + t.coll_comp) / calls;
         out->meas[2] = (t.fetch_wait + t.fetch_comp) / calls;
+        out->meas[3] = t.sync / calls;
+        out->pred[3] = mine.t_sync;
         out->pred[0] = mine.t_local;
         out->pred[1] = mine.t_coll_comm + mine.t_coll_comp;
         out->pred[2] = mine.t_fetch_comm + mine.t_fetch_comp;
@@ -131,7 +133,7 @@ static int run_mode(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_c
     return st;
 }
 
-int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[3])
+int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[4])
 {
     int rank, P;
     MPI_Comm_rank(comm, &rank);
@@ -159,11 +161,12 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
     if (st)
         return st;
     /* Sums over ranks: a ratio of sums weighs ranks by how much they do. */
-    double v[10] = {co.meas[0] + f.meas[0] + hy.meas[0], co.pred[0] + f.pred[0] + hy.pred[0],
+    double v[12] = {co.meas[0] + f.meas[0] + hy.meas[0], co.pred[0] + f.pred[0] + hy.pred[0],
                     co.meas[1], co.pred[1], f.meas[2], f.pred[2],
-                    hy.meas[1], hy.pred[1], hy.meas[2], hy.pred[2]};
-    double s[10];
-    MPI_Allreduce(v, s, 10, MPI_DOUBLE, MPI_SUM, comm);
+                    hy.meas[1], hy.pred[1], hy.meas[2], hy.pred[2],
+                    f.meas[3] + hy.meas[3], f.pred[3] + hy.pred[3]};
+    double s[12];
+    MPI_Allreduce(v, s, 12, MPI_DOUBLE, MPI_SUM, comm);
     for (int i = 0; i < 3; i++) {
         double r = s[2 * i + 1] > 0 ? s[2 * i] / s[2 * i + 1] : 1.0;
         /* Each half is charged the worse of its pure and its hybrid ratio:
@@ -180,6 +183,14 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
      * it gave 0.20 and made plans up to 2.5x slower). Only ever raise it. */
     if (scale[1] < 1.0)
         scale[1] = 1.0;
+    /* The handshake bucket holds what an owner waits for its fetchers (and,
+     * where a get needs the owner inside MPI, what fetchers wait for it):
+     * the measured coupling, charged per fetch peer. Same clamp. */
+    {
+        double r = s[11] > 0 ? s[10] / s[11] : 1.0;
+        scale[3] = fmin(50.0, fmax(0.05, isfinite(r) ? r : 1.0));
+    }
+    c->alpha_sync *= scale[3];
     c->gamma_local *= scale[0];
     c->alpha_coll *= scale[1];
     c->beta_coll *= scale[1];
@@ -191,7 +202,7 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
         fprintf(log,
                 "in-situ correction (executor on a %d-row synthetic graph, K = %d, %d SpMMs per "
                 "plan; collective, fetch and hybrid plans):\n  measured / predicted: local %.2f, collective half %.2f, fetch half "
-                "%.2f (coefficients of each half scaled by these factors)\n",
-                8192 * P, k, iters, scale[0], scale[1], scale[2]);
+                "%.2f, handshake %.2f (coefficients of each part scaled by these factors)\n",
+                8192 * P, k, iters, scale[0], scale[1], scale[2], scale[3]);
     return TF_OK;
 }

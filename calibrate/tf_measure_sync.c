@@ -1,46 +1,85 @@
-/* The synchronisation an SpMM pays that the cost model has no term for:
- * when some rank fetches, the executor brackets every SpMM with two
- * MPI_Ibarrier rounds (nobody reads B before its owner wrote it; nobody
- * leaves while others still read). Measured only to be reported beside the
- * coefficients: it explains the floor under small graphs' SpMM times,
- * and tells whether a constant per-SpMM term would be worth adding. */
+/* alpha_sync: the B-protection handshake an SpMM with fetches pays. At entry
+ * an owner sends READY to every rank fetching from it; a fetcher sends DONE
+ * to every owner when its gets from that owner completed; nobody returns
+ * before its handshakes are complete (executor/tf_spmm.c). This times that
+ * pattern with every rank a fetcher and an owner of every other rank, so
+ * each rank has 2 (P - 1) fetch peers, the count the model charges
+ * alpha_sync for. The in-situ run of the executor later scales it, since
+ * inside an SpMM the partner may be busy computing. */
 #include "tf_calibrate.h"
 #include "tf_error.h"
+#include "tf_exec.h"
 
 #include <stdlib.h>
 
-int tf_measure_sync(const tf_cal_config *cfg, double *barrier_s)
+static int handshake(MPI_Comm comm, int me, int P, MPI_Request *rq, char *token)
 {
+    for (int round = 0; round < 2; round++) {
+        int n = 0;
+        for (int d = 1; d < P; d++) {
+            int peer = (me + d) % P;
+            MPI_Irecv(&token[1], 0, MPI_CHAR, peer, 7 + round, comm, &rq[n++]);
+        }
+        for (int d = 1; d < P; d++) {
+            int peer = (me + P - d) % P;
+            MPI_Isend(&token[0], 0, MPI_CHAR, peer, 7 + round, comm, &rq[n++]);
+        }
+        int err = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS)
+            return tf_mpi_fail(err, "READY/DONE handshake (sync measurement)");
+    }
+    return TF_OK;
+}
+
+int tf_measure_sync(const tf_cal_config *cfg, double *alpha_sync, double *barrier_s)
+{
+    int me, P;
+    MPI_Comm_rank(cfg->comm, &me);
+    MPI_Comm_size(cfg->comm, &P);
     const int reps = cfg->quick ? 100 : 500;
     double *t = calloc((size_t)reps, sizeof *t), *te = calloc((size_t)reps, sizeof *te);
-    int st = t && te ? TF_OK : tf_fail(TF_ERR_NOMEM, "barrier measurement: out of memory");
+    double *b = calloc((size_t)reps, sizeof *b), *be = calloc((size_t)reps, sizeof *be);
+    MPI_Request *rq = malloc((size_t)(2 * P) * sizeof *rq);
+    char token[2] = {0, 0};
+    int st = t && te && b && be && rq ? TF_OK
+                                      : tf_fail(TF_ERR_NOMEM, "sync measurement: out of memory");
     st = tf_cal_agree(cfg->comm, st);
-    if (st) {
-        free(t);
-        free(te);
-        return st;
-    }
-    for (int r = -1; r < reps; r++) {
-        /* Align first, as the SpMM loop's own barrier does, then time one
-         * round the way the executor runs it (non-blocking, then wait). */
+    for (int r = -1; !st && r < reps; r++) {
+        /* Align first, as the SpMM loop's own barrier does. */
+        MPI_Barrier(cfg->comm);
+        double t0 = tf_cal_now();
+        st = handshake(cfg->comm, me, P, rq, token);
+        double t1 = tf_cal_now();
         MPI_Barrier(cfg->comm);
         MPI_Request req;
-        double t0 = tf_cal_now();
+        double t2 = tf_cal_now();
         MPI_Ibarrier(cfg->comm, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         if (r >= 0) {
             t[r] = t0;
-            te[r] = tf_cal_now();
+            te[r] = t1;
+            b[r] = t2;
+            be[r] = tf_cal_now();
         }
+        st = tf_cal_agree(cfg->comm, st);
     }
-    tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps);
-    *barrier_s = tf_cal_median(t, reps);
-    if (cfg->log)
-        fprintf(cfg->log, "barrier (MPI_Ibarrier + MPI_Wait, %d reps, first start to last end, median): "
-                          "%.1f us; an SpMM with fetches runs two, which the model does not "
-                          "count\n",
-                reps, 1e6 * *barrier_s);
+    if (!st) {
+        tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps);
+        tf_cal_sample_times(cfg->comm, cfg->one_node, b, be, reps);
+        double round = tf_cal_median(t, reps);
+        *barrier_s = tf_cal_median(b, reps);
+        *alpha_sync = P > 1 ? round / (2.0 * (P - 1)) : 0.0;
+        if (cfg->log)
+            fprintf(cfg->log,
+                    "READY/DONE handshake with all %d peers (%d reps, first start to last end, "
+                    "median): %.1f us -> alpha_sync = %.3g s per fetch peer; one barrier: "
+                    "%.1f us\n",
+                    P - 1, reps, 1e6 * round, *alpha_sync, 1e6 * *barrier_s);
+    }
     free(t);
     free(te);
-    return TF_OK;
+    free(b);
+    free(be);
+    free(rq);
+    return st;
 }

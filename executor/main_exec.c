@@ -26,6 +26,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <mpi.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,7 +415,12 @@ int main(int argc, char **argv)
      * otherwise. */
     setenv("OMPI_MCA_osc", "sm,rdma", 0);
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    /* Ask only for what the run can use: with one OpenMP thread the executor
+     * never calls MPI from two threads, and FUNNELED lets transports that
+     * refuse THREAD_MULTIPLE (osc pt2pt, one-sided over plain TCP) run. */
+    MPI_Init_thread(&argc, &argv,
+                    omp_get_max_threads() > 1 ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                    &provided);
     MPI_Comm comm = MPI_COMM_WORLD;
     int nranks;
     MPI_Comm_rank(comm, &g_rank);

@@ -2,10 +2,10 @@
 
 const char *const tf_coeff_names[TF_NCOEFFS] = {
     "alpha_coll", "beta_coll", "alpha_fetch", "beta_fetch",
-    "gamma_local", "gamma_coll", "gamma_fetch", "threads"};
+    "gamma_local", "gamma_coll", "gamma_fetch", "alpha_sync", "threads"};
 const char *const tf_coeff_units[TF_NCOEFFS] = {
     "s/message", "s/byte", "s/request", "s/byte",
-    "s/nnz-col", "s/nnz-col", "s/nnz-col", "threads/rank"};
+    "s/nnz-col", "s/nnz-col", "s/nnz-col", "s/peer", "threads/rank"};
 
 void tf_coeffs_default(tf_coeffs *c)
 {
@@ -16,6 +16,7 @@ void tf_coeffs_default(tf_coeffs *c)
     c->gamma_local = 0.6e-9;
     c->gamma_coll = 0.6e-9;
     c->gamma_fetch = 0.9e-9;
+    c->alpha_sync = 5e-6;
     c->threads = 1;
 }
 
@@ -29,6 +30,7 @@ double tf_coeffs_get(const tf_coeffs *c, int i)
     case 4: return c->gamma_local;
     case 5: return c->gamma_coll;
     case 6: return c->gamma_fetch;
+    case 7: return c->alpha_sync;
     default: return c->threads;
     }
 }
@@ -43,6 +45,7 @@ void tf_coeffs_set(tf_coeffs *c, int i, double v)
     case 4: c->gamma_local = v; break;
     case 5: c->gamma_coll = v; break;
     case 6: c->gamma_fetch = v; break;
+    case 7: c->alpha_sync = v; break;
     default: c->threads = (int)v; break;
     }
 }

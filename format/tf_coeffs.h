@@ -12,6 +12,9 @@ typedef struct {
     double gamma_local; /* s per nnz-col in the local CSR kernel */
     double gamma_coll;  /* s per nnz-col in the collective CSR kernel */
     double gamma_fetch; /* s per nnz-col in the fetch CSC kernel */
+    double alpha_sync;  /* s per fetch peer (owner fetched from, or rank
+                           fetching from me) per SpMM: the B-protection
+                           handshake and the wait for the other side */
     int threads;        /* OpenMP threads per rank the executor will use */
 } tf_coeffs;
 
@@ -20,7 +23,7 @@ typedef struct {
 void tf_coeffs_default(tf_coeffs *c);
 
 /* Number of coefficients and their names, for files and tables. */
-#define TF_NCOEFFS 8
+#define TF_NCOEFFS 9
 extern const char *const tf_coeff_names[TF_NCOEFFS];
 extern const char *const tf_coeff_units[TF_NCOEFFS];
 double tf_coeffs_get(const tf_coeffs *c, int i);

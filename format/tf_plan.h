@@ -18,7 +18,7 @@
 #include "tf_coeffs.h"
 
 #define TF_PLAN_FORMAT "twoface-plan"
-#define TF_PLAN_VERSION_MAJOR 1
+#define TF_PLAN_VERSION_MAJOR 2
 #define TF_PLAN_VERSION_MINOR 0
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
@@ -34,7 +34,10 @@ typedef struct {
     int64_t fetch_needed;   /* distinct B rows needed by fetch stripes */
     int64_t fetch_requests; /* runs */
     int64_t remote_distinct; /* distinct remote B rows needed (the minimum) */
+    int64_t fetch_peers_recv; /* owners this rank fetches from */
+    int64_t fetch_peers_sent; /* ranks fetching from this rank */
     double t_local, t_coll_comm, t_coll_comp, t_fetch_comm, t_fetch_comp;
+    double t_sync; /* B-protection handshake with the fetch peers */
     double t_coll_half, t_fetch_half, t_total;
 } tf_rank_stats;
 

@@ -285,9 +285,9 @@ static const struct {
     I64F(nnz_local),       I64F(nnz_coll),       I64F(nnz_fetch),      I64F(stripes_coll),
     I64F(stripes_fetch),   I64F(coll_rows_recv), I64F(coll_rows_sent), I64F(coll_peers_recv),
     I64F(coll_peers_sent), I64F(fetch_rows),     I64F(fetch_needed),   I64F(fetch_requests),
-    I64F(remote_distinct), F64F(t_local),        F64F(t_coll_comm),    F64F(t_coll_comp),
-    F64F(t_fetch_comm),    F64F(t_fetch_comp),   F64F(t_coll_half),    F64F(t_fetch_half),
-    F64F(t_total),
+    I64F(remote_distinct), I64F(fetch_peers_recv), I64F(fetch_peers_sent), F64F(t_local),
+    F64F(t_coll_comm),     F64F(t_coll_comp),    F64F(t_fetch_comm),   F64F(t_fetch_comp),
+    F64F(t_sync),          F64F(t_coll_half),    F64F(t_fetch_half),   F64F(t_total),
 #undef I64F
 #undef F64F
 };
@@ -295,7 +295,7 @@ static const struct {
 
 /* The summary hash and the packed file type both rely on the struct being
  * exactly these 8-byte fields; a new field must be added to the table. */
-_Static_assert(sizeof(tf_rank_stats) == 21 * 8, "update stats_fields for tf_rank_stats");
+_Static_assert(sizeof(tf_rank_stats) == 24 * 8, "update stats_fields for tf_rank_stats");
 
 static hid_t stats_type(int file)
 {

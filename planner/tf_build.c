@@ -290,6 +290,11 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
             sx->coll_peers_recv++;
     sx->fetch_rows = rp->fetch_buf_rows;
     sx->fetch_requests = nruns;
+    /* Distinct owners (runs come from sorted columns, so owners ascend):
+     * the ranks this one exchanges READY/DONE with. */
+    for (int64_t r = 0; r < nruns; r++)
+        if (r == 0 || rp->run_owner[r] != rp->run_owner[r - 1])
+            sx->fetch_peers_recv++;
     sx->remote_distinct = an->remote_distinct[p];
     st = TF_OK;
 out:
@@ -334,6 +339,12 @@ static int build_send(tf_plan *plan)
             rq->send_first[w] = rp->recv_first[r];
             rq->send_rows[w] = rp->recv_rows[r];
         }
+    }
+    for (int p = 0; p < P; p++) {
+        const tf_rank_plan *rp = &plan->parts[p];
+        for (int64_t r = 0; r < rp->n_runs; r++)
+            if (r == 0 || rp->run_owner[r] != rp->run_owner[r - 1])
+                plan->parts[rp->run_owner[r]].stats.fetch_peers_sent++;
     }
     for (int q = 0; q < P; q++) {
         tf_rank_plan *rq = &plan->parts[q];

@@ -11,6 +11,7 @@
 typedef struct {
     int64_t nnz_coll, nnz_fetch, rows_recv, rows_sent, peers_recv, peers_sent;
     int64_t fetch_rows, fetch_req;
+    int64_t fpeers_recv, fpeers_sent; /* READY/DONE partners */
 } counts;
 
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
      * them are collective, so peers appear and disappear exactly. */
     int64_t *seg_of;   /* per sparse stripe */
     int32_t *seg_coll; /* per segment */
+    int32_t *seg_size; /* per segment: its sparse stripes */
 } state;
 
 static double rank_time(const state *st, int p)
@@ -35,7 +37,16 @@ static double rank_time(const state *st, int p)
     double t_ccomp = c->gamma_coll * (double)x->nnz_coll * st->k;
     double t_fc = c->alpha_fetch * (double)x->fetch_req + c->beta_fetch * (double)x->fetch_rows * row_bytes;
     double t_fcomp = c->gamma_fetch * (double)x->nnz_fetch * st->k;
-    return tf_cost_rank_time(c, t_local, t_cc, t_ccomp, t_fc, t_fcomp);
+    return tf_cost_rank_time(c, t_local, t_cc, t_ccomp, t_fc, t_fcomp) +
+           tf_cost_sync(c, x->fpeers_recv + x->fpeers_sent);
+}
+
+static double plan_time(const state *st)
+{
+    double m = 0;
+    for (int p = 0; p < st->an->nranks; p++)
+        m = fmax(m, rank_time(st, p));
+    return m;
 }
 
 /* Moves sparse stripe e of receiver p between classes in the counts. */
@@ -60,6 +71,22 @@ static void apply(state *st, int p, int64_t e, int to_fetch)
         r->peers_recv += sign;
         o->peers_sent += sign;
     }
+    int32_t fbefore = st->seg_size[g] - before, fafter = st->seg_size[g] - st->seg_coll[g];
+    if ((fbefore == 0) != (fafter == 0)) {
+        r->fpeers_recv -= sign;
+        o->fpeers_sent -= sign;
+    }
+}
+
+/* Moves every stripe whose class differs from `cls` to it. */
+static void set_all(state *st, const int *recv_of, int cls)
+{
+    tf_analysis *an = (tf_analysis *)st->an;
+    for (int64_t e = 0; e < an->ss_off[an->nranks]; e++)
+        if (an->ss_class[e] != cls) {
+            apply(st, recv_of[e], e, cls == TF_CLASS_FETCH);
+            an->ss_class[e] = (uint8_t)cls;
+        }
 }
 
 int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
@@ -70,14 +97,19 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
         memset(an->ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL, (size_t)T);
         return TF_OK;
     }
-    state st = {an, c, k, NULL, NULL, NULL};
+    state st = {an, c, k, NULL, NULL, NULL, NULL};
     st.cnt = calloc((size_t)P, sizeof *st.cnt);
     st.seg_of = malloc((size_t)(T ? T : 1) * sizeof *st.seg_of);
     st.seg_coll = calloc((size_t)(T ? T : 1), sizeof *st.seg_coll);
+    st.seg_size = calloc((size_t)(T ? T : 1), sizeof *st.seg_size);
+    uint8_t *best = malloc((size_t)(T ? T : 1));
     int64_t *order = malloc((size_t)(T ? T : 1) * sizeof *order);
     double *key = malloc((size_t)(T ? T : 1) * sizeof *key);
     int *recv_of = malloc((size_t)(T ? T : 1) * sizeof *recv_of);
-    if (!st.cnt || !st.seg_of || !st.seg_coll || !order || !key || !recv_of) {
+    if (!st.cnt || !st.seg_of || !st.seg_coll || !st.seg_size || !best || !order || !key ||
+        !recv_of) {
+        free(st.seg_size);
+        free(best);
         free(st.cnt);
         free(st.seg_of);
         free(st.seg_coll);
@@ -96,8 +128,11 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
             if (q != lastq) {
                 nseg++;
                 lastq = q;
+                st.cnt[p].fpeers_recv++;
+                st.cnt[q].fpeers_sent++;
             }
             st.seg_of[e] = nseg - 1;
+            st.seg_size[nseg - 1]++;
             recv_of[e] = p;
             st.cnt[p].nnz_fetch += an->ss_nnz[e];
             st.cnt[p].fetch_rows += an->ss_run_rows[e];
@@ -120,6 +155,8 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
         /* Simple merge sort on (key, index) to stay deterministic and O(T log T). */
         int64_t *tmp = malloc((size_t)(T ? T : 1) * sizeof *tmp);
         if (!tmp) {
+            free(st.seg_size);
+            free(best);
             free(st.cnt);
             free(st.seg_of);
             free(st.seg_coll);
@@ -173,6 +210,24 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
         if (!changed)
             break;
     }
+    /* The greedy pass judges one stripe at a time, so it cannot see a saving
+     * that needs many conversions together (the handshake with an owner is
+     * paid once, by the first fetch from it). Compare the whole result with
+     * the two pure plans and keep the fastest; ties keep the greedy plan. */
+    double t_best = plan_time(&st);
+    memcpy(best, an->ss_class, (size_t)T);
+    const int pure[2] = {TF_CLASS_FETCH, TF_CLASS_COLL};
+    for (int i = 0; i < 2; i++) {
+        set_all(&st, recv_of, pure[i]);
+        double t = plan_time(&st);
+        if (t < t_best * (1.0 - 1e-9)) {
+            t_best = t;
+            memcpy(best, an->ss_class, (size_t)T);
+        }
+    }
+    memcpy(an->ss_class, best, (size_t)T);
+    free(st.seg_size);
+    free(best);
     free(st.cnt);
     free(st.seg_of);
     free(st.seg_coll);

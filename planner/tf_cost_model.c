@@ -29,10 +29,21 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
     s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
                       c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
     s->t_fetch_comp = c->gamma_fetch * (double)s->nnz_fetch * k;
+    s->t_sync = tf_cost_sync(c, s->fetch_peers_recv + s->fetch_peers_sent);
     s->t_coll_half = fmax(s->t_local, s->t_coll_comm) + s->t_coll_comp;
     s->t_fetch_half = s->t_fetch_comm + s->t_fetch_comp;
     s->t_total = tf_cost_rank_time(c, s->t_local, s->t_coll_comm, s->t_coll_comp,
-                                   s->t_fetch_comm, s->t_fetch_comp);
+                                   s->t_fetch_comm, s->t_fetch_comp) +
+                 s->t_sync;
+}
+
+double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers)
+{
+    /* Added after both halves, not overlapped: a fetcher cannot start on an
+     * owner before its READY and an owner cannot return before every DONE,
+     * so the handshake (and, on transports where a get needs the target to
+     * enter MPI, the wait for that) stretches the SpMM itself. */
+    return c->alpha_sync * (double)fetch_peers;
 }
 
 double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz)

@@ -17,6 +17,10 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
 double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
                          double t_coll_comp, double t_fetch_comm, double t_fetch_comp);
 
+/* Per-SpMM synchronisation of a rank with fetch_peers fetch peers (owners it
+ * fetches from plus ranks fetching from it). */
+double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers);
+
 /* Cost of a set of rows as a fetch: requests, rows moved, nonzeros. */
 double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz);
 

@@ -286,6 +286,7 @@ calib() { # extra lines after a complete file
         echo "gamma_local  = 1.0e-09  # s"
         echo "gamma_coll   = 1.0e-09  # s"
         echo "gamma_fetch  = 2.0e-09  # s"
+        echo "alpha_sync   = 5.0e-06  # s/peer"
         echo "threads      = 1"
     }
 }
@@ -298,7 +299,7 @@ else
 fi
 rm -f "$work/cal.h5"
 { calib; echo "alpha_colll = 1e-5"; } >"$work/cal_key.txt"
-plan_fails "calibration: unknown key" "cal_key.txt:11: unknown key 'alpha_colll'" \
+plan_fails "calibration: unknown key" "cal_key.txt:12: unknown key 'alpha_colll'" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_key.txt"
 calib | sed 's/^beta_fetch .*/beta_fetch = 2.0e-1O/' >"$work/cal_num.txt"
 plan_fails "calibration: bad number" "cal_num.txt:6: 'beta_fetch' needs a finite" \

@@ -85,16 +85,30 @@ enum {
     M_COUNT
 };
 static const char *const matrix_names[M_COUNT] = {
-    "random 400x400", "empty rows and columns", "dense column", "wide 90x260", "tall 260x90",
+    "random 400x400 + hub", "empty rows and columns", "dense column", "wide 90x260", "tall 260x90",
     "symmetric", "directed",               "3x3 dense",    "no nonzeros", "1x1"};
 
 static void make_matrix(int which, tf_csr *a)
 {
     builder b;
     switch (which) {
-    case M_RANDOM:
-        tf_test_random_csr(a, 400, 400, 1200, 11);
-        return;
+    case M_RANDOM: {
+        /* Two faces: sparse random entries (remote stripes needing a row or
+         * two: cheap as fetches) and a hub, B rows 0..47 wanted by every
+         * rank (whole stripes: cheap as a collective under plan_options'
+         * coefficients). The twoface plan must mix both on a rank. */
+        tf_csr r;
+        tf_test_random_csr(&r, 400, 400, 500, 11);
+        b_init(&b, 400, 400);
+        for (int64_t i = 0; i < r.nrows; i++) {
+            for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
+                if (r.col[e] > 48)
+                    b_add(&b, i, r.col[e], r.val[e]);
+            b_add(&b, i, i % 48, 0.25 + (double)(i % 5));
+        }
+        tf_csr_free(&r);
+        break;
+    }
     case M_EMPTY_ROWS_COLS: {
         tf_csr r;
         tf_test_random_csr(&r, 150, 150, 1400, 12);
@@ -194,8 +208,15 @@ static void plan_options(tf_plan_options *o, int nranks, int mode, int width)
     o->k = 32;
     o->stripe_width = width;
     o->gap = width <= 8 ? 2 : -1;
-    o->coeffs.alpha_fetch *= 0.1;
-    o->coeffs.beta_fetch *= 0.1;
+    /* Coefficients under which M_RANDOM's twoface plan mixes both halves on
+     * every rank (coverage of the executor's mixed path): a fetched row
+     * costs 4x a multicast one, requests and messages are cheap, handshakes
+     * free. Whole stripes then travel best collectively, lone rows by fetch. */
+    o->coeffs.alpha_coll = 1e-6;
+    o->coeffs.beta_coll = 0.4e-9;
+    o->coeffs.alpha_fetch = 0.1e-6;
+    o->coeffs.beta_fetch = 1.6e-9;
+    o->coeffs.alpha_sync = 0;
 }
 
 static int any_rank(int yes)

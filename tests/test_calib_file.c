@@ -18,6 +18,7 @@ static const char *good =
     "gamma_local = 6e-10\n"
     "gamma_coll = 6e-10\n"
     "gamma_fetch = 9e-10 # s/nnz-col\n"
+    "alpha_sync = 3e-6 # s/peer\n"
     "threads = 2\n";
 
 START_TEST(parses_good_file)
@@ -27,6 +28,7 @@ START_TEST(parses_good_file)
     ck_assert_double_eq(c.coeffs.alpha_coll, 2e-5);
     ck_assert_double_eq(c.coeffs.beta_fetch, 2.5e-10);
     ck_assert_double_eq(c.coeffs.gamma_fetch, 9e-10);
+    ck_assert_double_eq(c.coeffs.alpha_sync, 3e-6);
     ck_assert_int_eq(c.coeffs.threads, 2);
     ck_assert_str_eq(c.prov[1], "node1");
 }
@@ -44,7 +46,7 @@ START_TEST(rejects_bad_files)
 {
     char buf[2048];
     snprintf(buf, sizeof buf, "%sbogus = 3\n", good);
-    expect_error(buf, "c.txt:13: unknown key 'bogus'");
+    expect_error(buf, "c.txt:14: unknown key 'bogus'");
     expect_error("alpha_coll = fast\n", "c.txt:1: 'alpha_coll' needs a finite non-negative number");
     expect_error("alpha_coll = 1e999\n", "needs a finite");
     expect_error("alpha_coll = -1\n", "non-negative");

@@ -321,6 +321,118 @@ START_TEST(cost_model_dense_stripe_stays_collective_sparse_goes_fetch)
 }
 END_TEST
 
+START_TEST(cost_model_handshake_keeps_a_lone_fetch_collective)
+{
+    /* Rank 1 needs one row of rank 0's second stripe: as a fetch it is one
+     * cheap request, but it makes rank 0 and rank 1 fetch peers, and each
+     * SpMM then pays the READY/DONE handshake on both. Free handshakes: a
+     * fetch. Handshakes dearer than moving the stripe: collective. */
+    tf_coo coo;
+    tf_coo_init(&coo, 128, 128, 256);
+    tf_coo_push(&coo, 100, 40, 1.0);
+    for (int i = 0; i < 128; i++)
+        tf_coo_push(&coo, i, i, 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    tf_coeffs c = simple_coeffs();
+    ck_assert_int_eq(class_of(&a, 2, 32, &c, 64, 1, 40), TF_CLASS_FETCH);
+    c.alpha_sync = 1e-3;
+    ck_assert_int_eq(class_of(&a, 2, 32, &c, 64, 1, 40), TF_CLASS_COLL);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(whole_plan_check_finds_what_one_stripe_at_a_time_misses)
+{
+    /* Rank 1 needs one row from each of rank 0's 16 stripes (W = 8). Each
+     * stripe is ~0.8 us cheaper for rank 1 as a fetch (one 256-byte row
+     * instead of eight), but the first fetch from rank 0 brings a 5 us
+     * handshake, so the greedy pass rejects every conversion on its own.
+     * All 16 together save ~13 us on rank 1 and ~33 us of sends on rank 0:
+     * the whole-plan check must pick the all-fetch plan. */
+    tf_coo coo;
+    tf_coo_init(&coo, 256, 256, 512);
+    for (int s = 0; s < 16; s++)
+        tf_coo_push(&coo, 128 + s, s * 8, 1.0);
+    for (int i = 0; i < 256; i++)
+        tf_coo_push(&coo, i, i, 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    tf_coeffs c = simple_coeffs();
+    c.threads = 1;
+    c.alpha_sync = 5e-6;
+    for (int s = 0; s < 16; s++)
+        ck_assert_int_eq(class_of(&a, 2, 8, &c, 64, 1, s * 8), TF_CLASS_FETCH);
+    /* A handshake dearer than everything fetching saves: all collective. */
+    c.alpha_sync = 50e-6;
+    ck_assert_int_eq(class_of(&a, 2, 8, &c, 64, 1, 0), TF_CLASS_COLL);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+static double predicted_spmm(const tf_csr *a, int P, int mode, const tf_coeffs *c, int64_t *peers)
+{
+    tf_plan_options o;
+    tf_plan_options_default(&o);
+    o.nranks = P;
+    o.k = 64;
+    o.stripe_width = 8;
+    o.mode = mode;
+    o.coeffs = *c;
+    tf_plan plan;
+    ck_assert_int_eq(tf_plan_build(a, &o, &plan), TF_OK);
+    double worst = 0;
+    int64_t recv = 0, sent = 0;
+    for (int p = 0; p < P; p++) {
+        const tf_rank_stats *s = &plan.all_stats[p];
+        worst = s->t_total > worst ? s->t_total : worst;
+        recv += s->fetch_peers_recv;
+        sent += s->fetch_peers_sent;
+        ck_assert_double_eq_tol(s->t_sync,
+                                c->alpha_sync * (double)(s->fetch_peers_recv + s->fetch_peers_sent),
+                                1e-15);
+        ck_assert(s->fetch_peers_recv <= P - 1 && s->fetch_peers_sent <= P - 1);
+        ck_assert((s->fetch_requests > 0) == (s->fetch_peers_recv > 0));
+    }
+    ck_assert_int_eq(recv, sent); /* every pair counted on both sides */
+    *peers = recv;
+    tf_plan_free(&plan);
+    return worst;
+}
+
+START_TEST(twoface_plan_never_predicted_slower_than_a_pure_plan)
+{
+    /* The greedy pass works stripe by stripe; the planner then compares its
+     * result with the pure plans, so the hybrid's predicted time is at most
+     * theirs whatever the coefficients. */
+    tf_csr a;
+    tf_test_random_csr(&a, 400, 400, 4000, 5);
+    tf_coeffs base = simple_coeffs();
+    const double syncs[4] = {0, 1e-6, 1e-4, 1e-2};
+    const double fetch_scale[3] = {0.01, 1, 100};
+    for (int P = 2; P <= 5; P++)
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) {
+                tf_coeffs c = base;
+                c.alpha_sync = syncs[i];
+                c.alpha_fetch *= fetch_scale[j];
+                c.beta_fetch *= fetch_scale[j];
+                int64_t pt, pf, pc;
+                double tt = predicted_spmm(&a, P, TF_MODE_TWOFACE, &c, &pt);
+                double tf = predicted_spmm(&a, P, TF_MODE_FETCH, &c, &pf);
+                double tc = predicted_spmm(&a, P, TF_MODE_COLLECTIVE, &c, &pc);
+                ck_assert_msg(tt <= tf * (1 + 1e-9) && tt <= tc * (1 + 1e-9),
+                              "P = %d sync %g fetch x%g: twoface %g, fetch %g, collective %g", P,
+                              syncs[i], fetch_scale[j], tt, tf, tc);
+                ck_assert_int_eq(pc, 0);
+                ck_assert_int_eq(pf, (int64_t)P * (P - 1)); /* dense enough: all pairs */
+            }
+    tf_csr_free(&a);
+}
+END_TEST
+
 START_TEST(cost_model_recipient_count_decides)
 {
     /* P ranks of 32 rows, W = 32: every rank's first row-block is one stripe.
@@ -434,6 +546,9 @@ static Suite *suite(void)
     tcase_add_test(tc, gap_follows_the_model);
     tcase_add_test(tc, cost_model_dense_stripe_stays_collective_sparse_goes_fetch);
     tcase_add_test(tc, cost_model_recipient_count_decides);
+    tcase_add_test(tc, cost_model_handshake_keeps_a_lone_fetch_collective);
+    tcase_add_test(tc, twoface_plan_never_predicted_slower_than_a_pure_plan);
+    tcase_add_test(tc, whole_plan_check_finds_what_one_stripe_at_a_time_misses);
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, bad_options_rejected);
