@@ -29,7 +29,7 @@ function ms(x) { return x == "" ? "-" : sprintf("%.3f", 1e3 * x) }
 function mb(x) { return x == "" ? "-" : (x >= 1e6 ? sprintf("%.2f", x / 1e6) : sprintf("%.3f", x / 1e6)) }
 END {
     n = split("fetch collective allgather shift p2p", others, " ")
-    label = (tr == "tcp" ? "TCP (OMPI_MCA_btl=self,tcp)" : "shared memory (default btl)")
+    label = (tr == "tcp" ? "TCP (OMPI_MCA_btl=self,tcp OMPI_MCA_osc=pt2pt)" : "shared memory (default btl)")
     printf "#### Time per SpMM, %s\n\n", label
     printf "Median ms per SpMM (max over ranks), all strategies interleaved in one process on the same B. "
     printf "best/twoface = time of the fastest other strategy / time of twoface (> 1: twoface wins).\n\n"

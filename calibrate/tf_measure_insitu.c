@@ -60,8 +60,10 @@ static int synth_graph(int64_t n, tf_csr *a)
 }
 
 typedef struct {
-    double meas[4]; /* local, collective half, fetch half, handshake: s per SpMM */
-    double pred[4];
+    double meas[3]; /* local, collective half, fetch half: seconds per SpMM */
+    double pred[3];
+    double total;   /* whole tf_spmm on this rank, seconds per SpMM */
+    tf_rank_stats stats;
 } half_times;
 
 static int run_mode(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_coeffs *c,
@@ -121,8 +123,8 @@ static int run_mode(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_c
         out->meas[0] = t.local_comp / calls;
         out->meas[1] = (t.coll_wait + t.coll_comp) / calls;
         out->meas[2] = (t.fetch_wait + t.fetch_comp) / calls;
-        out->meas[3] = t.sync / calls;
-        out->pred[3] = mine.t_sync;
+        out->total = t.total / calls;
+        out->stats = mine;
         out->pred[0] = mine.t_local;
         out->pred[1] = mine.t_coll_comm + mine.t_coll_comp;
         out->pred[2] = mine.t_fetch_comm + mine.t_fetch_comp;
@@ -161,12 +163,11 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
     if (st)
         return st;
     /* Sums over ranks: a ratio of sums weighs ranks by how much they do. */
-    double v[12] = {co.meas[0] + f.meas[0] + hy.meas[0], co.pred[0] + f.pred[0] + hy.pred[0],
+    double v[10] = {co.meas[0] + f.meas[0] + hy.meas[0], co.pred[0] + f.pred[0] + hy.pred[0],
                     co.meas[1], co.pred[1], f.meas[2], f.pred[2],
-                    hy.meas[1], hy.pred[1], hy.meas[2], hy.pred[2],
-                    f.meas[3] + hy.meas[3], f.pred[3] + hy.pred[3]};
-    double s[12];
-    MPI_Allreduce(v, s, 12, MPI_DOUBLE, MPI_SUM, comm);
+                    hy.meas[1], hy.pred[1], hy.meas[2], hy.pred[2]};
+    double s[10];
+    MPI_Allreduce(v, s, 10, MPI_DOUBLE, MPI_SUM, comm);
     for (int i = 0; i < 3; i++) {
         double r = s[2 * i + 1] > 0 ? s[2 * i] / s[2 * i + 1] : 1.0;
         /* Each half is charged the worse of its pure and its hybrid ratio:
@@ -183,14 +184,6 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
      * it gave 0.20 and made plans up to 2.5x slower). Only ever raise it. */
     if (scale[1] < 1.0)
         scale[1] = 1.0;
-    /* The handshake bucket holds what an owner waits for its fetchers (and,
-     * where a get needs the owner inside MPI, what fetchers wait for it):
-     * the measured coupling, charged per fetch peer. Same clamp. */
-    {
-        double r = s[11] > 0 ? s[10] / s[11] : 1.0;
-        scale[3] = fmin(50.0, fmax(0.05, isfinite(r) ? r : 1.0));
-    }
-    c->alpha_sync *= scale[3];
     c->gamma_local *= scale[0];
     c->alpha_coll *= scale[1];
     c->beta_coll *= scale[1];
@@ -198,6 +191,51 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
     c->alpha_fetch *= scale[2];
     c->beta_fetch *= scale[2];
     c->gamma_fetch *= scale[2];
+    /* The handshake: what a plan with fetches costs beyond its corrected
+     * halves. The executor's own sync bucket cannot tell it: it also holds
+     * an owner's wait for slower ranks, which max over ranks already
+     * predicts. So compare whole SpMMs instead - measured (slowest rank)
+     * against predicted without handshakes - and charge the excess to the
+     * busiest rank's fetch peers. Where a get needs its target inside MPI
+     * (osc pt2pt) this excess is large: a fetcher waits for its owner to
+     * finish computing. The smaller excess of the fetch and hybrid plans
+     * (conservative), never below the microbenchmark. */
+    {
+        double micro = c->alpha_sync, est = INFINITY, base = 0;
+        const half_times *w[3] = {&co, &f, &hy};
+        for (int i = 0; i < 3; i++) {
+            tf_rank_stats st = w[i]->stats;
+            tf_coeffs c0 = *c;
+            c0.alpha_sync = 0;
+            tf_cost_predict(&c0, k, &st);
+            double loc[3] = {w[i]->total, st.t_total,
+                             (double)(st.fetch_peers_recv + st.fetch_peers_sent)};
+            double mx[3];
+            MPI_Allreduce(loc, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+            /* The collective plan has no handshake: its excess is what
+             * every plan pays (on an oversubscribed node, ranks waiting
+             * for descheduled peers), the baseline the others are read
+             * against. */
+            if (i == 0)
+                base = mx[1] > 0 ? mx[0] / mx[1] : 1.0;
+            else if (mx[2] > 0) {
+                /* Whole-SpMM times of this 2-core VM scatter by ~20% from
+                 * run to run: an excess below 25% of the plan's time is
+                 * noise, not a handshake cost (it moved alpha_sync between
+                 * 6 and 116 us on shared memory in repeated calibrations). */
+                double excess = mx[0] - base * mx[1];
+                est = fmin(est, excess > 0.25 * base * mx[1] ? excess / mx[2] : 0.0);
+            }
+            if (log)
+                fprintf(log, "  %s plan: SpMM %.3f ms measured (slowest rank), %.3f ms predicted "
+                             "without handshakes; %g fetch peers on the busiest rank\n",
+                        i == 0 ? "collective" : i == 1 ? "fetch" : "hybrid", 1e3 * mx[0],
+                        1e3 * mx[1], mx[2]);
+        }
+        if (isfinite(est) && est > micro)
+            c->alpha_sync = est;
+        scale[3] = micro > 0 ? c->alpha_sync / micro : 1.0;
+    }
     if (log)
         fprintf(log,
                 "in-situ correction (executor on a %d-row synthetic graph, K = %d, %d SpMMs per "

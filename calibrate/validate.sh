@@ -1,7 +1,8 @@
 #!/bin/sh
 # The calibration experiments behind docs/calibration-results.md:
 #  1. calibrate this machine: shared memory (default btl) and an emulated
-#     network (OMPI_MCA_btl=self,tcp), each also without the in-situ
+#     network (OMPI_MCA_btl=self,tcp OMPI_MCA_osc=pt2pt: one-sided gets over
+#     TCP as well), each also without the in-situ
 #     scaling (--no-insitu: the microbenchmark fits alone);
 #  2. validation: for every graph, plan at P=4, K=128 with each calibration
 #     (twoface-plan --calibration; modes twoface, collective and fetch), run
@@ -74,7 +75,11 @@ wait_quiet() { # label
 run() { mpirun -n $NP --bind-to none "$@"; }
 with_btl() { # transport, command...
     t=$1; shift
-    if [ "$t" = tcp ]; then OMPI_MCA_btl=self,tcp "$@"; else "$@"; fi
+    # tcp: two-sided AND one-sided over TCP (osc pt2pt emulates gets with
+    # messages, so the target must enter MPI; osc sm would keep gets on
+    # shared memory whatever the btl, and osc rdma over tcp cannot create
+    # windows here).
+    if [ "$t" = tcp ]; then OMPI_MCA_btl=self,tcp OMPI_MCA_osc=pt2pt "$@"; else "$@"; fi
 }
 # A field of a one-line JSON object (top-level keys here are unique).
 jget() { sed -n "s/.*\"$1\": \([^,}]*\).*/\1/p"; }
