@@ -59,6 +59,22 @@ const char *tf_mode_name(int mode)
     }
 }
 
+const char *tf_coll_rows_name(int coll_rows)
+{
+    return coll_rows == TF_COLL_STRIPE ? "stripe" : "needed";
+}
+
+int tf_coll_rows_parse(const char *s, int *coll_rows)
+{
+    if (strcmp(s, "needed") == 0)
+        *coll_rows = TF_COLL_NEEDED;
+    else if (strcmp(s, "stripe") == 0)
+        *coll_rows = TF_COLL_STRIPE;
+    else
+        return tf_fail(TF_ERR_ARG, "collective rows '%s': expected needed or stripe", s);
+    return TF_OK;
+}
+
 int tf_mode_parse(const char *s, int *mode)
 {
     if (strcmp(s, "twoface") == 0)

@@ -23,6 +23,9 @@
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
+/* What the collective moves of a collective stripe: the runs of rows the
+ * recipient needs (spanning gaps <= G, like fetch runs), or all W rows. */
+typedef enum { TF_COLL_NEEDED = 0, TF_COLL_STRIPE = 1 } tf_coll_rows;
 
 /* Predicted times and counts for one rank (all per SpMM at the planned K). */
 typedef struct {
@@ -121,6 +124,7 @@ typedef struct {
     int32_t partition; /* tf_partition_kind */
     int32_t mode;      /* tf_mode */
     int32_t gap;       /* max gap G spanned by a fetch run */
+    int32_t coll_rows; /* tf_coll_rows */
     tf_coeffs coeffs;
     char generated_by[64];
     char creation_date[32];
@@ -142,5 +146,7 @@ void tf_rank_plan_free(tf_rank_plan *rp);
 void tf_plan_free(tf_plan *plan);
 const char *tf_mode_name(int mode);
 int tf_mode_parse(const char *s, int *mode);
+const char *tf_coll_rows_name(int coll_rows);
+int tf_coll_rows_parse(const char *s, int *coll_rows);
 
 #endif

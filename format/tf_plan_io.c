@@ -717,6 +717,7 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         (st = write_attr_i32(w, f, "", "stripe_width", p->stripe_width)) ||
         (st = write_attr_str(w, f, "partition", tf_partition_name(p->partition))) ||
         (st = write_attr_str(w, f, "mode", tf_mode_name(p->mode))) ||
+        (st = write_attr_str(w, f, "collective_rows", tf_coll_rows_name(p->coll_rows))) ||
         (st = write_attr_i32(w, f, "", "gap", p->gap)))
         return st;
     for (int i = 0; i < TF_NCOEFFS; i++) {
@@ -1433,7 +1434,7 @@ static int read_header(const rctx *c, tf_plan *p)
                        "re-plan",
                        c->path, ver[0], ver[1], TF_PLAN_VERSION_MAJOR);
     /* A newer minor version only adds things, which we ignore. */
-    char part[16], mode[16];
+    char part[16], mode[16], crows[16];
     if ((st = read_attr_str(c, f, "generated_by", p->generated_by, sizeof p->generated_by)) ||
         (st = read_attr_str(c, f, "creation_date", p->creation_date, sizeof p->creation_date)) ||
         (st = read_attr_i64(c, f, "", "rows", &p->m)) ||
@@ -1445,6 +1446,7 @@ static int read_header(const rctx *c, tf_plan *p)
         (st = read_attr_i32(c, f, "", "stripe_width", &p->stripe_width)) ||
         (st = read_attr_str(c, f, "partition", part, sizeof part)) ||
         (st = read_attr_str(c, f, "mode", mode, sizeof mode)) ||
+        (st = read_attr_str(c, f, "collective_rows", crows, sizeof crows)) ||
         (st = read_attr_i32(c, f, "", "gap", &p->gap)))
         return st;
     int kind;
@@ -1457,6 +1459,10 @@ static int read_header(const rctx *c, tf_plan *p)
                        "%s: attribute 'mode' = '%s' is not twoface, fetch or collective", c->path,
                        mode);
     p->mode = kind;
+    if (tf_coll_rows_parse(crows, &kind) != TF_OK)
+        return tf_fail(TF_ERR_FORMAT, "%s: attribute 'collective_rows' = '%s' is not needed or stripe",
+                       c->path, crows);
+    p->coll_rows = kind;
     for (int i = 0; i < TF_NCOEFFS; i++) {
         if (strcmp(tf_coeff_names[i], "threads") == 0) {
             int32_t th;

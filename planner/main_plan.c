@@ -37,6 +37,8 @@ static void usage(FILE *f)
             "  --stripe-width W       rows per dense stripe (default %d)\n"
             "  --gap G                max unwanted rows spanned by a fetch run\n"
             "                         (default: from the model)\n"
+            "  --collective-rows R    needed (default): the collective moves the runs of\n"
+            "                         rows a rank uses; stripe: all W rows of each stripe\n"
             "  --partition rows|nnz   balance bands by rows (default) or nonzeros\n"
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
@@ -355,7 +357,7 @@ int main(int argc, char **argv)
     double max_memory = 0.0;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM
+        O_MAXMEM, O_CROWS
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -365,6 +367,7 @@ int main(int argc, char **argv)
         {"svg", required_argument, 0, O_SVG},     {"zstd-level", required_argument, 0, O_LEVEL},
         {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, 'q'},
         {"max-memory", required_argument, 0, O_MAXMEM},
+        {"collective-rows", required_argument, 0, O_CROWS},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
@@ -392,6 +395,12 @@ int main(int argc, char **argv)
         case O_GAP:
             if (parse_int("--gap", optarg, 0, 1 << 24, &o.gap))
                 return 2;
+            break;
+        case O_CROWS:
+            if (tf_coll_rows_parse(optarg, &o.coll_rows)) {
+                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                return 2;
+            }
             break;
         case O_PART:
             if (tf_partition_parse(optarg, &o.partition)) {

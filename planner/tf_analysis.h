@@ -31,6 +31,10 @@ typedef struct {
     int32_t *ss_run_rows; /* rows those runs cover, gaps included */
     uint8_t *ss_class; /* tf_stripe_class, set by classification */
 
+    /* Set by the planner before classification: 1 = a collective stripe
+     * moves only its needed rows, 0 = all of its W rows. */
+    int coll_needed;
+
     int64_t *nnz_local;       /* per rank */
     int64_t *remote_distinct; /* per rank: distinct remote B rows needed */
 } tf_analysis;
@@ -39,6 +43,14 @@ typedef struct {
 static inline int64_t tf_stripe_of(const tf_analysis *an, int q, int64_t j)
 {
     return an->stripe_base[q] + (j - an->brow_off[q]) / an->width;
+}
+
+/* B rows the collective moves for sparse stripe e (entry index): its
+ * distinct needed rows (the collective's own gaps are at most 16 / K rows,
+ * not counted), or the whole stripe. */
+static inline int64_t tf_coll_rows_of(const tf_analysis *an, int64_t e)
+{
+    return an->coll_needed ? an->ss_distinct[e] : an->st_rows[an->ss_stripe[e]];
 }
 
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,

@@ -57,6 +57,80 @@ static int64_t find_u32(const uint32_t *v, int64_t n, uint32_t x)
     return -1;
 }
 
+/* Runs over distinct ascending columns: consecutive rows of one owner,
+ * spanning gaps of at most `gap` unneeded rows. run_of[u] gets column u's
+ * run; returns the number of runs. */
+static int64_t make_runs(const uint32_t *cols, int64_t n, const int64_t *brow_off, int gap,
+                         uint32_t *run_of)
+{
+    int64_t nruns = 0;
+    int qprev = -1;
+    for (int64_t u = 0; u < n; u++) {
+        int64_t j = cols[u];
+        int q = qprev < 0 ? 0 : qprev;
+        while (brow_off[q + 1] <= j)
+            q++;
+        if (q != qprev || (int64_t)(j - cols[u - 1]) - 1 > gap)
+            nruns++;
+        run_of[u] = (uint32_t)(nruns - 1);
+        qprev = q;
+    }
+    return nruns;
+}
+
+/* Owner, owner-local first row, row count and buffer offset of each run;
+ * returns the buffer rows (gap rows included). */
+static int64_t describe_runs(const uint32_t *cols, int64_t n, const uint32_t *run_of,
+                             const int64_t *brow_off, int32_t *owner, int32_t *first,
+                             int32_t *count, int64_t *off)
+{
+    int q = 0;
+    int64_t boff = 0;
+    for (int64_t u = 0; u < n;) {
+        int64_t r = run_of[u];
+        int64_t lo = cols[u], hi = lo;
+        while (brow_off[q + 1] <= lo)
+            q++;
+        while (u < n && run_of[u] == r)
+            hi = cols[u++];
+        owner[r] = q;
+        first[r] = (int32_t)(lo - brow_off[q]);
+        count[r] = (int32_t)(hi - lo + 1);
+        off[r] = boff;
+        boff += hi - lo + 1;
+    }
+    return boff;
+}
+
+/* Distinct columns of rows [r0, r1) outside [b0, b1) whose sparse stripe has
+ * class cls, ascending, into cols (tmp: scratch of the same size). */
+static int collect_cols(const tf_csr *a, const tf_analysis *an, const tf_plan *plan, int p,
+                        int cls, uint32_t *cols, uint32_t *tmp, int64_t *n_out)
+{
+    const int64_t r0 = plan->row_off[p], r1 = plan->row_off[p + 1];
+    const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
+    int64_t n = 0;
+    for (int64_t k = a->rowptr[r0]; k < a->rowptr[r1]; k++) {
+        int64_t j = a->col[k];
+        if (j >= b0 && j < b1)
+            continue;
+        int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
+        int64_t e = find_stripe(an, p, s);
+        if (e < 0)
+            return tf_fail(TF_ERR_INTERNAL, "rank %d: column %lld has no sparse stripe", p,
+                           (long long)j);
+        if (an->ss_class[e] == cls)
+            cols[n++] = (uint32_t)j;
+    }
+    tf_radix_sort_u32(cols, NULL, n, tmp, NULL);
+    int64_t nu = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i == 0 || cols[i] != cols[i - 1])
+            cols[nu++] = cols[i];
+    *n_out = nu;
+    return TF_OK;
+}
+
 /* Builds rank p's part except the send schedule (which needs every rank's
  * receive schedule). */
 static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *plan, int p,
@@ -66,7 +140,8 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
     const int64_t e0 = an->ss_off[p], ne = an->ss_off[p + 1] - e0;
     int64_t *recv_idx = NULL;
-    uint32_t *fcols = NULL, *ftmp = NULL, *run_of = NULL;
+    uint32_t *fcols = NULL, *ftmp = NULL, *run_of = NULL, *ccols = NULL, *crun_of = NULL;
+    int64_t n_ccols = 0;
     int32_t *row_map = NULL;
     int64_t *fill = NULL;
     int st = TF_ERR_NOMEM;
@@ -78,14 +153,38 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     rp->brow_begin = b0;
     rp->nbrows = b1 - b0;
 
-    /* Collective receive schedule: the collective sparse stripes, in stripe
-     * order (owner-major, so grouped by source as the exchange needs). */
-    ALLOC(recv_idx, ne);
-    if (!recv_idx)
+    int64_t nrem_max = a->rowptr[r1] - a->rowptr[r0];
+    ALLOC(fcols, nrem_max);
+    ALLOC(ftmp, nrem_max);
+    if (!fcols || !ftmp)
         goto out;
+
+    /* Collective receive schedule, grouped by source as the exchange needs.
+     * Needed rows (default): runs of the rows this rank uses, like fetch
+     * runs - the exchange is point to point (a neighbourhood all-to-all),
+     * every recipient gets its own copy anyway, so the rest of the stripe
+     * would only be wasted bytes. Whole stripes: every row of each
+     * collective stripe, the published design's dense stripe. */
     int64_t nrecv = 0;
-    for (int64_t e = 0; e < ne; e++)
-        recv_idx[e] = an->ss_class[e0 + e] == TF_CLASS_COLL ? nrecv++ : -1;
+    if (an->coll_needed) {
+        int64_t nc;
+        if ((st = collect_cols(a, an, plan, p, TF_CLASS_COLL, fcols, ftmp, &nc)) != TF_OK)
+            goto out;
+        st = TF_ERR_NOMEM;
+        ALLOC(ccols, nc);
+        ALLOC(crun_of, nc);
+        if (!ccols || !crun_of)
+            goto out;
+        memcpy(ccols, fcols, (size_t)nc * sizeof *ccols);
+        n_ccols = nc;
+        nrecv = make_runs(ccols, nc, plan->brow_off, tf_cost_coll_gap(plan->k_planned), crun_of);
+    } else {
+        ALLOC(recv_idx, ne);
+        if (!recv_idx)
+            goto out;
+        for (int64_t e = 0; e < ne; e++)
+            recv_idx[e] = an->ss_class[e0 + e] == TF_CLASS_COLL ? nrecv++ : -1;
+    }
     rp->n_recv = nrecv;
     ALLOC(rp->recv_src, nrecv);
     ALLOC(rp->recv_first, nrecv);
@@ -93,67 +192,38 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     ALLOC(rp->recv_off, nrecv);
     if (!rp->recv_src || !rp->recv_first || !rp->recv_rows || !rp->recv_off)
         goto out;
-    int64_t off = 0;
-    for (int64_t e = 0; e < ne; e++) {
-        if (recv_idx[e] < 0)
-            continue;
-        int32_t s = an->ss_stripe[e0 + e];
-        int q = an->st_owner[s];
-        int64_t r = recv_idx[e];
-        rp->recv_src[r] = q;
-        rp->recv_first[r] = (int32_t)(an->st_first[s] - plan->brow_off[q]);
-        rp->recv_rows[r] = an->st_rows[s];
-        rp->recv_off[r] = off;
-        off += an->st_rows[s];
+    if (an->coll_needed) {
+        rp->coll_buf_rows = describe_runs(ccols, n_ccols, crun_of, plan->brow_off, rp->recv_src,
+                                          rp->recv_first, rp->recv_rows, rp->recv_off);
+    } else {
+        int64_t off = 0;
+        for (int64_t e = 0; e < ne; e++) {
+            if (recv_idx[e] < 0)
+                continue;
+            int32_t s = an->ss_stripe[e0 + e];
+            int q = an->st_owner[s];
+            int64_t r = recv_idx[e];
+            rp->recv_src[r] = q;
+            rp->recv_first[r] = (int32_t)(an->st_first[s] - plan->brow_off[q]);
+            rp->recv_rows[r] = an->st_rows[s];
+            rp->recv_off[r] = off;
+            off += an->st_rows[s];
+        }
+        rp->coll_buf_rows = off;
     }
-    rp->coll_buf_rows = off;
 
     /* Distinct fetched columns, ascending (so owner-major). */
-    int64_t nrem_max = a->rowptr[r1] - a->rowptr[r0];
-    ALLOC(fcols, nrem_max);
-    ALLOC(ftmp, nrem_max);
-    if (!fcols || !ftmp)
+    int64_t nu;
+    if ((st = collect_cols(a, an, plan, p, TF_CLASS_FETCH, fcols, ftmp, &nu)) != TF_OK)
         goto out;
-    int64_t nf = 0;
-    for (int64_t k = a->rowptr[r0]; k < a->rowptr[r1]; k++) {
-        int64_t j = a->col[k];
-        if (j >= b0 && j < b1)
-            continue;
-        int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
-        int64_t e = find_stripe(an, p, s);
-        if (e < 0) {
-            st = tf_fail(TF_ERR_INTERNAL, "rank %d: column %lld has no sparse stripe", p,
-                         (long long)j);
-            goto out;
-        }
-        if (an->ss_class[e] == TF_CLASS_FETCH)
-            fcols[nf++] = (uint32_t)j;
-    }
-    tf_radix_sort_u32(fcols, NULL, nf, ftmp, NULL);
-    int64_t nu = 0;
-    for (int64_t i = 0; i < nf; i++)
-        if (i == 0 || fcols[i] != fcols[i - 1])
-            fcols[nu++] = fcols[i];
+    st = TF_ERR_NOMEM;
     rp->stats.fetch_needed = nu;
 
     /* Runs: consecutive needed rows of one owner, spanning gaps <= G. */
     ALLOC(run_of, nu);
     if (!run_of)
         goto out;
-    int64_t nruns = 0;
-    {
-        int qprev = -1;
-        for (int64_t u = 0; u < nu; u++) {
-            int64_t j = fcols[u];
-            int q = qprev < 0 ? 0 : qprev;
-            while (plan->brow_off[q + 1] <= j)
-                q++;
-            if (q != qprev || (int64_t)(j - fcols[u - 1]) - 1 > plan->gap)
-                nruns++;
-            run_of[u] = (uint32_t)(nruns - 1);
-            qprev = q;
-        }
-    }
+    int64_t nruns = make_runs(fcols, nu, plan->brow_off, plan->gap, run_of);
     rp->n_runs = nruns;
     ALLOC(rp->run_owner, nruns);
     ALLOC(rp->run_first, nruns);
@@ -161,24 +231,8 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     ALLOC(rp->run_off, nruns);
     if (!rp->run_owner || !rp->run_first || !rp->run_count || !rp->run_off)
         goto out;
-    {
-        int q = 0;
-        int64_t boff = 0;
-        for (int64_t u = 0; u < nu;) {
-            int64_t r = run_of[u];
-            int64_t first = fcols[u], last = first;
-            while (plan->brow_off[q + 1] <= first)
-                q++;
-            while (u < nu && run_of[u] == r)
-                last = fcols[u++];
-            rp->run_owner[r] = q;
-            rp->run_first[r] = (int32_t)(first - plan->brow_off[q]);
-            rp->run_count[r] = (int32_t)(last - first + 1);
-            rp->run_off[r] = boff;
-            boff += last - first + 1;
-        }
-        rp->fetch_buf_rows = boff;
-    }
+    rp->fetch_buf_rows = describe_runs(fcols, nu, run_of, plan->brow_off, rp->run_owner,
+                                       rp->run_first, rp->run_count, rp->run_off);
 
     /* Rows of C touched by fetch stripes, and counts for the three parts. */
     ALLOC(row_map, rp->nrows);
@@ -265,10 +319,16 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
                 rp->fet_val[w] = v;
                 continue;
             }
-            int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
-            int64_t e = find_stripe(an, p, s);
-            int64_t r = recv_idx[e - e0];
-            rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - an->st_first[s]));
+            if (an->coll_needed) {
+                int64_t r = crun_of[find_u32(ccols, n_ccols, (uint32_t)j)];
+                int64_t first = plan->brow_off[rp->recv_src[r]] + rp->recv_first[r];
+                rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - first));
+            } else {
+                int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
+                int64_t e = find_stripe(an, p, s);
+                int64_t r = recv_idx[e - e0];
+                rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - an->st_first[s]));
+            }
             rp->coll_val[wc++] = v;
         }
     }
@@ -301,6 +361,8 @@ out:
     if (st == TF_ERR_NOMEM)
         tf_fail(st, "out of memory building the plan of rank %d", p);
     free(recv_idx);
+    free(ccols);
+    free(crun_of);
     free(fcols);
     free(ftmp);
     free(run_of);

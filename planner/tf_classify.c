@@ -55,7 +55,7 @@ static void apply(state *st, int p, int64_t e, int to_fetch)
     const tf_analysis *an = st->an;
     int32_t s = an->ss_stripe[e];
     int q = an->st_owner[s];
-    int64_t rows = an->st_rows[s];
+    int64_t rows = tf_coll_rows_of(an, e);
     int sign = to_fetch ? -1 : 1;
     counts *r = &st->cnt[p], *o = &st->cnt[q];
     r->nnz_coll += sign * an->ss_nnz[e];
@@ -143,7 +143,7 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
     for (int64_t e = 0; e < T; e++) {
         apply(&st, recv_of[e], e, 0);
         an->ss_class[e] = TF_CLASS_COLL;
-        int64_t rows = an->st_rows[an->ss_stripe[e]];
+        int64_t rows = tf_coll_rows_of(an, e);
         double fetch = tf_cost_fetch(c, k, an->ss_runs[e], an->ss_run_rows[e], an->ss_nnz[e]);
         double saved = c->beta_coll * 2.0 * (double)rows * row_bytes +
                        c->gamma_coll * (double)an->ss_nnz[e] * k;

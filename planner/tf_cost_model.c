@@ -52,6 +52,11 @@ double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, 
            c->gamma_fetch * (double)nnz * k;
 }
 
+int tf_cost_coll_gap(int k)
+{
+    return k >= 1 ? 16 / k : 0;
+}
+
 int tf_cost_gap(const tf_coeffs *c, int k)
 {
     double per_row = c->beta_fetch * 4.0 * k;

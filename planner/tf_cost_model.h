@@ -31,4 +31,10 @@ int tf_cost_gap(const tf_coeffs *c, int k);
 
 #define TF_MAX_GAP 256
 
+/* Largest gap spanned by a block of the collective's datatype when it moves
+ * needed rows: a block costs the datatype engine about as much as copying
+ * 64 bytes, so gaps of up to 64 bytes of B are sent rather than cut:
+ * floor(16 / K) rows (0 for K >= 17). */
+int tf_cost_coll_gap(int k);
+
 #endif

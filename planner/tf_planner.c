@@ -23,6 +23,7 @@ void tf_plan_options_default(tf_plan_options *o)
     o->partition = TF_PART_ROWS;
     o->mode = TF_MODE_TWOFACE;
     o->gap = -1;
+    o->coll_rows = TF_COLL_NEEDED;
     tf_coeffs_default(&o->coeffs);
 }
 
@@ -38,6 +39,8 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "stripe width %d: expected 1..%d", o->stripe_width, 1 << 24);
     if (o->gap < -1 || o->gap > (1 << 24))
         return tf_fail(TF_ERR_ARG, "gap %d: expected -1 (model) or 0..%d", o->gap, 1 << 24);
+    if (o->coll_rows != TF_COLL_NEEDED && o->coll_rows != TF_COLL_STRIPE)
+        return tf_fail(TF_ERR_ARG, "unknown collective rows setting %d", o->coll_rows);
     if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
     if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
@@ -62,6 +65,7 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     out->stripe_width = o->stripe_width;
     out->partition = o->partition;
     out->mode = o->mode;
+    out->coll_rows = o->coll_rows;
     out->coeffs = o->coeffs;
     out->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
     snprintf(out->generated_by, sizeof out->generated_by, "twoface-plan %d.%d",
@@ -96,8 +100,10 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     tf_analysis an;
     st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap, &an);
     double t2 = omp_get_wtime();
-    if (!st)
+    if (!st) {
+        an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
         st = tf_classify(&an, &o->coeffs, o->k, o->mode);
+    }
     double t3 = omp_get_wtime();
     if (!st)
         st = tf_build_parts(a, &an, out);

@@ -14,6 +14,7 @@ typedef struct {
     int partition;    /* tf_partition_kind (default rows) */
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
+    int coll_rows;    /* tf_coll_rows: what a collective stripe moves */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
                          analyse, classify, build */

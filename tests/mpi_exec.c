@@ -208,6 +208,11 @@ static void plan_options(tf_plan_options *o, int nranks, int mode, int width)
     o->k = 32;
     o->stripe_width = width;
     o->gap = width <= 8 ? 2 : -1;
+    /* Both kinds of collective receive schedule: whole stripes at W = 8
+     * (where the coefficients below make M_RANDOM's plan mix both halves at
+     * every P: with needed rows, two ranks move the lone rows collectively
+     * too), needed-row runs (the default) at every other W. */
+    o->coll_rows = width == 8 ? TF_COLL_STRIPE : TF_COLL_NEEDED;
     /* Coefficients under which M_RANDOM's twoface plan mixes both halves on
      * every rank (coverage of the executor's mixed path): a fetched row
      * costs 4x a multicast one, requests and messages are cheap, handshakes

@@ -95,6 +95,7 @@ static void check_schedules(const tf_plan *plan)
     int P = plan->nranks;
     int64_t sends = 0, recvs = 0;
     int32_t *seen = calloc((size_t)plan->stripes.n + 1, sizeof *seen);
+    int32_t *touched = calloc((size_t)plan->stripes.n + 1, sizeof *touched);
     for (int p = 0; p < P; p++) {
         const tf_rank_plan *rp = &plan->parts[p];
         recvs += rp->n_recv;
@@ -107,24 +108,46 @@ static void check_schedules(const tf_plan *plan)
                     rq->send_rows[w] == rp->recv_rows[r])
                     found++;
             ck_assert_int_eq(found, 1);
-            /* find the stripe id */
             int64_t g = plan->brow_off[q] + rp->recv_first[r];
-            for (int64_t s = 0; s < plan->stripes.n; s++)
-                if (plan->stripes.first[s] == g) {
-                    seen[s]++;
-                    ck_assert_int_eq(plan->stripes.owner[s], q);
-                    ck_assert_int_eq(plan->stripes.rows[s], rp->recv_rows[r]);
-                }
+            ck_assert(rp->recv_first[r] >= 0 && g + rp->recv_rows[r] <= plan->brow_off[q + 1]);
+            if (plan->coll_rows == TF_COLL_STRIPE) {
+                /* An entry is exactly one stripe. */
+                int hits = 0;
+                for (int64_t s = 0; s < plan->stripes.n; s++)
+                    if (plan->stripes.first[s] == g) {
+                        hits++;
+                        seen[s]++;
+                        ck_assert_int_eq(plan->stripes.owner[s], q);
+                        ck_assert_int_eq(plan->stripes.rows[s], rp->recv_rows[r]);
+                    }
+                ck_assert_int_eq(hits, 1);
+            } else {
+                /* An entry is a run of rows; mark the stripes it touches once
+                 * per receiving rank (seen[] holds the last rank + 1). */
+                for (int64_t s = 0; s < plan->stripes.n; s++)
+                    if (plan->stripes.first[s] < g + rp->recv_rows[r] &&
+                        g < plan->stripes.first[s] + plan->stripes.rows[s] && seen[s] != p + 1) {
+                        ck_assert_int_eq(plan->stripes.owner[s], q);
+                        seen[s] = p + 1;
+                        touched[s]++;
+                    }
+            }
         }
         sends += rp->n_send;
     }
     ck_assert_int_eq(sends, recvs);
-    for (int64_t s = 0; s < plan->stripes.n; s++)
-        ck_assert_int_eq(seen[s], plan->stripes.recipients[s]);
+    for (int64_t s = 0; s < plan->stripes.n; s++) {
+        if (plan->coll_rows == TF_COLL_STRIPE)
+            ck_assert_int_eq(seen[s], plan->stripes.recipients[s]);
+        else /* runs may span a gap row of a stripe nobody needs */
+            ck_assert_int_ge(touched[s], plan->stripes.recipients[s]);
+    }
     free(seen);
+    free(touched);
 }
 
-static void check_plan(const tf_csr *a, int P, int mode, int partition, int width)
+static void check_plan_rows(const tf_csr *a, int P, int mode, int partition, int width,
+                            int coll_rows)
 {
     tf_plan_options o;
     tf_plan_options_default(&o);
@@ -133,6 +156,7 @@ static void check_plan(const tf_csr *a, int P, int mode, int partition, int widt
     o.partition = partition;
     o.stripe_width = width;
     o.k = 16;
+    o.coll_rows = coll_rows;
     tf_plan plan;
     ck_assert_msg(tf_plan_build(a, &o, &plan) == TF_OK, "%s", tf_error_message());
     ck_assert_int_eq(plan.n_parts, P);
@@ -148,9 +172,54 @@ static void check_plan(const tf_csr *a, int P, int mode, int partition, int widt
         ck_assert(plan.all_stats[p].t_total >= 0);
         ck_assert(plan.parts[p].stats.fetch_needed <= plan.parts[p].fetch_buf_rows);
         ck_assert(plan.parts[p].stats.remote_distinct >= plan.parts[p].stats.fetch_needed);
+        const tf_rank_plan *rp = &plan.parts[p];
+        for (int64_t r = 0; r < rp->n_recv; r++) {
+            if (coll_rows == TF_COLL_STRIPE)
+                ck_assert(rp->recv_rows[r] >= 1 && rp->recv_rows[r] <= width);
+            /* Entries of one source never overlap and ascend. */
+            if (r > 0 && rp->recv_src[r] == rp->recv_src[r - 1])
+                ck_assert(rp->recv_first[r] >= rp->recv_first[r - 1] + rp->recv_rows[r - 1]);
+        }
     }
     tf_plan_free(&plan);
 }
+
+static void check_plan(const tf_csr *a, int P, int mode, int partition, int width)
+{
+    check_plan_rows(a, P, mode, partition, width, TF_COLL_NEEDED);
+    if (mode != TF_MODE_FETCH)
+        check_plan_rows(a, P, mode, partition, width, TF_COLL_STRIPE);
+}
+
+START_TEST(collective_moves_exactly_the_needed_rows)
+{
+    /* At K >= 17 the collective spans no gaps: each rank receives exactly
+     * the distinct remote rows it uses - the sparsity-aware minimum - and
+     * never more than the whole-stripe plan. */
+    tf_csr a;
+    tf_test_random_csr(&a, 300, 300, 2500, 11);
+    for (int P = 2; P <= 5; P++) {
+        tf_plan_options o;
+        tf_plan_options_default(&o);
+        o.nranks = P;
+        o.mode = TF_MODE_COLLECTIVE;
+        o.k = 32;
+        o.stripe_width = 8;
+        tf_plan needed, stripe;
+        ck_assert_int_eq(tf_plan_build(&a, &o, &needed), TF_OK);
+        o.coll_rows = TF_COLL_STRIPE;
+        ck_assert_int_eq(tf_plan_build(&a, &o, &stripe), TF_OK);
+        for (int p = 0; p < P; p++) {
+            ck_assert_int_eq(needed.parts[p].coll_buf_rows, needed.parts[p].stats.remote_distinct);
+            ck_assert_int_le(needed.parts[p].coll_buf_rows, stripe.parts[p].coll_buf_rows);
+            ck_assert_int_le(needed.all_stats[p].coll_rows_sent, stripe.all_stats[p].coll_rows_sent);
+        }
+        tf_plan_free(&needed);
+        tf_plan_free(&stripe);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
 
 START_TEST(invariants_random_square)
 {
@@ -549,6 +618,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cost_model_handshake_keeps_a_lone_fetch_collective);
     tcase_add_test(tc, twoface_plan_never_predicted_slower_than_a_pure_plan);
     tcase_add_test(tc, whole_plan_check_finds_what_one_stripe_at_a_time_misses);
+    tcase_add_test(tc, collective_moves_exactly_the_needed_rows);
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, bad_options_rejected);
