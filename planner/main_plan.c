@@ -343,7 +343,9 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level)
     double parts = 8.0 * nnz + 44.0 * remote + 20.0 * m + 56.0 * sparse + 24.0 * stripes +
                    24.0 * 1024.0 * (double)P;
     double a_bytes = 12.0 * nnz + 8.0 * (m + 1.0);
-    double plan = a_bytes + parts + 25.0 * sparse + 24.0 * MIB;
+    /* Two built plans at once: the hybrid and a pure alternative it is
+     * compared with (tf_planner.c). */
+    double plan = a_bytes + 2.0 * parts + 25.0 * sparse + 24.0 * MIB;
     double write = parts * (level == 0 ? 2.0 : 1.3) + 24.0 * MIB;
     return plan > write ? plan : write;
 }

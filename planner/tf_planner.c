@@ -49,7 +49,64 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
     return TF_OK;
 }
 
+static double predicted_spmm(const tf_plan *p)
+{
+    double worst = 0;
+    for (int r = 0; r < p->nranks; r++)
+        if (p->all_stats[r].t_total > worst)
+            worst = p->all_stats[r].t_total;
+    return worst;
+}
+
+static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
+
+/* The twoface plan is the greedy hybrid unless a pure plan is predicted
+ * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
+ * whose counts are exact (the classification's own check counts fetch runs
+ * per stripe, the built plan merges runs across stripes). */
+static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    int st = build_one(a, o, out);
+    if (st)
+        return st;
+    /* A pure plan replaces the hybrid when hybrid >= (1 - margin) * pure,
+     * i.e. unless the hybrid is more than the margin faster; the faster of
+     * the two pure plans is the candidate. */
+    const double hybrid = predicted_spmm(out);
+    const int pure[2] = {TF_MODE_FETCH, TF_MODE_COLLECTIVE};
+    int replaced = 0;
+    double best_pure = 0;
+    for (int i = 0; i < 2; i++) {
+        tf_plan_options po = *o;
+        po.mode = pure[i];
+        po.timing = NULL;
+        tf_plan alt;
+        if ((st = build_one(a, &po, &alt))) {
+            tf_plan_free(out);
+            return st;
+        }
+        double t = predicted_spmm(&alt);
+        if (hybrid >= (1.0 - TF_HYBRID_MARGIN) * t && (!replaced || t < best_pure)) {
+            tf_plan_free(out);
+            *out = alt;
+            out->mode = TF_MODE_TWOFACE; /* what was asked; the classes are pure */
+            replaced = 1;
+            best_pure = t;
+        } else {
+            tf_plan_free(&alt);
+        }
+    }
+    return TF_OK;
+}
+
 int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
+        return choose_twoface(a, o, out);
+    return build_one(a, o, out);
+}
+
+static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);

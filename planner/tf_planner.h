@@ -15,12 +15,21 @@ typedef struct {
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
     int coll_rows;    /* tf_coll_rows: what a collective stripe moves */
+    int no_pure_check; /* 1: keep the greedy hybrid even when a pure plan is
+                          predicted as fast (tests, experiments) */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
                          analyse, classify, build */
 } tf_plan_options;
 
 #define TF_PLAN_PHASES 4
+
+/* A hybrid plan is kept only when predicted more than this fraction faster
+ * than both pure plans. Measured on the development machine (bench run of
+ * 2026-12-02 15:10): every hybrid predicted within 10% of the best pure plan
+ * ran slower than that pure plan (by 4-70%); each half waits for ranks busy
+ * with the other half, a coupling the per-rank model does not have. */
+#define TF_HYBRID_MARGIN 0.10
 
 #define TF_DEFAULT_STRIPE_WIDTH 32
 #define TF_DEFAULT_K 128

@@ -222,6 +222,7 @@ static void plan_options(tf_plan_options *o, int nranks, int mode, int width)
     o->coeffs.alpha_fetch = 0.1e-6;
     o->coeffs.beta_fetch = 1.6e-9;
     o->coeffs.alpha_sync = 0;
+    o->no_pure_check = 1; /* the mixed plan even if a pure one is predicted close */
 }
 
 static int any_rank(int yes)

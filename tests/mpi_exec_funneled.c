@@ -45,6 +45,7 @@ START_TEST(funneled_falls_back)
     o.coeffs.alpha_fetch *= 0.1; /* a plan with both halves */
     o.coeffs.beta_fetch *= 0.1;
     o.coeffs.alpha_sync = 0;
+    o.no_pure_check = 1;
     tf_plan plan;
     ck_assert(tf_plan_build(&a, &o, &plan) == TF_OK);
     tf_handle *h = NULL;

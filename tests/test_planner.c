@@ -441,6 +441,91 @@ START_TEST(whole_plan_check_finds_what_one_stripe_at_a_time_misses)
 }
 END_TEST
 
+static int plan_mixes(const tf_plan *p)
+{
+    int coll = 0, fetch = 0;
+    for (int r = 0; r < p->nranks; r++) {
+        coll |= p->parts[r].n_recv > 0;
+        fetch |= p->parts[r].n_runs > 0;
+    }
+    return coll && fetch;
+}
+
+static double plan_time(const tf_plan *p)
+{
+    double w = 0;
+    for (int r = 0; r < p->nranks; r++)
+        w = p->all_stats[r].t_total > w ? p->all_stats[r].t_total : w;
+    return w;
+}
+
+START_TEST(hybrid_kept_only_with_a_margin_over_pure_plans)
+{
+    /* Over a sweep of coefficients: a twoface plan that mixes is predicted
+     * more than TF_HYBRID_MARGIN faster than both pure plans; and the sweep
+     * has both outcomes, including greedy hybrids the margin replaced. */
+    /* Two faces: lone random entries (a row or two of a 32-row stripe:
+     * cheap as fetches) and a hub (B rows 0..191 wanted by every rank:
+     * cheap as a collective when a fetched row costs 4x a multicast one),
+     * under coefficients from that ratio to far cheaper fetches, both
+     * collective kinds. */
+    tf_csr r, a;
+    tf_test_random_csr(&r, 800, 800, 500, 9);
+    tf_coo coo;
+    tf_coo_init(&coo, 800, 800, 1400);
+    for (int64_t i = 0; i < 800; i++) {
+        for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
+            if (r.col[e] >= 192)
+                tf_coo_push(&coo, (int32_t)i, r.col[e], r.val[e]);
+        tf_coo_push(&coo, (int32_t)i, (int32_t)(i % 192), 1.0);
+    }
+    tf_csr_from_coo(&a, &coo);
+    tf_coo_free(&coo);
+    tf_csr_free(&r);
+    int mixed = 0, replaced = 0;
+    for (int P = 2; P <= 4; P++)
+        for (int i = 0; i < 24; i++) {
+            tf_plan_options o;
+            tf_plan_options_default(&o);
+            o.nranks = P;
+            o.k = 32;
+            o.stripe_width = 32;
+            o.gap = 2;
+            o.coll_rows = i % 2 ? TF_COLL_STRIPE : TF_COLL_NEEDED;
+            o.coeffs.alpha_coll = 1e-6;
+            o.coeffs.beta_coll = 0.4e-9;
+            o.coeffs.alpha_fetch = 0.1e-6 * pow(2.0, (i / 2) % 4);
+            o.coeffs.beta_fetch = 1.6e-9 * pow(0.5, i / 8);
+            o.coeffs.alpha_sync = 0;
+            tf_plan tw, greedy, pf, pc;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &tw), TF_OK);
+            o.no_pure_check = 1;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &greedy), TF_OK);
+            o.mode = TF_MODE_FETCH;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &pf), TF_OK);
+            o.mode = TF_MODE_COLLECTIVE;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &pc), TF_OK);
+            double best_pure = fmin(plan_time(&pf), plan_time(&pc));
+            ck_assert_int_eq(tw.mode, TF_MODE_TWOFACE);
+            if (plan_mixes(&tw)) {
+                mixed++;
+                ck_assert(plan_time(&tw) < (1.0 - TF_HYBRID_MARGIN) * best_pure);
+            } else {
+                ck_assert(plan_time(&tw) <= best_pure * (1 + 1e-12));
+                if (plan_mixes(&greedy))
+                    replaced++;
+            }
+            tf_plan_free(&tw);
+            tf_plan_free(&greedy);
+            tf_plan_free(&pf);
+            tf_plan_free(&pc);
+        }
+    ck_assert_int_gt(mixed, 0);
+    ck_assert_int_gt(replaced, 0);
+    tf_csr_free(&a);
+}
+END_TEST
+
 static double predicted_spmm(const tf_csr *a, int P, int mode, const tf_coeffs *c, int64_t *peers)
 {
     tf_plan_options o;
@@ -619,6 +704,7 @@ static Suite *suite(void)
     tcase_add_test(tc, twoface_plan_never_predicted_slower_than_a_pure_plan);
     tcase_add_test(tc, whole_plan_check_finds_what_one_stripe_at_a_time_misses);
     tcase_add_test(tc, collective_moves_exactly_the_needed_rows);
+    tcase_add_test(tc, hybrid_kept_only_with_a_margin_over_pure_plans);
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, bad_options_rejected);
