@@ -146,13 +146,15 @@ int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
 typedef struct {
     int64_t calls;
     double total;        /* whole tf_spmm */
-    double coll_wait;    /* waiting for the collective to complete */
+    double coll_wait;    /* starting, polling and waiting for the collective */
     double coll_comp;    /* computing the collective part */
     double local_comp;   /* computing the local part */
-    double fetch_wait;   /* waiting for fetched runs (and the start barrier) */
+    double fetch_wait;   /* posting MPI_Rget (a copy, on shared memory) and
+                            waiting for fetched runs */
     double fetch_comp;   /* computing the fetch part */
     double merge;        /* adding the fetch accumulators into C */
-    double sync;         /* final barrier that makes B reusable */
+    double sync;         /* READY sends and the final DONE handshake that
+                            makes B reusable */
     int64_t bytes_coll;  /* bytes of B received through the collective */
     int64_t bytes_fetch; /* bytes of B fetched one-sidedly */
     int64_t msgs_coll;   /* collective messages received (one per source) */
