@@ -150,7 +150,7 @@ done
 # 3. Sensitivity (shared memory), around each calibration in SENS_CALIBS: a
 # coefficient only matters where it moves the split, and an all-fetch plan
 # (what the in-situ scaled coefficients give on this machine) hardly moves.
-coeffs="alpha_coll beta_coll alpha_fetch beta_fetch gamma_local gamma_coll gamma_fetch"
+coeffs="alpha_coll beta_coll alpha_fetch beta_fetch gamma_local gamma_coll gamma_fetch alpha_sync"
 for cal in $SENS_CALIBS; do
     for name in $SENS; do
         g=$DATA/$name.mtx.zst
@@ -168,7 +168,7 @@ for cal in $SENS_CALIBS; do
             done
         done
         wait_quiet "sensitivity $cal $name"
-        say "sensitivity: $name around $cal, 16 plans interleaved"
+        say "sensitivity: $name around $cal, $(echo $plans | wc -w) plans interleaved"
         run "$BIN/twoface-calibrate" --validate $plans -i $SENS_ITERS --json \
             >"$OUT/$name.$cal.sens.json" 2>"$OUT/$name.$cal.sens.err" ||
             { cat "$OUT/$name.$cal.sens.err"; exit 1; }
