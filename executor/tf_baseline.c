@@ -6,6 +6,7 @@
 #include "tf_dense.h"
 #include "tf_error.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,39 @@
 #define BL_KB 256
 
 /* ---- Errors and agreement ------------------------------------------------ */
+
+int tf_bl_exchange(tf_baseline *b, MPI_Comm comm, const void *sbuf, const int *scount,
+                   const int *sdispl, int *rcount, int *rdispl, MPI_Datatype type, size_t elem,
+                   void **rbuf, int64_t *nrecv, const char *what, const char *noun)
+{
+    int st = TF_OK, n;
+    MPI_Comm_size(comm, &n);
+    int err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+    int64_t total = 0;
+    *rbuf = NULL;
+    if (err != MPI_SUCCESS) {
+        st = tf_mpi_fail(err, "MPI_Alltoall");
+    } else {
+        for (int d = 0; d < n; d++) {
+            rdispl[d] = (int)total;
+            total += rcount[d];
+        }
+        if (total > INT_MAX)
+            st = tf_fail(TF_ERR_RANGE, "rank %d: %s: %lld %s to receive exceed an MPI count",
+                         b->rank, what, (long long)total, noun);
+        else if (!(*rbuf = malloc((size_t)(total > 0 ? total : 1) * elem)))
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: %s: cannot allocate %lld %s", b->rank, what,
+                         (long long)total, noun);
+    }
+    *nrecv = total;
+    st = tf_exec_agree(b->comm, st);
+    if (st != TF_OK)
+        return st;
+    err = MPI_Alltoallv(sbuf, scount, sdispl, type, *rbuf, rcount, rdispl, type, comm);
+    if (err != MPI_SUCCESS)
+        st = tf_mpi_fail(err, "MPI_Alltoallv");
+    return tf_exec_agree(b->comm, st);
+}
 
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
 {

@@ -122,6 +122,16 @@ struct tf_baseline {
  * for a zero size; counts into b->mem_bytes. NULL + message on failure. */
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what);
 
+/* The setups' variable exchange: counts by MPI_Alltoall over comm, receive
+ * displacements from them, a receive buffer (*rbuf, malloc'ed, elem bytes
+ * per element, freed by the caller), then MPI_Alltoallv of type. Agrees over
+ * b->comm after the allocation and after the exchange, so every rank either
+ * gets its data or the same failure. what names the setup and noun the
+ * received elements in messages; *nrecv gets their number. */
+int tf_bl_exchange(tf_baseline *b, MPI_Comm comm, const void *sbuf, const int *scount,
+                   const int *sdispl, int *rcount, int *rdispl, MPI_Datatype type, size_t elem,
+                   void **rbuf, int64_t *nrecv, const char *what, const char *noun);
+
 /* C(i,:) = (or +=, when add) sum_e val[e] * B(col[e],:) for the rows
  * [0, nrows) of a CSR. Row-major, K columns. OpenMP over rows when the work
  * is large enough. */

@@ -153,29 +153,13 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
         goto done;
 
     /* Tell every owner how many rows we need from it, then which. */
-    int err = MPI_Alltoall(need_cnt, 1, MPI_INT, give_cnt, 1, MPI_INT, b->comm);
     int64_t n_give = 0;
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "p2p: MPI_Alltoall");
-    else {
-        for (int p = 0; p < P; p++) {
-            give_dsp[p] = (int)n_give;
-            n_give += give_cnt[p];
-        }
-        if (n_give > INT_MAX)
-            st = tf_fail(TF_ERR_RANGE, "rank %d: p2p: %lld rows to send exceed an MPI count",
-                         b->rank, (long long)n_give);
-        else if (!(give = malloc((size_t)(n_give > 0 ? n_give : 1) * sizeof *give)))
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: p2p: cannot allocate %lld row requests",
-                         b->rank, (long long)n_give);
-    }
-    st = tf_exec_agree(b->comm, st);
+    void *got = NULL;
+    st = tf_bl_exchange(b, b->comm, need, need_cnt, need_dsp, give_cnt, give_dsp, MPI_INT32_T,
+                        sizeof *give, &got, &n_give, "p2p", "row requests");
+    give = got;
     if (st != TF_OK)
         goto done;
-    err = MPI_Alltoallv(need, need_cnt, need_dsp, MPI_INT32_T, give, give_cnt, give_dsp,
-                        MPI_INT32_T, b->comm);
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "p2p: MPI_Alltoallv");
 
     /* Neighbours, counts and the pack list. */
     if (st == TF_OK) {

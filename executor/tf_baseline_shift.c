@@ -136,30 +136,15 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
     if (st != TF_OK)
         goto done;
 
-    int err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, s->team);
     int64_t nrecv = 0;
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "MPI_Alltoall");
-    else {
-        for (int d = 0; d < c; d++) {
-            rdispl[d] = (int)nrecv;
-            nrecv += rcount[d];
-        }
-        if (nrecv > INT_MAX)
-            st = tf_fail(TF_ERR_RANGE, "rank %d: shift: %lld nonzeros received exceed an MPI count",
-                         b->rank, (long long)nrecv);
-        else if (!(rbuf = malloc((size_t)(nrecv > 0 ? nrecv : 1) * sizeof *rbuf)))
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: shift: cannot allocate %lld triplets", b->rank,
-                         (long long)nrecv);
-    }
-    st = tf_exec_agree(b->comm, st);
-    if (st != TF_OK)
-        goto done;
-    err = MPI_Alltoallv(sbuf, scount, sdispl, ttype, rbuf, rcount, rdispl, ttype, s->team);
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "MPI_Alltoallv");
+    void *got = NULL;
+    st = tf_bl_exchange(b, s->team, sbuf, scount, sdispl, rcount, rdispl, ttype, sizeof *rbuf,
+                        &got, &nrecv, "shift", "nonzeros");
+    rbuf = got;
     free(sbuf);
     sbuf = NULL;
+    if (st != TF_OK)
+        goto done;
 
     /* Bucket by ring step. The received triplets are sorted by row (members
      * in team order own ascending row bands) and by column within a row, so
