@@ -734,41 +734,8 @@ static Suite *make_suite(void)
     return s;
 }
 
-/* Runs the test again with a better environment, before MPI_Init (mpirun's
- * environment is kept), once:
- *  - OMP_WAIT_POLICY=passive unless set: the threaded set-ups run 2 threads
- *    per rank at up to 4 ranks on a 2-core machine, and libgomp's idle
- *    threads spin by default (~60 ms of scheduling per SpMM instead of
- *    ~2 ms). libgomp reads the variable in a constructor, before main.
- *  - LSAN_OPTIONS gets fast_unwind_on_malloc=0: Open MPI's own start-up
- *    leaks are allocated in libraries without frame pointers, so the fast
- *    unwinder stops at "<unknown module>" and tests/lsan.supp cannot match
- *    them; the slow unwinder names the library. */
-static void reexec_for_tests(char **argv)
-{
-    if (getenv("TF_TEST_REEXECED"))
-        return;
-    int again = 0;
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "passive", 1);
-        again = 1;
-    }
-    const char *lsan = getenv("LSAN_OPTIONS");
-    if (lsan && !strstr(lsan, "fast_unwind_on_malloc")) {
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s:fast_unwind_on_malloc=0", lsan);
-        setenv("LSAN_OPTIONS", buf, 1);
-        again = 1;
-    }
-    if (again) {
-        setenv("TF_TEST_REEXECED", "1", 1);
-        execv("/proc/self/exe", argv);
-        /* exec failed: run as is */
-    }
-}
-
 int main(int argc, char **argv)
 {
-    reexec_for_tests(argv);
+    tf_test_reexec(argv);
     return tf_test_run_mpi(&argc, &argv, make_suite);
 }

@@ -31,4 +31,16 @@ const char *tf_test_tmpfile(int slot, const char *suffix, const char *text, size
  * TF_SRCDIR environment variable, else ".". */
 const char *tf_test_srcdir(void);
 
+/* Call first in main of a test that threads: runs the test again with a
+ * better environment, before MPI_Init (mpirun's environment is kept), once:
+ *  - OMP_WAIT_POLICY=passive unless set: the threaded set-ups run 2 threads
+ *    per rank at up to 4 ranks on a 2-core machine, and libgomp's idle
+ *    threads spin by default (~60 ms of scheduling per SpMM instead of
+ *    ~2 ms). libgomp reads the variable in a constructor, before main.
+ *  - LSAN_OPTIONS gets fast_unwind_on_malloc=0: Open MPI's own start-up
+ *    leaks are allocated in libraries without frame pointers, so the fast
+ *    unwinder stops at "<unknown module>" and tests/lsan.supp cannot match
+ *    them; the slow unwinder names the library. */
+void tf_test_reexec(char **argv);
+
 #endif

@@ -96,3 +96,27 @@ const char *tf_test_srcdir(void)
     const char *d = getenv("TF_SRCDIR");
     return d ? d : ".";
 }
+
+/* Why each setting: tf_test.h. */
+void tf_test_reexec(char **argv)
+{
+    if (getenv("TF_TEST_REEXECED"))
+        return;
+    int again = 0;
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "passive", 1);
+        again = 1;
+    }
+    const char *lsan = getenv("LSAN_OPTIONS");
+    if (lsan && !strstr(lsan, "fast_unwind_on_malloc")) {
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s:fast_unwind_on_malloc=0", lsan);
+        setenv("LSAN_OPTIONS", buf, 1);
+        again = 1;
+    }
+    if (again) {
+        setenv("TF_TEST_REEXECED", "1", 1);
+        execv("/proc/self/exe", argv);
+        /* exec failed: run as is */
+    }
+}
