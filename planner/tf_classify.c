@@ -26,19 +26,26 @@ typedef struct {
     int32_t *seg_size; /* per segment: its sparse stripes */
 } state;
 
+/* The model's prediction for rank p's running counts: the same function
+ * the built plan's statistics use, so the two cannot drift apart. */
 static double rank_time(const state *st, int p)
 {
     const counts *x = &st->cnt[p];
-    const tf_coeffs *c = st->c;
-    double row_bytes = 4.0 * st->k;
-    double t_local = c->gamma_local * (double)st->an->nnz_local[p] * st->k;
-    double t_cc = c->alpha_coll * (double)(x->peers_recv + x->peers_sent) +
-                  c->beta_coll * (double)(x->rows_recv + x->rows_sent) * row_bytes;
-    double t_ccomp = c->gamma_coll * (double)x->nnz_coll * st->k;
-    double t_fc = c->alpha_fetch * (double)x->fetch_req + c->beta_fetch * (double)x->fetch_rows * row_bytes;
-    double t_fcomp = c->gamma_fetch * (double)x->nnz_fetch * st->k;
-    return tf_cost_rank_time(c, t_local, t_cc, t_ccomp, t_fc, t_fcomp) +
-           tf_cost_sync(c, x->fpeers_recv + x->fpeers_sent);
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = st->an->nnz_local[p];
+    s.nnz_coll = x->nnz_coll;
+    s.nnz_fetch = x->nnz_fetch;
+    s.coll_rows_recv = x->rows_recv;
+    s.coll_rows_sent = x->rows_sent;
+    s.coll_peers_recv = x->peers_recv;
+    s.coll_peers_sent = x->peers_sent;
+    s.fetch_rows = x->fetch_rows;
+    s.fetch_requests = x->fetch_req;
+    s.fetch_peers_recv = x->fpeers_recv;
+    s.fetch_peers_sent = x->fpeers_sent;
+    tf_cost_predict(st->c, st->k, &s);
+    return s.t_total;
 }
 
 static double plan_time(const state *st)

@@ -74,9 +74,18 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
      * the two pure plans is the candidate. */
     const double hybrid = predicted_spmm(out);
     const int pure[2] = {TF_MODE_FETCH, TF_MODE_COLLECTIVE};
-    int replaced = 0;
-    double best_pure = 0;
+    int has_coll = 0, has_fetch = 0;
+    for (int r = 0; r < out->nranks; r++) {
+        has_coll |= out->parts[r].n_recv > 0;
+        has_fetch |= out->parts[r].n_runs > 0;
+    }
+    /* A greedy result that is already pure competes as a pure plan (no
+     * margin), and its own mode needs no second build. */
+    int replaced = !(has_coll && has_fetch);
+    double best_pure = hybrid;
     for (int i = 0; i < 2; i++) {
+        if ((pure[i] == TF_MODE_FETCH && !has_coll) || (pure[i] == TF_MODE_COLLECTIVE && !has_fetch))
+            continue;
         tf_plan_options po = *o;
         po.mode = pure[i];
         po.timing = NULL;
@@ -86,7 +95,9 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
             return st;
         }
         double t = predicted_spmm(&alt);
-        if (hybrid >= (1.0 - TF_HYBRID_MARGIN) * t && (!replaced || t < best_pure)) {
+        /* Between equal pure plans, fetch (tried first) wins. */
+        int better = t < best_pure || (t == best_pure && pure[i] == TF_MODE_FETCH);
+        if (hybrid >= (1.0 - TF_HYBRID_MARGIN) * t && (!replaced || better)) {
             tf_plan_free(out);
             *out = alt;
             out->mode = TF_MODE_TWOFACE; /* what was asked; the classes are pure */
