@@ -47,7 +47,51 @@ void tf_plan_free(tf_plan *plan)
     free(plan->stripes.rows);
     free(plan->stripes.recipients);
     free(plan->stripes.fetchers);
+    if (plan->alt) {
+        tf_plan_free(plan->alt);
+        free(plan->alt);
+    }
     memset(plan, 0, sizeof *plan);
+}
+
+int tf_plan_check_alt(const tf_plan *p, const tf_plan *a)
+{
+#define DIFF(what) return tf_fail(TF_ERR_FORMAT, "alternative plan: %s differs from the plan's", what)
+    if (a->alt)
+        return tf_fail(TF_ERR_FORMAT, "alternative plan has an alternative of its own");
+    if (a->m != p->m || a->n != p->n || a->nnz != p->nnz || a->checksum != p->checksum)
+        DIFF("matrix (size, nonzeros or fingerprint)");
+    if (a->nranks != p->nranks)
+        DIFF("number of ranks");
+    if (a->partition != p->partition)
+        DIFF("partition");
+    if (a->k_planned != p->k_planned)
+        DIFF("planned K");
+    if (!a->row_off || !a->brow_off || !p->row_off || !p->brow_off ||
+        memcmp(a->row_off, p->row_off, ((size_t)p->nranks + 1) * sizeof *p->row_off) != 0 ||
+        memcmp(a->brow_off, p->brow_off, ((size_t)p->nranks + 1) * sizeof *p->brow_off) != 0)
+        DIFF("row or B-row bands");
+    if (a->first_rank != p->first_rank || a->n_parts != p->n_parts)
+        DIFF("set of rank parts held");
+#undef DIFF
+    return TF_OK;
+}
+
+const char *tf_plan_classes(const tf_plan *p)
+{
+    int coll = 0, fetch = 0;
+    if (p->all_stats) {
+        for (int r = 0; r < p->nranks; r++) {
+            coll |= p->all_stats[r].coll_rows_recv > 0;
+            fetch |= p->all_stats[r].fetch_requests > 0;
+        }
+    } else {
+        for (int i = 0; i < p->n_parts; i++) {
+            coll |= p->parts[i].n_recv > 0;
+            fetch |= p->parts[i].n_runs > 0;
+        }
+    }
+    return coll && fetch ? "hybrid" : coll ? "collective" : fetch ? "fetch" : "local";
 }
 
 const char *tf_mode_name(int mode)

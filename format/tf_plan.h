@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 0
+#define TF_PLAN_VERSION_MINOR 1
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -113,7 +113,7 @@ typedef struct {
     int32_t *fetchers;   /* ranks fetching some of its rows */
 } tf_stripe_table;
 
-typedef struct {
+typedef struct tf_plan {
     /* Matrix fingerprint */
     int64_t m, n, nnz;
     uint64_t checksum; /* tf_fingerprint.h */
@@ -140,10 +140,27 @@ typedef struct {
     int32_t n_parts;
     tf_rank_plan *parts;
     tf_rank_stats *all_stats; /* nranks entries, always present */
+
+    /* The runner-up plan, or NULL: same matrix, ranks and partitions, other
+     * classes (a pure plan beside a hybrid, or the other pure plan), holding
+     * the same parts as this one. The planner carries it when its predicted
+     * time is close enough to this plan's that the model cannot be trusted
+     * to rank them (TF_ALT_RATIO, tf_planner.h); the executor times both in
+     * its first SpMMs and keeps the faster (docs/executor.md). Never nested. */
+    struct tf_plan *alt;
 } tf_plan;
 
 void tf_rank_plan_free(tf_rank_plan *rp);
-void tf_plan_free(tf_plan *plan);
+void tf_plan_free(tf_plan *plan); /* and its alternative */
+/* Checks that `alt` can stand in for `plan`: same matrix (size, nonzeros,
+ * fingerprint), ranks, partition, row and B-row bands, planned K, parts
+ * [first_rank, first_rank + n_parts), and no alternative of its own.
+ * TF_ERR_FORMAT naming the first difference. */
+int tf_plan_check_alt(const tf_plan *plan, const tf_plan *alt);
+/* What a plan's classes are, from its parts' schedules (which ranks receive
+ * by the collective, which fetch) and every rank's statistics: "hybrid",
+ * "fetch", "collective" or "local" (nothing remote). */
+const char *tf_plan_classes(const tf_plan *plan);
 const char *tf_mode_name(int mode);
 int tf_mode_parse(const char *s, int *mode);
 const char *tf_coll_rows_name(int coll_rows);

@@ -64,6 +64,8 @@
 #define MAX_STRING 4096
 
 #define RANK_GROUP_FMT "rank_%06d"
+/* The group holding the runner-up plan, same layout as the root. */
+#define ALT_GROUP "alternative"
 
 /* Attributes stay in the object header rather than HDF5's "dense" storage
  * (a fractal heap and a B-tree, used by default beyond 8 attributes): read
@@ -973,7 +975,8 @@ static size_t image_eof(const unsigned char *img, size_t n)
  * closes cleanly; the disk I/O is then ours, with plain errno handling. The
  * price is the compressed file held in memory until it is written. */
 static int build_image(const wctx *w, const tf_plan *plan, const char *date,
-                       const tf_rank_stats *stats, void **image, size_t *size)
+                       const tf_rank_stats *stats, const tf_rank_stats *alt_stats, void **image,
+                       size_t *size)
 {
     *image = NULL;
     *size = 0;
@@ -1004,6 +1007,20 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     int st = write_header(w, f, plan, date, stats);
     for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
         st = write_rank(w, f, &plan->parts[i]);
+    if (st == TF_OK && plan->alt) {
+        char where[PATH_MAX + 32];
+        snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
+        wctx wa = {where, w->image, w->level};
+        hid_t g = H5Gcreate2(f, ALT_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            st = h5_fail(w->path, "cannot create group", ALT_GROUP);
+        if (st == TF_OK)
+            st = write_header(&wa, g, plan->alt, date, alt_stats);
+        for (int i = 0; st == TF_OK && i < plan->alt->n_parts; i++)
+            st = write_rank(&wa, g, &plan->alt->parts[i]);
+        if (g >= 0 && H5Gclose(g) < 0 && st == TF_OK)
+            st = h5_fail(w->path, "cannot close group", ALT_GROUP);
+    }
     /* The image size, from the end of allocated space after a flush; the
      * close that follows only rewrites metadata in place. */
     ssize_t n = -1;
@@ -1048,14 +1065,25 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
     if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
         return tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d", path, zstd_level,
                        ZSTD_maxCLevel());
-    const tf_rank_stats *stats = NULL;
-    tf_rank_stats *owned = NULL;
+    const tf_rank_stats *stats = NULL, *alt_stats = NULL;
+    tf_rank_stats *owned = NULL, *alt_owned = NULL;
     int st = check_plan_to_write(path, plan, &stats, &owned);
     if (st != TF_OK)
         return st;
+    if (plan->alt) {
+        st = check_plan_to_write(path, plan->alt, &alt_stats, &alt_owned);
+        if (st == TF_OK && (st = tf_plan_check_alt(plan, plan->alt)) != TF_OK)
+            st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write", path);
+        if (st != TF_OK) {
+            free(owned);
+            free(alt_owned);
+            return st;
+        }
+    }
     char tmp[sizeof sig_tmp_path];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
         free(owned);
+        free(alt_owned);
         return tf_fail(TF_ERR_ARG, "%s: path too long", path);
     }
     char date[sizeof plan->creation_date];
@@ -1067,6 +1095,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
     }
     if ((st = tf_h5zstd_register()) != TF_OK) {
         free(owned);
+        free(alt_owned);
         return st;
     }
 
@@ -1088,7 +1117,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
         wctx w = {path, image_name, zstd_level};
         void *image = NULL;
         size_t size = 0;
-        st = build_image(&w, plan, date, stats, &image, &size);
+        st = build_image(&w, plan, date, stats, alt_stats, &image, &size);
         quiet_end(&q);
         if (st == TF_OK && write_all(fd, image, size) < 0)
             st = tf_fail(TF_ERR_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
@@ -1121,6 +1150,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
     signals_disarm();
     pthread_mutex_unlock(&write_lock);
     free(owned);
+    free(alt_owned);
     return st;
 }
 
@@ -1128,8 +1158,9 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
 /* Reading                                                              */
 
 typedef struct {
-    const char *path;
+    const char *path; /* for messages: the file, "(alternative)" inside that group */
     hid_t file;
+    hid_t root; /* the file, or the alternative plan's group */
 } rctx;
 
 /* "where" strings for messages: attribute 'x' / attribute 'rank_000001/x'. */
@@ -1356,12 +1387,12 @@ done:
 static int read_stats(const rctx *c, tf_plan *p)
 {
     const char *name = "rank_stats";
-    int ex = link_exists(c->file, name);
+    int ex = link_exists(c->root, name);
     if (ex < 0)
         return h5_fail(c->path, "cannot look up dataset", name);
     if (ex == 0)
         return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
-    hid_t d = H5Dopen2(c->file, name, H5P_DEFAULT);
+    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
     if (d < 0)
         return h5_fail(c->path, "cannot open dataset", name);
     hid_t t = -1, s = -1, mt = -1;
@@ -1409,7 +1440,7 @@ done:
 
 static int read_header(const rctx *c, tf_plan *p)
 {
-    hid_t f = c->file;
+    hid_t f = c->root;
     char buf[64];
     htri_t has = H5Aexists(f, "format");
     if (has < 0)
@@ -1530,13 +1561,13 @@ static int read_rank(const rctx *c, const tf_plan *p, int rank, tf_rank_plan *rp
 {
     char g[32];
     snprintf(g, sizeof g, RANK_GROUP_FMT, rank);
-    htri_t ex = H5Lexists(c->file, g, H5P_DEFAULT);
+    htri_t ex = H5Lexists(c->root, g, H5P_DEFAULT);
     if (ex < 0)
         return h5_fail(c->path, "cannot look up group", g);
     if (ex == 0)
         return tf_fail(TF_ERR_FORMAT, "%s: group '%s' (the part of rank %d) is missing", c->path,
                        g, rank);
-    hid_t gid = H5Gopen2(c->file, g, H5P_DEFAULT);
+    hid_t gid = H5Gopen2(c->root, g, H5P_DEFAULT);
     if (gid < 0)
         return h5_fail(c->path, "cannot open group", g);
     uint64_t stored = 0;
@@ -1593,6 +1624,47 @@ done:
     return st;
 }
 
+/* The parts `rank` asks for (tf_plan_read), after the header. */
+static int read_parts(const rctx *c, tf_plan *out, int rank)
+{
+    int first = rank >= 0 ? rank : 0;
+    int nparts = rank >= 0 ? 1 : rank == TF_PLAN_READ_ALL ? out->nranks : 0;
+    out->first_rank = first;
+    if (nparts == 0)
+        return TF_OK;
+    out->parts = calloc((size_t)nparts, sizeof *out->parts);
+    if (!out->parts)
+        return tf_fail(TF_ERR_NOMEM, "%s: out of memory", c->path);
+    out->n_parts = nparts; /* so that tf_plan_free sees partial parts */
+    int st = TF_OK;
+    for (int i = 0; i < nparts && st == TF_OK; i++)
+        st = read_rank(c, out, first + i, &out->parts[i]);
+    return st;
+}
+
+/* The runner-up plan in group ALT_GROUP: the same checks as the root plan,
+ * then tf_plan_check_alt against it. */
+static int read_alt(const rctx *c, tf_plan *out, int rank)
+{
+    char where[PATH_MAX + 32];
+    snprintf(where, sizeof where, "%s (group '%s')", c->path, ALT_GROUP);
+    rctx a = {where, c->file, -1};
+    if ((a.root = H5Gopen2(c->file, ALT_GROUP, H5P_DEFAULT)) < 0)
+        return h5_fail(c->path, "cannot open group", ALT_GROUP);
+    int st = TF_OK;
+    out->alt = calloc(1, sizeof *out->alt);
+    if (!out->alt)
+        st = tf_fail(TF_ERR_NOMEM, "%s: out of memory", where);
+    if (st == TF_OK)
+        st = read_header(&a, out->alt);
+    if (st == TF_OK)
+        st = read_parts(&a, out->alt, rank);
+    if (st == TF_OK && (st = tf_plan_check_alt(out, out->alt)) != TF_OK)
+        st = tf_fail_prefix(st, "%s", c->path);
+    close_id(&a.root, H5Gclose);
+    return st;
+}
+
 /* The HDF5 signature sits at offset 0, or 512, 1024, 2048 ... after a user
  * block. Checked here rather than with H5Fis_hdf5, which opens the file
  * with locking and so fails, as if the file were not HDF5, on file systems
@@ -1631,7 +1703,7 @@ int tf_plan_read(const char *path, int rank, tf_plan *out)
 
     quiet_state q;
     quiet_begin(&q);
-    rctx c = {path, -1};
+    rctx c = {path, -1, -1};
     hid_t fapl = -1;
     /* No file locking: a plan never changes once renamed into place, and
      * parallel file systems without flock() would make every rank fail. */
@@ -1644,6 +1716,7 @@ int tf_plan_read(const char *path, int rank, tf_plan *out)
                      path, h5_detail(d));
         goto done;
     }
+    c.root = c.file;
     if ((st = read_header(&c, out)) != TF_OK)
         goto done;
     if (rank >= out->nranks) {
@@ -1651,19 +1724,13 @@ int tf_plan_read(const char *path, int rank, tf_plan *out)
                      out->nranks);
         goto done;
     }
-    int first = rank >= 0 ? rank : 0;
-    int nparts = rank >= 0 ? 1 : rank == TF_PLAN_READ_ALL ? out->nranks : 0;
-    out->first_rank = first;
-    if (nparts > 0) {
-        out->parts = calloc((size_t)nparts, sizeof *out->parts);
-        if (!out->parts) {
-            st = tf_fail(TF_ERR_NOMEM, "%s: out of memory", path);
-            goto done;
-        }
-        out->n_parts = nparts; /* so that tf_plan_free sees partial parts */
-        for (int i = 0; i < nparts && st == TF_OK; i++)
-            st = read_rank(&c, out, first + i, &out->parts[i]);
-    }
+    if ((st = read_parts(&c, out, rank)) != TF_OK)
+        goto done;
+    int has_alt = link_exists(c.file, ALT_GROUP);
+    if (has_alt < 0)
+        st = h5_fail(path, "cannot look up group", ALT_GROUP);
+    else if (has_alt)
+        st = read_alt(&c, out, rank);
 done:
     if (c.file >= 0 && H5Fclose(c.file) < 0 && st == TF_OK)
         st = h5_fail(path, "cannot close", path);

@@ -839,6 +839,72 @@ START_TEST(newer_major_version_rejected_newer_minor_accepted)
 }
 END_TEST
 
+/* A consistent runner-up for `p` (tf_plan_check_alt): another synthetic
+ * plan of the same shape, claiming the same matrix. */
+static tf_plan *make_alt(const tf_plan *p, uint64_t seed)
+{
+    tf_plan *a = xmalloc(sizeof *a);
+    build_plan(a, 1, seed);
+    a->checksum = p->checksum;
+    a->nnz = p->nnz;
+    a->mode = TF_MODE_FETCH;
+    return a;
+}
+
+START_TEST(alternative_plan_roundtrip_and_checks)
+{
+    tmpdir_new(g_dir, sizeof g_dir);
+    snprintf(g_path, sizeof g_path, "%s/plan.h5", g_dir);
+    build_plan(&g_plan, 1, 42);
+    g_plan.alt = make_alt(&g_plan, 43);
+    ck_assert_int_eq(tf_plan_check_alt(&g_plan, g_plan.alt), TF_OK);
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, TF_PLAN_ZSTD_DEFAULT) == TF_OK, "%s",
+                  tf_error_message());
+    const tf_plan *ref = g_plan.alt;
+    for (int r = TF_PLAN_READ_ALL; r < ref->nranks; r++) {
+        tf_plan one;
+        ck_assert_msg(tf_plan_read(g_path, r, &one) == TF_OK, "rank %d: %s", r, tf_error_message());
+        ck_assert_ptr_nonnull(one.alt);
+        ck_assert_ptr_null(one.alt->alt);
+        const char *d = header_diff(&g_plan, &one);
+        ck_assert_msg(d == NULL, "rank %d: header field %s differs", r, d);
+        d = header_diff(ref, one.alt);
+        ck_assert_msg(d == NULL, "rank %d: alternative header field %s differs", r, d);
+        ck_assert_int_eq(one.alt->n_parts, one.n_parts);
+        ck_assert_int_eq(one.alt->first_rank, one.first_rank);
+        for (int i = 0; i < one.n_parts; i++) {
+            d = rank_diff(&ref->parts[one.first_rank + i], &one.alt->parts[i]);
+            ck_assert_msg(d == NULL, "rank %d: alternative part field %s differs", r, d);
+            d = rank_diff(&g_plan.parts[one.first_rank + i], &one.parts[i]);
+            ck_assert_msg(d == NULL, "rank %d: part field %s differs", r, d);
+        }
+        tf_plan_free(&one); /* frees the alternative too (ASan checks) */
+    }
+    assert_no_open_ids();
+
+    /* The reader holds the runner-up to the plan: another fingerprint in
+     * its group is refused, naming the group. */
+    hid_t f = open_rw(g_path);
+    uint64_t other = g_plan.checksum ^ 1;
+    patch_attr(f, "alternative", "checksum", H5T_NATIVE_UINT64, &other);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 1), TF_ERR_FORMAT);
+    assert_msg_has("alternative plan: matrix (size, nonzeros or fingerprint) differs");
+
+    /* The writer refuses what the reader would: other bands, other ranks,
+     * a nested alternative; the file is left as it was. */
+    long before = file_size(g_path);
+    g_plan.alt->brow_off[1] += 1;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 0), TF_ERR_INTERNAL);
+    g_plan.alt->brow_off[1] -= 1;
+    g_plan.alt->alt = make_alt(&g_plan, 44);
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 0), TF_ERR_INTERNAL);
+    assert_msg_has("has an alternative of its own");
+    ck_assert_int_eq(file_size(g_path), before);
+    drop_fixture();
+}
+END_TEST
+
 START_TEST(truncated_file)
 {
     write_fixture();
@@ -1162,6 +1228,7 @@ static Suite *suite(void)
         T(not_hdf5_and_missing_files),
         T(hdf5_without_format_attribute),
         T(newer_major_version_rejected_newer_minor_accepted),
+        T(alternative_plan_roundtrip_and_checks),
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
         T(flipped_bytes_anywhere_never_go_unnoticed),
