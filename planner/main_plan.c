@@ -39,6 +39,9 @@ static void usage(FILE *f)
             "                         (default: from the model)\n"
             "  --collective-rows R    needed (default): the collective moves the runs of\n"
             "                         rows a rank uses; stripe: all W rows of each stripe\n"
+            "  --no-alternative       do not carry the runner-up plan (by default a twoface\n"
+            "                         plan carries it when predicted within %.1fx; the\n"
+            "                         executor then times both in its first SpMMs)\n"
             "  --partition rows|nnz   balance bands by rows (default) or nonzeros\n"
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
@@ -50,7 +53,7 @@ static void usage(FILE *f)
             "  --svg FILE             draw ranks x column stripes coloured by class\n"
             "  -q, --quiet            no phase timings on stderr\n"
             "  -h, --help             this text\n",
-            TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_PLAN_ZSTD_DEFAULT);
+            TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO, TF_PLAN_ZSTD_DEFAULT);
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
@@ -334,7 +337,7 @@ static double estimate_read(const mm_header *h)
  * HDF5 objects. Writing: the whole file is encoded in memory first (HDF5's
  * core driver grows the image by reallocation), about the size of the parts
  * uncompressed, less with zstd. */
-static double estimate_plan(const tf_csr *a, int P, int W, int level)
+static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
 {
     double nnz = (double)a->nnz, m = (double)a->nrows, n = (double)a->ncols;
     double remote = P > 1 ? nnz * (double)(P - 1) / (double)P : 0.0;
@@ -343,10 +346,14 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level)
     double parts = 8.0 * nnz + 44.0 * remote + 20.0 * m + 56.0 * sparse + 24.0 * stripes +
                    24.0 * 1024.0 * (double)P;
     double a_bytes = 12.0 * nnz + 8.0 * (m + 1.0);
-    /* Two built plans at once: the hybrid and a pure alternative it is
-     * compared with (tf_planner.c). */
-    double plan = a_bytes + 2.0 * parts + 25.0 * sparse + 24.0 * MIB;
-    double write = parts * (level == 0 ? 2.0 : 1.3) + 24.0 * MIB;
+    /* twoface: three built plans at once, the greedy hybrid and both pure
+     * plans it is compared with (tf_planner.c); two of them stay (the choice
+     * and its runner-up), so writing holds two plans and their encoding. A
+     * pure mode builds one plan; it keeps the factor 2 it was checked with
+     * (docs/reliability.md: 1.17x the peak at 64 ranks, fetch). */
+    double built = mode == TF_MODE_TWOFACE ? 3.0 : 2.0, kept = mode == TF_MODE_TWOFACE ? 2.0 : 1.0;
+    double plan = a_bytes + built * parts + 25.0 * sparse + 24.0 * MIB;
+    double write = kept * parts * (level == 0 ? 2.0 : 1.3) + 24.0 * MIB;
     return plan > write ? plan : write;
 }
 
@@ -359,7 +366,7 @@ int main(int argc, char **argv)
     double max_memory = 0.0;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS
+        O_MAXMEM, O_CROWS, O_NOALT
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -370,6 +377,7 @@ int main(int argc, char **argv)
         {"threads", required_argument, 0, O_THREADS}, {"quiet", no_argument, 0, 'q'},
         {"max-memory", required_argument, 0, O_MAXMEM},
         {"collective-rows", required_argument, 0, O_CROWS},
+        {"no-alternative", no_argument, 0, O_NOALT},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
@@ -411,6 +419,7 @@ int main(int argc, char **argv)
             }
             break;
         case O_EXPLAIN: explain = 1; break;
+        case O_NOALT: o.no_alternative = 1; break;
         case O_SVG: svg = optarg; break;
         case O_LEVEL:
             if (parse_int("--zstd-level", optarg, 0, 22, &level))
@@ -479,7 +488,7 @@ int main(int argc, char **argv)
     }
     double t_read = omp_get_wtime() - t0;
     {
-        double need = estimate_plan(&a, o.nranks, o.stripe_width, level);
+        double need = estimate_plan(&a, o.nranks, o.stripe_width, level, o.mode);
         char detail[160];
         snprintf(detail, sizeof detail, "%lld x %lld, %lld nonzeros, %d ranks",
                  (long long)a.nrows, (long long)a.ncols, (long long)a.nnz, o.nranks);
@@ -514,12 +523,15 @@ int main(int argc, char **argv)
     if (!quiet) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
         fprintf(stderr,
-                "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s\n"
+                "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
+                "(classes %s%s%s)\n"
                 "  time: read %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "
                 "build %.3f s, write %.3f s; planning %.3f s without I/O, %.3f s with "
                 "(%d OpenMP threads)\n",
                 matrix, out_path, (long long)plan.m, (long long)plan.n, (long long)plan.nnz,
-                plan.nranks, plan.k_planned, tf_mode_name(plan.mode), t_read, phase[0], phase[1],
+                plan.nranks, plan.k_planned, tf_mode_name(plan.mode), tf_plan_classes(&plan),
+                plan.alt ? "; runner-up carried: " : "", plan.alt ? tf_plan_classes(plan.alt) : "",
+                t_read, phase[0], phase[1],
                 phase[2], phase[3], t_write, plan_s, plan_s + t_read + t_write,
                 omp_get_max_threads());
     }

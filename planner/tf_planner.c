@@ -63,50 +63,86 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
  * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
  * whose counts are exact (the classification's own check counts fetch runs
- * per stripe, the built plan merges runs across stripes). */
+ * per stripe, the built plan merges runs across stripes). The runner-up
+ * (TF_ALT_RATIO) goes into out->alt. */
 static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
-    int st = build_one(a, o, out);
+    /* cand[0] the greedy result, cand[1] pure fetch, cand[2] pure collective;
+     * a greedy result that is already pure stands for its own mode, which
+     * then needs no second build. */
+    tf_plan cand[3];
+    double t[3];
+    int have[3] = {0, 0, 0};
+    memset(cand, 0, sizeof cand);
+    int st = build_one(a, o, &cand[0]);
     if (st)
         return st;
-    /* A pure plan replaces the hybrid when hybrid >= (1 - margin) * pure,
-     * i.e. unless the hybrid is more than the margin faster; the faster of
-     * the two pure plans is the candidate. */
-    const double hybrid = predicted_spmm(out);
-    const int pure[2] = {TF_MODE_FETCH, TF_MODE_COLLECTIVE};
-    int has_coll = 0, has_fetch = 0;
-    for (int r = 0; r < out->nranks; r++) {
-        has_coll |= out->parts[r].n_recv > 0;
-        has_fetch |= out->parts[r].n_runs > 0;
-    }
-    /* A greedy result that is already pure competes as a pure plan (no
-     * margin), and its own mode needs no second build. */
-    int replaced = !(has_coll && has_fetch);
-    double best_pure = hybrid;
-    for (int i = 0; i < 2; i++) {
-        if ((pure[i] == TF_MODE_FETCH && !has_coll) || (pure[i] == TF_MODE_COLLECTIVE && !has_fetch))
+    have[0] = 1;
+    t[0] = predicted_spmm(&cand[0]);
+    const char *cls = tf_plan_classes(&cand[0]);
+    const int greedy_pure = strcmp(cls, "hybrid") != 0;
+    for (int i = 1; i < 3 && st == TF_OK; i++) {
+        int mode = i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+        /* A plan with nothing remote, or whose greedy result is this pure
+         * mode, has nothing to compare. */
+        if (strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0)
             continue;
         tf_plan_options po = *o;
-        po.mode = pure[i];
+        po.mode = mode;
         po.timing = NULL;
-        tf_plan alt;
-        if ((st = build_one(a, &po, &alt))) {
-            tf_plan_free(out);
-            return st;
-        }
-        double t = predicted_spmm(&alt);
-        /* Between equal pure plans, fetch (tried first) wins. */
-        int better = t < best_pure || (t == best_pure && pure[i] == TF_MODE_FETCH);
-        if (hybrid >= (1.0 - TF_HYBRID_MARGIN) * t && (!replaced || better)) {
-            tf_plan_free(out);
-            *out = alt;
-            out->mode = TF_MODE_TWOFACE; /* what was asked; the classes are pure */
-            replaced = 1;
-            best_pure = t;
-        } else {
-            tf_plan_free(&alt);
+        if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
+            have[i] = 1;
+            t[i] = predicted_spmm(&cand[i]);
         }
     }
+    if (st) {
+        for (int i = 0; i < 3; i++)
+            if (have[i])
+                tf_plan_free(&cand[i]);
+        return st;
+    }
+    /* The chosen plan: the best pure plan (fetch wins ties) unless the
+     * greedy hybrid is more than the margin faster than it. */
+    int is_fetch[3] = {strcmp(cls, "fetch") == 0, 1, 0};
+    int best_pure = -1;
+    if (greedy_pure)
+        best_pure = 0;
+    for (int i = 1; i < 3; i++)
+        if (have[i] && (best_pure < 0 || t[i] < t[best_pure] ||
+                        (t[i] == t[best_pure] && is_fetch[i])))
+            best_pure = i;
+    int chosen = best_pure;
+    if (!greedy_pure && (best_pure < 0 || t[0] < (1.0 - TF_HYBRID_MARGIN) * t[best_pure]))
+        chosen = 0;
+    /* The runner-up: the best pure plan beside a hybrid, the other pure plan
+     * beside a pure one. */
+    int runner = -1;
+    for (int i = 0; i < 3; i++) {
+        if (!have[i] || i == chosen || (chosen != 0 && i == 0 && !greedy_pure))
+            continue;
+        if (runner < 0 || t[i] < t[runner])
+            runner = i;
+    }
+    if (runner >= 0 && (o->no_alternative || !(t[runner] <= TF_ALT_RATIO * t[chosen])))
+        runner = -1;
+    *out = cand[chosen];
+    out->mode = TF_MODE_TWOFACE; /* what was asked, whatever the classes */
+    if (runner >= 0) {
+        out->alt = malloc(sizeof *out->alt);
+        if (!out->alt) {
+            for (int i = 0; i < 3; i++)
+                if (have[i])
+                    tf_plan_free(&cand[i]);
+            memset(out, 0, sizeof *out);
+            return tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
+        }
+        *out->alt = cand[runner];
+        out->alt->mode = runner == 0 ? TF_MODE_TWOFACE : runner == 1 ? TF_MODE_FETCH
+                                                                     : TF_MODE_COLLECTIVE;
+    }
+    for (int i = 0; i < 3; i++)
+        if (have[i] && i != chosen && i != runner)
+            tf_plan_free(&cand[i]);
     return TF_OK;
 }
 

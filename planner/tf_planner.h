@@ -17,6 +17,7 @@ typedef struct {
     int coll_rows;    /* tf_coll_rows: what a collective stripe moves */
     int no_pure_check; /* 1: keep the greedy hybrid even when a pure plan is
                           predicted as fast (tests, experiments) */
+    int no_alternative; /* 1: never carry a runner-up plan (plan.alt) */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
                          analyse, classify, build */
@@ -30,6 +31,19 @@ typedef struct {
  * ran slower than that pure plan (by 4-70%); each half waits for ranks busy
  * with the other half, a coupling the per-rank model does not have. */
 #define TF_HYBRID_MARGIN 0.10
+
+/* A twoface plan carries its runner-up (plan.alt) when the runner-up is
+ * predicted at most this many times slower: the executor then times both in
+ * its first SpMMs and keeps the faster. Measured on the development machine
+ * (bench run of 2026-12-02 15:28): the model chose the slower pure plan on
+ * 10 of 48 shared-memory cases, all with the two pure plans predicted within
+ * 1.4x of each other; its per-graph prediction error reaches +160% on
+ * skewed graphs. A
+ * wider ratio costs plan size and trial SpMMs of a plan that rarely wins.
+ * The runner-up of a hybrid is the faster pure plan; of a pure plan, the
+ * other pure plan (a hybrid predicted within TF_HYBRID_MARGIN of a pure plan
+ * always ran slower than it). */
+#define TF_ALT_RATIO 2.0
 
 #define TF_DEFAULT_STRIPE_WIDTH 32
 #define TF_DEFAULT_K 128

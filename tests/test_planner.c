@@ -459,6 +459,43 @@ static double plan_time(const tf_plan *p)
     return w;
 }
 
+/* Lone random entries (a row or two of a 32-row stripe: cheap as fetches)
+ * and a hub (B rows 0..191 wanted by every rank: cheap as a collective when
+ * a fetched row costs 4x a multicast one). */
+static void hub_matrix(tf_csr *a)
+{
+    tf_csr r;
+    tf_test_random_csr(&r, 800, 800, 500, 9);
+    tf_coo coo;
+    tf_coo_init(&coo, 800, 800, 1400);
+    for (int64_t i = 0; i < 800; i++) {
+        for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
+            if (r.col[e] >= 192)
+                tf_coo_push(&coo, (int32_t)i, r.col[e], r.val[e]);
+        tf_coo_push(&coo, (int32_t)i, (int32_t)(i % 192), 1.0);
+    }
+    tf_csr_from_coo(a, &coo);
+    tf_coo_free(&coo);
+    tf_csr_free(&r);
+}
+
+/* Sweep point i of 24: coefficients from fetched rows 4x dearer than
+ * multicast ones to far cheaper, both collective kinds. */
+static void hub_sweep_options(tf_plan_options *o, int P, int i)
+{
+    tf_plan_options_default(o);
+    o->nranks = P;
+    o->k = 32;
+    o->stripe_width = 32;
+    o->gap = 2;
+    o->coll_rows = i % 2 ? TF_COLL_STRIPE : TF_COLL_NEEDED;
+    o->coeffs.alpha_coll = 1e-6;
+    o->coeffs.beta_coll = 0.4e-9;
+    o->coeffs.alpha_fetch = 0.1e-6 * pow(2.0, (i / 2) % 4);
+    o->coeffs.beta_fetch = 1.6e-9 * pow(0.5, i / 8);
+    o->coeffs.alpha_sync = 0;
+}
+
 START_TEST(hybrid_kept_only_with_a_margin_over_pure_plans)
 {
     /* Over a sweep of coefficients: a twoface plan that mixes is predicted
@@ -469,34 +506,13 @@ START_TEST(hybrid_kept_only_with_a_margin_over_pure_plans)
      * cheap as a collective when a fetched row costs 4x a multicast one),
      * under coefficients from that ratio to far cheaper fetches, both
      * collective kinds. */
-    tf_csr r, a;
-    tf_test_random_csr(&r, 800, 800, 500, 9);
-    tf_coo coo;
-    tf_coo_init(&coo, 800, 800, 1400);
-    for (int64_t i = 0; i < 800; i++) {
-        for (int64_t e = r.rowptr[i]; e < r.rowptr[i + 1]; e++)
-            if (r.col[e] >= 192)
-                tf_coo_push(&coo, (int32_t)i, r.col[e], r.val[e]);
-        tf_coo_push(&coo, (int32_t)i, (int32_t)(i % 192), 1.0);
-    }
-    tf_csr_from_coo(&a, &coo);
-    tf_coo_free(&coo);
-    tf_csr_free(&r);
+    tf_csr a;
+    hub_matrix(&a);
     int mixed = 0, replaced = 0;
     for (int P = 2; P <= 4; P++)
         for (int i = 0; i < 24; i++) {
             tf_plan_options o;
-            tf_plan_options_default(&o);
-            o.nranks = P;
-            o.k = 32;
-            o.stripe_width = 32;
-            o.gap = 2;
-            o.coll_rows = i % 2 ? TF_COLL_STRIPE : TF_COLL_NEEDED;
-            o.coeffs.alpha_coll = 1e-6;
-            o.coeffs.beta_coll = 0.4e-9;
-            o.coeffs.alpha_fetch = 0.1e-6 * pow(2.0, (i / 2) % 4);
-            o.coeffs.beta_fetch = 1.6e-9 * pow(0.5, i / 8);
-            o.coeffs.alpha_sync = 0;
+            hub_sweep_options(&o, P, i);
             tf_plan tw, greedy, pf, pc;
             ck_assert_int_eq(tf_plan_build(&a, &o, &tw), TF_OK);
             o.no_pure_check = 1;
@@ -522,6 +538,75 @@ START_TEST(hybrid_kept_only_with_a_margin_over_pure_plans)
         }
     ck_assert_int_gt(mixed, 0);
     ck_assert_int_gt(replaced, 0);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(runner_up_carried_when_the_model_is_unsure)
+{
+    /* Over the same sweep: the runner-up is the best pure plan beside a
+     * hybrid and the other pure plan beside a pure one, carried exactly when
+     * predicted within TF_ALT_RATIO; it describes the same matrix and
+     * partition with other classes; --no-alternative drops it and changes
+     * nothing else. */
+    tf_csr a;
+    hub_matrix(&a);
+    int carried = 0, beside_hybrid = 0;
+    for (int P = 1; P <= 4; P++)
+        for (int i = 0; i < 24; i++) {
+            tf_plan_options o;
+            hub_sweep_options(&o, P, i);
+            tf_plan tw, plain, pf, pc;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &tw), TF_OK);
+            o.no_alternative = 1;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &plain), TF_OK);
+            ck_assert_ptr_null(plain.alt);
+            ck_assert_double_eq(plan_time(&plain), plan_time(&tw));
+            ck_assert_str_eq(tf_plan_classes(&plain), tf_plan_classes(&tw));
+            o.mode = TF_MODE_FETCH;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &pf), TF_OK);
+            ck_assert_ptr_null(pf.alt); /* an asked-for mode has none */
+            o.mode = TF_MODE_COLLECTIVE;
+            ck_assert_int_eq(tf_plan_build(&a, &o, &pc), TF_OK);
+            const char *cls = tf_plan_classes(&tw);
+            double runner;
+            const char *runner_cls;
+            if (strcmp(cls, "hybrid") == 0) {
+                int f = plan_time(&pf) <= plan_time(&pc);
+                runner = f ? plan_time(&pf) : plan_time(&pc);
+                runner_cls = f ? "fetch" : "collective";
+            } else if (strcmp(cls, "fetch") == 0) {
+                runner = plan_time(&pc);
+                runner_cls = "collective";
+            } else if (strcmp(cls, "collective") == 0) {
+                runner = plan_time(&pf);
+                runner_cls = "fetch";
+            } else {
+                runner = INFINITY; /* P = 1: nothing remote */
+                runner_cls = "";
+            }
+            if (runner <= TF_ALT_RATIO * plan_time(&tw)) {
+                ck_assert_msg(tw.alt != NULL, "P %d point %d: %s plan, runner-up %s at %.3gx: not carried",
+                              P, i, cls, runner_cls, runner / plan_time(&tw));
+                ck_assert_int_eq(tf_plan_check_alt(&tw, tw.alt), TF_OK);
+                ck_assert_str_eq(tf_plan_classes(tw.alt), runner_cls);
+                ck_assert_double_eq(plan_time(tw.alt), runner);
+                ck_assert_int_eq(tw.alt->mode, strcmp(runner_cls, "fetch") == 0
+                                                   ? TF_MODE_FETCH
+                                                   : TF_MODE_COLLECTIVE);
+                carried++;
+                beside_hybrid += strcmp(cls, "hybrid") == 0;
+            } else {
+                ck_assert_ptr_null(tw.alt);
+            }
+            tf_plan_free(&tw);
+            tf_plan_free(&plain);
+            tf_plan_free(&pf);
+            tf_plan_free(&pc);
+        }
+    ck_assert_int_gt(carried, 0);
+    ck_assert_int_gt(beside_hybrid, 0);
+    ck_assert_int_lt(carried, 4 * 24 - 24); /* not at P = 1, not everywhere */
     tf_csr_free(&a);
 }
 END_TEST
@@ -705,6 +790,7 @@ static Suite *suite(void)
     tcase_add_test(tc, whole_plan_check_finds_what_one_stripe_at_a_time_misses);
     tcase_add_test(tc, collective_moves_exactly_the_needed_rows);
     tcase_add_test(tc, hybrid_kept_only_with_a_margin_over_pure_plans);
+    tcase_add_test(tc, runner_up_carried_when_the_model_is_unsure);
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, bad_options_rejected);
