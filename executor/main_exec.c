@@ -4,7 +4,7 @@
  *   mpirun -n P twoface-exec PLAN.h5 [PLAN2.h5 ...] [--algo A,B,...]
  *          [--replication C,...] [-k K] [-i ITER] [--time S] [--max-iterations N]
  *          [--warmup W] [--b FILE.h5] [--c-out FILE.h5] [--check] [--json]
- *          [--threads T] [--threads-fetch T] [--seed S]
+ *          [--threads T] [--threads-fetch T] [--select-calls N] [--seed S]
  *
  * Several algorithms run in one process, interleaved round by round
  * (a b c, b c a, c a b ...: the order rotates) on the same B: round r fills every algorithm's B with the
@@ -46,6 +46,7 @@ typedef struct {
     const char *b_path, *c_path;
     int check, json;
     int threads, threads_fetch;
+    int select_calls;
     uint64_t seed;
 } args;
 
@@ -65,7 +66,8 @@ static void usage(FILE *f)
             "  -i, --iterations N    timed rounds (default 10; with --time the minimum)\n"
             "  --time S              run timed rounds until S seconds have passed\n"
             "  --max-iterations N    cap on timed rounds with --time (default 100000)\n"
-            "  --warmup W            untimed rounds first (default 2)\n"
+            "  --warmup W            untimed rounds first (default 2; more while a\n"
+            "                        twoface plan's start-up trial runs)\n"
             "  --b FILE.h5           B from dataset /B (float32, n x K); default: generator\n"
             "  --c-out FILE.h5       write the first algorithm's C to dataset /C (m x K)\n"
             "  --check               compare every C with a serial reference (tolerance 1e-5)\n"
@@ -73,6 +75,8 @@ static void usage(FILE *f)
             "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS)\n"
             "  --threads-fetch T     threads of the fetch group (default 1 if T >= 2;\n"
             "                        0 = one thread overlaps both halves)\n"
+            "  --select-calls N      start-up trial of a plan carrying a runner-up: SpMM\n"
+            "                        calls per plan (default 3; -1 = no trial)\n"
             "  --seed S              seed of the B generator (default 1; round r uses S + r)\n"
             "  -h, --help            this text\n");
 }
@@ -149,7 +153,7 @@ static int parse_args(int argc, char **argv, args *a)
         static const char *const known[] = {
             "-k",      "--k",        "-i",     "--iterations", "--warmup", "--threads",
             "--threads-fetch", "--seed", "--b", "--c-out",     "--check",  "--json",
-            "--algo",  "--replication", "--time", "--max-iterations"};
+            "--algo",  "--replication", "--time", "--max-iterations", "--select-calls"};
         int is_known = 0;
         for (size_t x = 0; x < sizeof known / sizeof known[0]; x++)
             is_known |= strcmp(name, known[x]) == 0;
@@ -190,6 +194,9 @@ static int parse_args(int argc, char **argv, args *a)
         } else if (strcmp(name, "--threads-fetch") == 0) {
             if (!(st = parse_int(name, val, 0, 4096, &v)))
                 a->threads_fetch = (int)v;
+        } else if (strcmp(name, "--select-calls") == 0) {
+            if (!(st = parse_int(name, val, -1, 1000, &v)))
+                a->select_calls = (int)v;
         } else if (strcmp(name, "--time") == 0) {
             char *end;
             errno = 0;
@@ -513,6 +520,7 @@ int main(int argc, char **argv)
     tf_exec_options_default(&opt);
     opt.threads = a.threads;
     opt.threads_fetch = a.threads_fetch;
+    opt.select_calls = a.select_calls;
     for (int x = 0; x < nalg; x++) {
         st = tf_algo_create(&specs[x], hs, a.nplans, k, &opt, &algs[x]); /* agrees */
         if (st) {
@@ -557,18 +565,28 @@ int main(int argc, char **argv)
         return finish(1);
     }
 
-    /* Rounds: every algorithm once per round, same B. */
+    /* Rounds: every algorithm once per round, same B. Warm-up lasts at least
+     * as long as the start-up trials (every rank has the same numbers), so
+     * that timed rounds measure the plan each trial kept; the trials' own
+     * times are reported with the selection. */
+    int warmup = a.warmup;
+    for (int x = 0; x < nalg; x++) {
+        tf_selection sel;
+        if (tf_algo_selection(algs[x], &sel) && sel.trial && !sel.decided &&
+            2 * sel.calls - sel.calls_made > warmup)
+            warmup = 2 * sel.calls - sel.calls_made;
+    }
     int timed = 0;
     double t_start = 0.0;
     int round = 0;
     for (;; round++) {
-        if (round == a.warmup) {
+        if (round == warmup) {
             for (int x = 0; x < nalg; x++)
                 tf_algo_reset(algs[x]);
             MPI_Barrier(comm);
             t_start = MPI_Wtime();
         }
-        if (round >= a.warmup) {
+        if (round >= warmup) {
             /* Stop? Decided from values every rank has (the same on all). */
             int more;
             if (a.time_budget > 0) {
@@ -612,13 +630,13 @@ int main(int argc, char **argv)
                 fflush(stderr);
                 MPI_Abort(comm, 1);
             }
-            if (round >= a.warmup) {
+            if (round >= warmup) {
                 double tmax;
                 MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
                 times[(size_t)timed * nalg + x] = tmax;
             }
         }
-        if (round >= a.warmup)
+        if (round >= warmup)
             timed++;
     }
     uint64_t last_seed = a.seed + (uint64_t)(round - 1);
@@ -756,7 +774,19 @@ int main(int argc, char **argv)
                 if (specs[x].kind == TF_ALGO_SHIFT)
                     printf(", \"replication\": %d", specs[x].replication);
                 printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", timed,
-                       a.warmup, nalg);
+                       warmup, nalg);
+                tf_selection sel;
+                if (tf_algo_selection(algs[x], &sel))
+                    printf(", \"classes\": \"%s\"",
+                           sel.classes[sel.decided && sel.chose_alternative]);
+                if (tf_algo_selection(algs[x], &sel) && sel.trial)
+                    printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
+                           "\"chose\": \"%s\", \"trial_calls\": %d, \"median_s\": [%.9g, %.9g]}",
+                           sel.classes[0], sel.classes[1],
+                           !sel.decided ? "undecided" : sel.chose_alternative ? "alternative" : "planned",
+                           sel.calls, sel.median[0], sel.median[1]);
+                else if (fam)
+                    printf(", \"selection\": null");
                 printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                        r->tmax);
                 if (tf_idx >= 0)
@@ -803,7 +833,7 @@ int main(int argc, char **argv)
                    a.plans[0], nranks, (long long)m, (long long)n, (long long)tf_get_nnz(h));
             printf("K = %d, %d thread(s) per rank, %d round(s) after %d warm-up round(s), "
                    "%d algorithm(s) interleaved\n",
-                   k, tf_algo_threads(algs[0]), timed, a.warmup, nalg);
+                   k, tf_algo_threads(algs[0]), timed, warmup, nalg);
             printf("%-14s %10s %10s %10s %8s %12s %10s %10s %10s\n", "algorithm", "median_ms",
                    "min_ms", "max_ms", "vs_tf", "MB/rank_max", "msgs_max", "comm_ms",
                    "compute_ms");
@@ -832,6 +862,16 @@ int main(int argc, char **argv)
                        "fetch %.3f MB in %.0f requests\n",
                        r->bytes_coll_sum / 1e6, r->msgs_coll_sum, r->bytes_fetch_sum / 1e6,
                        r->msgs_fetch_sum);
+            }
+            for (int x = 0; x < nalg; x++) {
+                tf_selection sel;
+                if (!tf_algo_selection(algs[x], &sel) || !sel.trial || !sel.decided)
+                    continue;
+                printf("%s start-up trial (median of %d calls each, slowest rank): planned %s "
+                       "%.3f ms, alternative %s %.3f ms: kept the %s\n",
+                       specs[x].name, sel.calls, sel.classes[0], sel.median[0] * 1e3,
+                       sel.classes[1], sel.median[1] * 1e3,
+                       sel.chose_alternative ? "alternative" : "planned plan");
             }
             printf("peak memory per rank: max %.1f MB, mean %.1f MB\n", rss_max, rss_sum / nranks);
             if (nalg > 1) {

@@ -326,6 +326,13 @@ const tf_algo_spec *tf_algo_spec_of(const tf_algo *a) { return &a->spec; }
 int tf_algo_plan_index(const tf_algo *a) { return a->plan_index; }
 int tf_algo_threads(const tf_algo *a) { return a->threads; }
 int tf_algo_threads_fetch(const tf_algo *a) { return a->ctx ? tf_ctx_threads_fetch(a->ctx) : 0; }
+int tf_algo_selection(const tf_algo *a, tf_selection *s)
+{
+    if (!a->ctx)
+        return 0;
+    tf_selection_get(a->ctx, s);
+    return 1;
+}
 
 int tf_algo_free(tf_algo *a)
 {

@@ -92,6 +92,9 @@ const tf_algo_spec *tf_algo_spec_of(const tf_algo *a);
 int tf_algo_plan_index(const tf_algo *a);
 int tf_algo_threads(const tf_algo *a);
 int tf_algo_threads_fetch(const tf_algo *a); /* 0 for the baselines */
+/* The start-up trial of a twoface/fetch/collective algorithm's context:
+ * returns 1 and fills *s, or 0 for the baselines. */
+int tf_algo_selection(const tf_algo *a, tf_selection *s);
 /* Collective; a may be NULL on every rank. */
 int tf_algo_free(tf_algo *a);
 

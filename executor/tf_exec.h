@@ -25,6 +25,9 @@ struct tf_handle {
     /* Global column of every collective buffer row and fetch buffer row. */
     int64_t *coll_gcol; /* coll_buf_rows */
     int64_t *fetch_gcol; /* fetch_buf_rows */
+    /* The plan's runner-up (plan.alt) opened like the plan itself, with
+     * rows checked equal to `rows`; NULL if the plan carries none. */
+    struct tf_handle *alt;
 };
 
 /* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
@@ -58,8 +61,17 @@ struct tf_ctx {
     /* B rows of this rank, inside the window. */
     MPI_Win win;
     float *b;
-    /* The passive-target epoch (MPI_Win_lock_all) is open. */
+    /* The window (and its B) is this context's to free; a runner-up's
+     * context shares the window of the context it stands beside. */
+    int owns_win;
+    /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
+
+    /* Start-up trial (tf_select.c): the runner-up's context while it runs,
+     * NULL before a trial-less context and after the decision. */
+    struct tf_ctx *alt;
+    double *trial_t; /* 2 x sel.calls call times on this rank, then the max */
+    tf_selection sel;
 
     float *coll_buf;  /* coll_buf_rows * K */
     float *fetch_buf; /* fetch_buf_rows * K */
@@ -130,6 +142,19 @@ int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
 
 /* The reconstructed rows of A (global columns) of this rank. */
 const tf_csr *tf_handle_rows(const tf_handle *h);
+
+/* tf_spmm.c: one SpMM with this context's own plan (no trial). */
+int tf_spmm_run(tf_ctx *ctx, float *c);
+
+/* tf_select.c: one tf_spmm call during the trial (ctx->alt set); the last
+ * one decides. */
+int tf_select_step(tf_ctx *ctx, float *c);
+/* Ends the trial at once keeping the planner's choice (which = 0) or the
+ * runner-up (1): collective, the same `which` on every rank. Tests use it to
+ * force either outcome. */
+int tf_select_finish(tf_ctx *ctx, int which);
+/* tf_exec_ctx.c: frees a context (collective parts included). */
+void tf_ctx_destroy(tf_ctx *ctx);
 
 /* tf_collective.c */
 int tf_coll_setup(tf_ctx *ctx);

@@ -4,6 +4,7 @@
 #include "tf_exec.h"
 
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +16,10 @@ void tf_exec_options_default(tf_exec_options *o)
     o->threads_fetch = -1;
     o->max_requests = 0;
     o->baseline = 0;
+    o->select_calls = 0;
 }
+
+#define SELECT_CALLS_DEFAULT 3
 
 /* Splits rows [0, n) into parts bounds (parts + 1 entries) with about equal
  * weight, weight of row i = w0[i+1]-w0[i] + w1[i+1]-w1[i] + 1 (w1 may be NULL). */
@@ -63,15 +67,20 @@ static float *alloc_floats(int64_t n)
     return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
 }
 
-/* Frees what ctx holds; collective (window, communicator) when those exist. */
-static void ctx_free(tf_ctx *ctx)
+/* Frees what ctx holds; collective (window, communicator) when those exist.
+ * A runner-up's context goes first: it uses the window. */
+void tf_ctx_destroy(tf_ctx *ctx)
 {
     if (!ctx)
         return;
-    if (ctx->locked)
-        MPI_Win_unlock_all(ctx->win);
-    if (ctx->win != MPI_WIN_NULL)
-        MPI_Win_free(&ctx->win);
+    tf_ctx_destroy(ctx->alt);
+    free(ctx->trial_t);
+    if (ctx->owns_win) {
+        if (ctx->locked)
+            MPI_Win_unlock_all(ctx->win);
+        if (ctx->win != MPI_WIN_NULL)
+            MPI_Win_free(&ctx->win);
+    }
     tf_coll_free(ctx);
     tf_sync_free(ctx);
     tf_fetch_free(ctx);
@@ -84,15 +93,13 @@ static void ctx_free(tf_ctx *ctx)
     free(ctx);
 }
 
-int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
+/* One context for h's own plan. With `share`, the context of another plan of
+ * the same matrix and partition, B and its window are share's: the runner-up
+ * of a trial reads and serves the very rows the caller fills. */
+static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *share,
+                      tf_ctx **out)
 {
-    if (!h || !out)
-        return tf_fail(TF_ERR_ARG, "tf_context_create: NULL argument");
     *out = NULL;
-    tf_exec_options defaults;
-    tf_exec_options_default(&defaults);
-    if (!opt)
-        opt = &defaults;
     const tf_rank_plan *rp = h->rp;
     int st = TF_OK;
 
@@ -115,6 +122,8 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
         st = tf_fail(TF_ERR_ARG, "max_requests = %d: must be >= 0", opt->max_requests);
     if (st == TF_OK && opt->baseline != 0)
         st = tf_fail(TF_ERR_ARG, "baseline %d: not available", opt->baseline);
+    if (st == TF_OK && opt->select_calls < -1)
+        st = tf_fail(TF_ERR_ARG, "select_calls = %d: must be >= -1", opt->select_calls);
     /* Sizes: every buffer is (rows * K) floats and must be addressable. */
     int64_t biggest = rp->nbrows;
     if (rp->coll_buf_rows > biggest)
@@ -174,7 +183,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     }
     st = tf_exec_agree(h->comm, st);
     if (st != TF_OK) {
-        ctx_free(ctx); /* nothing collective exists yet */
+        tf_ctx_destroy(ctx); /* nothing collective exists yet */
         return st;
     }
 
@@ -188,12 +197,20 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
 
     /* B lives in the window; MPI_Win_allocate lets the sm component map it
      * into every rank on the node. */
-    MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)sizeof(float);
-    int err = MPI_Win_allocate(bytes, (int)sizeof(float), MPI_INFO_NULL, h->comm, &ctx->b,
+    int err = MPI_SUCCESS;
+    if (share) {
+        ctx->win = share->win;
+        ctx->b = share->b;
+    } else {
+        MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)sizeof(float);
+        err = MPI_Win_allocate(bytes, (int)sizeof(float), MPI_INFO_NULL, h->comm, &ctx->b,
                                &ctx->win);
-    if (err != MPI_SUCCESS) {
-        ctx->win = MPI_WIN_NULL;
-        st = tf_mpi_fail(err, "MPI_Win_allocate");
+        if (err != MPI_SUCCESS) {
+            ctx->win = MPI_WIN_NULL;
+            st = tf_mpi_fail(err, "MPI_Win_allocate");
+        } else {
+            ctx->owns_win = 1;
+        }
     }
     st = tf_exec_agree(h->comm, st);
     if (st == TF_OK && ctx->any_coll)
@@ -201,12 +218,12 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     if (st == TF_OK && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
     if (st != TF_OK) {
-        ctx_free(ctx);
+        tf_ctx_destroy(ctx);
         return st;
     }
 
     /* Touch every buffer once, outside the timed region. */
-    if (rp->nbrows > 0)
+    if (rp->nbrows > 0 && !share)
         memset(ctx->b, 0, (size_t)rp->nbrows * (size_t)k * sizeof(float));
     memset(ctx->coll_buf, 0, (size_t)(rp->coll_buf_rows > 0 ? rp->coll_buf_rows * k : 1) * sizeof(float));
     memset(ctx->fetch_buf, 0,
@@ -215,18 +232,58 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
         if (ctx->ft[f].acc)
             memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));
 
-    /* One passive-target epoch for the context's lifetime. */
-    if (ctx->any_fetch) {
-        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->win);
+    /* One passive-target epoch for the window's lifetime, opened by the
+     * first context on it that fetches (any_fetch is the same everywhere). */
+    tf_ctx *owner = share ? share : ctx;
+    if (ctx->any_fetch && !owner->locked) {
+        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, owner->win);
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Win_lock_all");
         else
-            ctx->locked = 1;
+            owner->locked = 1;
     }
     st = tf_exec_agree(h->comm, st);
     if (st != TF_OK) {
-        ctx_free(ctx);
+        tf_ctx_destroy(ctx);
         return st;
+    }
+    *out = ctx;
+    return TF_OK;
+}
+
+int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
+{
+    if (!h || !out)
+        return tf_fail(TF_ERR_ARG, "tf_context_create: NULL argument");
+    *out = NULL;
+    tf_exec_options defaults;
+    tf_exec_options_default(&defaults);
+    if (!opt)
+        opt = &defaults;
+    tf_ctx *ctx;
+    int st = ctx_create(h, k, opt, NULL, &ctx); /* agrees */
+    if (st != TF_OK)
+        return st;
+    snprintf(ctx->sel.classes[0], sizeof ctx->sel.classes[0], "%s", tf_plan_classes(&h->plan));
+    /* h->alt is the same on every rank (tf_open agreed on the plan file). */
+    if (h->alt && opt->select_calls >= 0) {
+        st = ctx_create(h->alt, k, opt, ctx, &ctx->alt); /* agrees */
+        if (st == TF_OK) {
+            ctx->sel.trial = 1;
+            ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
+            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
+                     tf_plan_classes(&h->alt->plan));
+            /* 2 x calls times, then room to split them for the medians */
+            ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
+            st = ctx->trial_t ? TF_OK
+                              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
+                                        h->rank);
+            st = tf_exec_agree(h->comm, st);
+        }
+        if (st != TF_OK) {
+            tf_ctx_destroy(ctx);
+            return st;
+        }
     }
     *out = ctx;
     return TF_OK;
@@ -234,7 +291,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
 
 int tf_context_free(tf_ctx *ctx)
 {
-    ctx_free(ctx);
+    tf_ctx_destroy(ctx);
     return TF_OK;
 }
 
@@ -252,4 +309,5 @@ int tf_ctx_threads(const tf_ctx *ctx) { return ctx->threads; }
 int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->threads_fetch; }
 
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->timing; }
+void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
 void tf_timing_reset(tf_ctx *ctx) { memset(&ctx->timing, 0, sizeof ctx->timing); }

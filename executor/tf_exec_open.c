@@ -254,6 +254,7 @@ static void handle_free(tf_handle *h)
 {
     if (!h)
         return;
+    handle_free(h->alt);
     tf_plan_free(&h->plan);
     tf_csr_free(&h->rows);
     free(h->coll_gcol);
@@ -283,6 +284,41 @@ static int keep_own_part(tf_plan *plan, int rank)
     plan->n_parts = 1;
     plan->first_rank = rank;
     return TF_OK;
+}
+
+/* The runner-up plan (h->plan.alt, already checked against the plan by
+ * tf_plan_check_alt) becomes h->alt, opened like the plan: its own part,
+ * checked, its rows of A rebuilt - which must be exactly h's, or the two
+ * would not compute the same C. */
+static int open_alt(tf_handle *h)
+{
+    tf_handle *a = calloc(1, sizeof *a);
+    if (!a)
+        return tf_fail(TF_ERR_NOMEM, "cannot allocate a handle");
+    a->comm = MPI_COMM_NULL;
+    a->rank = h->rank;
+    a->nranks = h->nranks;
+    a->plan = *h->plan.alt;
+    free(h->plan.alt);
+    h->plan.alt = NULL;
+    h->alt = a;
+    int st = keep_own_part(&a->plan, h->rank);
+    if (st == TF_OK) {
+        a->rp = &a->plan.parts[0];
+        st = check_part(&a->plan, a->rp, h->rank);
+    }
+    if (st == TF_OK)
+        st = rebuild_rows(a);
+    if (st == TF_OK &&
+        (a->rows.nnz != h->rows.nnz ||
+         memcmp(a->rows.rowptr, h->rows.rowptr, ((size_t)h->rows.nrows + 1) * sizeof *h->rows.rowptr) ||
+         (h->rows.nnz > 0 &&
+          (memcmp(a->rows.col, h->rows.col, (size_t)h->rows.nnz * sizeof *h->rows.col) ||
+           memcmp(a->rows.val, h->rows.val, (size_t)h->rows.nnz * sizeof *h->rows.val)))))
+        st = tf_fail(TF_ERR_FORMAT, "rank %d: the alternative plan holds other rows of A", h->rank);
+    if (st != TF_OK)
+        st = tf_fail_prefix(st, "alternative plan");
+    return st;
 }
 
 /* Common tail of tf_open and tf_open_plan: `st` is this rank's status so far
@@ -324,6 +360,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         }
         if (st == TF_OK)
             st = rebuild_rows(h);
+        if (st == TF_OK && h->plan.alt)
+            st = open_alt(h);
     }
     st = tf_exec_agree(comm, st);
     if (st != TF_OK) {
@@ -349,6 +387,10 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
                      (unsigned long long)h->plan.checksum, (unsigned long long)total);
     if (st == TF_OK && MPI_Comm_dup(comm, &h->comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "MPI_Comm_dup failed");
+    /* h->alt exists on every rank or on none: the agreement above covered
+     * reading it, and every rank read the same file. */
+    if (st == TF_OK && h->alt && MPI_Comm_dup(comm, &h->alt->comm) != MPI_SUCCESS)
+        st = tf_fail(TF_ERR_MPI, "MPI_Comm_dup failed");
     h->node_ranks = 1;
     MPI_Comm node = MPI_COMM_NULL;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
@@ -357,6 +399,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         MPI_Comm_size(node, &h->node_ranks);
         MPI_Comm_free(&node);
     }
+    if (h->alt)
+        h->alt->node_ranks = h->node_ranks;
     st = tf_exec_agree(comm, st);
     if (st != TF_OK) {
         handle_free(h);
@@ -410,6 +454,12 @@ int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h)
     if (plan->n_parts > 0 && rank >= plan->first_rank && rank < plan->first_rank + plan->n_parts &&
         rank < plan->nranks)
         st = tf_plan_validate_rank(plan, &plan->parts[rank - plan->first_rank]);
+    if (st == TF_OK && plan->alt) {
+        st = tf_plan_check_alt(plan, plan->alt);
+        if (st == TF_OK && plan->alt->n_parts > 0 && rank >= plan->alt->first_rank &&
+            rank < plan->alt->first_rank + plan->alt->n_parts && rank < plan->alt->nranks)
+            st = tf_plan_validate_rank(plan->alt, &plan->alt->parts[rank - plan->alt->first_rank]);
+    }
     return open_common(plan, st, comm, h);
 }
 

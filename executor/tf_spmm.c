@@ -399,6 +399,11 @@ int tf_spmm(tf_ctx *ctx, float *c)
         return tf_fail(TF_ERR_ARG, "tf_spmm: NULL context");
     if (!c && ctx->h->rp->nrows > 0)
         return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)ctx->h->rp->nrows);
+    return ctx->alt ? tf_select_step(ctx, c) : tf_spmm_run(ctx, c);
+}
+
+int tf_spmm_run(tf_ctx *ctx, float *c)
+{
     double t0 = MPI_Wtime();
     int st = ctx->threads_fetch > 0 ? spmm_threaded(ctx, c) : spmm_single(ctx, c);
     ctx->timing.total += MPI_Wtime() - t0;

@@ -111,6 +111,11 @@ typedef struct {
     int max_requests;
     /* Reserved for the baselines (0 = the plan's own schedule). */
     int baseline;
+    /* When the plan carries a runner-up (twoface-plan keeps one when the
+     * model cannot rank the two with confidence): SpMM calls per plan in the
+     * start-up trial. 0 = default (3); -1 = no trial, run the planner's
+     * choice (the runner-up is then not set up at all). */
+    int select_calls;
 } tf_exec_options;
 
 void tf_exec_options_default(tf_exec_options *o);
@@ -122,6 +127,26 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
 
 /* Collective. ctx may be NULL on every rank. Always returns 0. */
 int tf_context_free(tf_ctx *ctx);
+
+/* The start-up trial. A plan may carry a runner-up plan beside the
+ * planner's choice. Then the first 2 x select_calls tf_spmm calls of a
+ * context alternate between the two (ABBA order; both compute the same C
+ * from the same B), time each call on its slowest rank, and keep the plan
+ * with the lower median; the other's buffers and communicators are freed
+ * inside the deciding call. Every call's C is exact, so the trial costs only
+ * the slower plan's excess. tf_timing covers the calls of the plan in use. */
+typedef struct {
+    int trial;    /* 1 when the context has a runner-up (trial running or done) */
+    int decided;  /* 1 when the trial is over */
+    int chose_alternative; /* 1: the runner-up won */
+    int calls;    /* tf_spmm calls per plan in the trial */
+    int calls_made; /* trial calls made so far (2 x calls when decided) */
+    double median[2]; /* median slowest-rank time per call: [0] the planner's
+                         choice, [1] the runner-up (when decided) */
+    char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
+} tf_selection;
+
+void tf_selection_get(const tf_ctx *ctx, tf_selection *s);
 
 /* This rank's rows of B, row-major with k columns, inside the memory other
  * ranks read: fill them before each tf_spmm (or once, if B does not change).

@@ -503,6 +503,134 @@ START_TEST(repeated_with_changing_b)
 }
 END_TEST
 
+/* A plan carrying a runner-up: M_RANDOM's hybrid (W = 8) with the pure
+ * fetch plan attached by hand, so that every rank count has one (at P = 1
+ * both are local). Through a file or from memory. */
+static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
+{
+    tf_plan_options o;
+    plan_options(&o, g_size, TF_MODE_TWOFACE, 8);
+    tf_plan plan, *alt = malloc(sizeof *alt);
+    int st = alt ? tf_plan_build(a, &o, &plan) : TF_ERR_NOMEM;
+    if (st == TF_OK) {
+        o.mode = TF_MODE_FETCH;
+        st = tf_plan_build(a, &o, alt);
+        if (st == TF_OK)
+            plan.alt = alt;
+        else
+            tf_plan_free(&plan);
+    }
+    if (st != TF_OK)
+        free(alt);
+    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    if (st)
+        return st;
+    if (!from_file) {
+        st = tf_open_plan(&plan, MPI_COMM_WORLD, h);
+        tf_plan_free(&plan);
+        return st;
+    }
+    char path[512];
+    if (g_rank == 0) {
+        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(path, sizeof path, "%s/tf_mpi_exec_alt_%d.h5", dir, (int)getpid());
+        st = tf_plan_write(path, &plan, 0);
+    }
+    tf_plan_free(&plan);
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    if (st == TF_OK)
+        st = tf_open(path, MPI_COMM_WORLD, h);
+    remove_file(path);
+    return st;
+}
+
+/* The start-up trial: 2 x 2 calls alternate between the plan and its
+ * runner-up, then one is kept - decided by the times, or forced either way
+ * in the middle of the trial. Every call's C is exact, B stays where the
+ * caller writes it, the decision is the same on every rank, and the plan
+ * kept keeps running (10 more calls); with select_calls = -1 there is no
+ * trial. Both thread set-ups. */
+START_TEST(start_up_trial)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    const int k = 7;
+    /* force: -1 the times decide; 0 / 1 keep the plan / the runner-up
+     * after the first call; 2: no trial (select_calls = -1). */
+    for (int force = -1; force <= 2; force++)
+        for (int s = 0; s < 2; s++) {
+            tf_handle *h = NULL;
+            int st = open_with_runner_up(&a, force == -1, &h);
+            ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+            ck_assert(all_true(h->alt != NULL && rows_match(h->alt, &a)));
+            tf_exec_options opt;
+            tf_exec_options_default(&opt);
+            opt.threads = s + 1;
+            opt.threads_fetch = s;
+            opt.select_calls = force == 2 ? -1 : 2;
+            tf_ctx *ctx;
+            st = tf_context_create(h, k, &opt, &ctx);
+            ck_assert_msg(st == TF_OK, "context: %s", tf_error_message());
+            tf_selection sel;
+            tf_selection_get(ctx, &sel);
+            ck_assert_int_eq(sel.trial, force != 2);
+            ck_assert_int_eq(sel.decided, 0);
+            int64_t b0, nb, r0, nr;
+            float *b = tf_b_rows(ctx, &b0, &nb);
+            tf_get_rows(h, &r0, &nr);
+            float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
+            double worst = 0.0;
+            int ok = 1, decided_at = -1;
+            for (int it = 0; it < 14 && ok; it++) {
+                if (it == 1 && (force == 0 || force == 1))
+                    ok = tf_select_finish(ctx, force) == TF_OK;
+                ok = ok && tf_b_rows(ctx, NULL, NULL) == b;
+                if (nb > 0)
+                    tf_dense_fill(b, 50 + (uint64_t)it, b0, nb, k);
+                for (int64_t x = 0; x < nr * k; x++)
+                    c[x] = NAN;
+                ok = ok && tf_spmm(ctx, c) == TF_OK;
+                double e = rank_error(h, &a, k, 50 + (uint64_t)it, c);
+                if (!(e <= worst))
+                    worst = e;
+                tf_selection_get(ctx, &sel);
+                if (sel.decided && decided_at < 0)
+                    decided_at = it;
+            }
+            tf_selection_get(ctx, &sel);
+            int chose[2] = {sel.chose_alternative, -sel.chose_alternative};
+            double med[2] = {sel.median[0], -sel.median[0]};
+            MPI_Allreduce(MPI_IN_PLACE, chose, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, med, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            free(c);
+            tf_context_free(ctx);
+            tf_close(h);
+            ck_assert_msg(all_true(ok), "force %d setup %d: %s", force, s, tf_error_message());
+            ck_assert_msg(all_true(worst < TOL), "force %d setup %d: error %g", force, s, worst);
+            ck_assert_msg(chose[0] == -chose[1] && med[0] == -med[1],
+                          "ranks decided differently");
+            if (force == 2) {
+                ck_assert_int_eq(sel.trial, 0);
+                ck_assert_int_eq(decided_at, -1);
+            } else {
+                ck_assert_int_eq(sel.decided, 1);
+                ck_assert_str_eq(sel.classes[1], g_size > 1 ? "fetch" : "local");
+                if (force == -1) {
+                    ck_assert_int_eq(decided_at, 3); /* the 4th call decides */
+                    ck_assert_int_eq(sel.calls_made, 4);
+                    ck_assert(sel.median[0] > 0 && sel.median[1] > 0);
+                    ck_assert_int_eq(sel.chose_alternative, sel.median[1] < sel.median[0]);
+                } else {
+                    ck_assert_int_eq(decided_at, 1);
+                    ck_assert_int_eq(sel.chose_alternative, force);
+                }
+            }
+        }
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* Collects rank 0's message and checks every rank has the same. */
 static int same_message_everywhere(const char *msg)
 {
@@ -725,6 +853,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, no_nonzeros);
     tcase_add_test(tc, one_by_one);
     tcase_add_test(tc, repeated_with_changing_b);
+    tcase_add_test(tc, start_up_trial);
     tcase_add_test(tc, plan_for_other_rank_count);
     tcase_add_test(tc, missing_plan_file);
     tcase_add_test(tc, fingerprint_mismatch);
