@@ -22,6 +22,10 @@ NR == 1 { next }
     if (a == "twoface") {
         for (j = 20; j <= 26; j++) BD[key, j] = $j
         IT[key] = $9
+        # the classes of the plan twoface ran; "*": the start-up trial kept
+        # the runner-up over the choice of the planner
+        RAN[key] = ($29 == "" ? "-" : $29) ($30 == "alternative" ? "*" : "")
+        if ($30 != "") { ntrial++; if ($30 == "alternative") nalt++ }
     }
     if ($27 != "" && $27 + 0 > maxdiff) maxdiff = $27 + 0
 }
@@ -32,15 +36,16 @@ END {
     label = (tr == "tcp" ? "TCP (OMPI_MCA_btl=self,tcp OMPI_MCA_osc=pt2pt)" : "shared memory (default btl)")
     printf "#### Time per SpMM, %s\n\n", label
     printf "Median ms per SpMM (max over ranks), all strategies interleaved in one process on the same B. "
-    printf "best/twoface = time of the fastest other strategy / time of twoface (> 1: twoface wins).\n\n"
-    printf "| graph | P | K | twoface | fetch | collective | allgather | shift (best c) | p2p | fastest other | best/twoface |\n"
-    printf "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n"
+    printf "best/twoface = time of the fastest other strategy / time of twoface (> 1: twoface wins). "
+    printf "twoface ran = the classes of the plan twoface ran after its start-up trial; * = the trial kept the runner-up the plan carried instead of the choice of the planner.\n\n"
+    printf "| graph | P | K | twoface | twoface ran | fetch | collective | allgather | shift (best c) | p2p | fastest other | best/twoface |\n"
+    printf "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|\n"
     for (i = 1; i <= ncase; i++) {
         k = order[i]
         if (!((k, "twoface") in T)) continue
         best = ""; bt = 0
         for (j = 1; j <= n; j++) if ((k, others[j]) in T && (best == "" || T[k, others[j]] < bt)) { best = others[j]; bt = T[k, others[j]] }
-        printf "| %s | %s | %s | %s", G[k], PP[k], KK[k], ms(T[k, "twoface"])
+        printf "| %s | %s | %s | %s | %s", G[k], PP[k], KK[k], ms(T[k, "twoface"]), RAN[k]
         for (j = 1; j <= n; j++) {
             o = others[j]
             if (o == "shift" && (k, o) in T) printf " | %s (c=%s)", ms(T[k, o]), C[k]
@@ -66,6 +71,7 @@ END {
         ncases++
     }
     printf "\nLargest scaled difference between any strategy and twoface in these runs: %.2g (tolerance 1e-5).\n\n", maxdiff
+    if (ntrial) printf "Start-up trials: %d of %d twoface plans carried a runner-up; the trial kept the runner-up in %d.\n\n", ntrial, ncases, nalt
     printf "#### Geometric-mean speedup of twoface, %s\n\n", label
     printf "Over the %d cases above; > 1: twoface faster. \"fastest other\" compares with the best of the five in each case.\n\n", ncases
     printf "| cases | over fetch | over collective | over allgather | over shift (best c) | over p2p | over the fastest other |\n"
