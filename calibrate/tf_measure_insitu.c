@@ -87,6 +87,9 @@ static int open_run(MPI_Comm comm, const tf_csr *a, int k, int iters, const tf_c
     o.k = k;
     o.mode = mode;
     o.coeffs = *c;
+    /* One plan, the one predicted: a runner-up would start a trial that
+     * runs the other plan in the first calls and may keep it. */
+    o.no_alternative = 1;
     tf_plan plan;
     int st = tf_plan_build(a, &o, &plan);
     st = tf_cal_agree(comm, st);

@@ -246,6 +246,8 @@ int tf_validate(MPI_Comm comm, int nplans, char *const *paths, const tf_validate
     tf_exec_options opt;
     tf_exec_options_default(&opt);
     opt.threads = o->threads;
+    /* The plan whose prediction is checked, not a trial's winner. */
+    opt.select_calls = -1;
     int threads = 1, threads_fetch = 0;
 
     for (int i = 0; i < nplans && st == TF_OK; i++) {
