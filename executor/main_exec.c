@@ -775,18 +775,6 @@ int main(int argc, char **argv)
                     printf(", \"replication\": %d", specs[x].replication);
                 printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", timed,
                        warmup, nalg);
-                tf_selection sel;
-                if (tf_algo_selection(algs[x], &sel))
-                    printf(", \"classes\": \"%s\"",
-                           sel.classes[sel.decided && sel.chose_alternative]);
-                if (tf_algo_selection(algs[x], &sel) && sel.trial)
-                    printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
-                           "\"chose\": \"%s\", \"trial_calls\": %d, \"median_s\": [%.9g, %.9g]}",
-                           sel.classes[0], sel.classes[1],
-                           !sel.decided ? "undecided" : sel.chose_alternative ? "alternative" : "planned",
-                           sel.calls, sel.median[0], sel.median[1]);
-                else if (fam)
-                    printf(", \"selection\": null");
                 printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                        r->tmax);
                 if (tf_idx >= 0)
@@ -825,6 +813,20 @@ int main(int argc, char **argv)
                 if (a.check)
                     printf(", \"max_error\": %.6g, \"check_passed\": %s", r->err,
                            r->err <= CHECK_TOL ? "true" : "false");
+                /* Last, so that the record's own keys come first for
+                 * line-oriented readers (bench/run takes the first match). */
+                tf_selection sel;
+                if (tf_algo_selection(algs[x], &sel))
+                    printf(", \"classes\": \"%s\"",
+                           sel.classes[sel.decided && sel.chose_alternative]);
+                if (tf_algo_selection(algs[x], &sel) && sel.trial)
+                    printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
+                           "\"chose\": \"%s\", \"trial_calls\": %d, \"trial_median_s\": [%.9g, %.9g]}",
+                           sel.classes[0], sel.classes[1],
+                           !sel.decided ? "undecided" : sel.chose_alternative ? "alternative" : "planned",
+                           sel.calls, sel.median[0], sel.median[1]);
+                else if (fam)
+                    printf(", \"selection\": null");
                 printf(", \"peak_rss_mb\": %.1f, \"peak_rss_mb_mean\": %.1f}\n", rss_max,
                        rss_sum / nranks);
             }

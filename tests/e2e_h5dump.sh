@@ -92,6 +92,18 @@ else
     bad "h5dump -a /format does not show \"twoface-plan\""
 fi
 
+# --- the runner-up: Cora at 4 ranks and K = 128 plans all-fetch with the
+# collective plan predicted within 2x (default coefficients), so the file
+# carries it in group /alternative with its own mode attribute ---
+if [ "$made" = planner ]; then
+    if without_plugin h5dump -a /alternative/mode "$plan" 2>&1 | grep -q '"collective"' &&
+        without_plugin h5ls "$plan/alternative" 2>&1 | grep -q '^rank_000003 *Group'; then
+        ok "h5dump shows the runner-up plan: /alternative/mode = \"collective\", rank groups"
+    else
+        bad "no runner-up plan in /alternative: $(without_plugin h5ls "$plan" 2>&1 | head -5)"
+    fi
+fi
+
 # --- a dataset that really goes through zstd (small ones are compact) ---
 dset=$(with_plugin h5ls -r -v "$plan" 2>/dev/null | awk '
     /^\/[^ ]+ +Dataset/ { name = $1 }
