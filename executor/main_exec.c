@@ -75,8 +75,8 @@ static void usage(FILE *f)
             "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS)\n"
             "  --threads-fetch T     threads of the fetch group (default 1 if T >= 2;\n"
             "                        0 = one thread overlaps both halves)\n"
-            "  --select-calls N      start-up trial of a plan carrying a runner-up: SpMM\n"
-            "                        calls per plan (default 3; -1 = no trial)\n"
+            "  --select-calls N      start-up trial of a plan carrying a runner-up: timed\n"
+            "                        SpMM calls per plan (default 4; -1 = no trial)\n"
             "  --seed S              seed of the B generator (default 1; round r uses S + r)\n"
             "  -h, --help            this text\n");
 }
@@ -573,8 +573,8 @@ int main(int argc, char **argv)
     for (int x = 0; x < nalg; x++) {
         tf_selection sel;
         if (tf_algo_selection(algs[x], &sel) && sel.trial && !sel.decided &&
-            2 * sel.calls - sel.calls_made > warmup)
-            warmup = 2 * sel.calls - sel.calls_made;
+            sel.calls_total - sel.calls_made > warmup)
+            warmup = sel.calls_total - sel.calls_made;
     }
     int timed = 0;
     double t_start = 0.0;

@@ -147,7 +147,8 @@ const tf_csr *tf_handle_rows(const tf_handle *h);
 int tf_spmm_run(tf_ctx *ctx, float *c);
 
 /* tf_select.c: one tf_spmm call during the trial (ctx->alt set); the last
- * one decides. */
+ * one decides. The trial starts with one untimed call of each plan. */
+#define TF_SELECT_COLD_CALLS 2
 int tf_select_step(tf_ctx *ctx, float *c);
 /* Ends the trial at once keeping the planner's choice (which = 0) or the
  * runner-up (1): collective, the same `which` on every rank. Tests use it to
@@ -160,6 +161,8 @@ void tf_ctx_destroy(tf_ctx *ctx);
 int tf_coll_setup(tf_ctx *ctx);
 void tf_coll_free(tf_ctx *ctx);
 int tf_coll_start(tf_ctx *ctx, MPI_Request *req);
+/* Collective: exchanges until their time settles (context creation). */
+int tf_coll_warm(tf_ctx *ctx);
 
 /* tf_fetch.c */
 int tf_fetch_setup(tf_ctx *ctx);

@@ -19,7 +19,7 @@ void tf_exec_options_default(tf_exec_options *o)
     o->select_calls = 0;
 }
 
-#define SELECT_CALLS_DEFAULT 3
+#define SELECT_CALLS_DEFAULT 4
 
 /* Splits rows [0, n) into parts bounds (parts + 1 entries) with about equal
  * weight, weight of row i = w0[i+1]-w0[i] + w1[i+1]-w1[i] + 1 (w1 may be NULL). */
@@ -232,6 +232,14 @@ static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *s
         if (ctx->ft[f].acc)
             memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));
 
+    if (ctx->any_coll)
+        st = tf_coll_warm(ctx); /* after B holds zeros */
+    st = tf_exec_agree(h->comm, st);
+    if (st != TF_OK) {
+        tf_ctx_destroy(ctx);
+        return st;
+    }
+
     /* One passive-target epoch for the window's lifetime, opened by the
      * first context on it that fetches (any_fetch is the same everywhere). */
     tf_ctx *owner = share ? share : ctx;
@@ -271,6 +279,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
         if (st == TF_OK) {
             ctx->sel.trial = 1;
             ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
+            ctx->sel.calls_total = TF_SELECT_COLD_CALLS + 2 * ctx->sel.calls;
             snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
                      tf_plan_classes(&h->alt->plan));
             /* 2 x calls times, then room to split them for the medians */

@@ -112,9 +112,9 @@ typedef struct {
     /* Reserved for the baselines (0 = the plan's own schedule). */
     int baseline;
     /* When the plan carries a runner-up (twoface-plan keeps one when the
-     * model cannot rank the two with confidence): SpMM calls per plan in the
-     * start-up trial. 0 = default (3); -1 = no trial, run the planner's
-     * choice (the runner-up is then not set up at all). */
+     * model cannot rank the two with confidence): timed SpMM calls per plan
+     * in the start-up trial. 0 = default (4); -1 = no trial, run the
+     * planner's choice (the runner-up is then not set up at all). */
     int select_calls;
 } tf_exec_options;
 
@@ -129,18 +129,20 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
 int tf_context_free(tf_ctx *ctx);
 
 /* The start-up trial. A plan may carry a runner-up plan beside the
- * planner's choice. Then the first 2 x select_calls tf_spmm calls of a
- * context alternate between the two (ABBA order; both compute the same C
- * from the same B), time each call on its slowest rank, and keep the plan
- * with the lower median; the other's buffers and communicators are freed
+ * planner's choice. Then the first 2 + 2 x select_calls tf_spmm calls of a
+ * context run both (both compute the same C from the same B): one untimed
+ * call of each (the first call of a plan pays one-off costs), then
+ * select_calls timed calls of each in ABBA order; each call is timed on its
+ * slowest rank, and the plan with the lower median is kept; the other's buffers and communicators are freed
  * inside the deciding call. Every call's C is exact, so the trial costs only
  * the slower plan's excess. tf_timing covers the calls of the plan in use. */
 typedef struct {
     int trial;    /* 1 when the context has a runner-up (trial running or done) */
     int decided;  /* 1 when the trial is over */
     int chose_alternative; /* 1: the runner-up won */
-    int calls;    /* tf_spmm calls per plan in the trial */
-    int calls_made; /* trial calls made so far (2 x calls when decided) */
+    int calls;    /* timed tf_spmm calls per plan in the trial */
+    int calls_total; /* length of the trial: 2 + 2 x calls */
+    int calls_made; /* trial calls made so far (calls_total when decided) */
     double median[2]; /* median slowest-rank time per call: [0] the planner's
                          choice, [1] the runner-up (when decided) */
     char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */

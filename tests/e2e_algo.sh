@@ -78,12 +78,12 @@ for np in 1 2 3 4; do
     # Start-up trial: with the default coefficients Cora's plan at K = 32 is
     # all-fetch with the collective plan predicted 1.4-1.6x slower at 2-4
     # ranks, so it carries that runner-up; twoface then reports the trial and
-    # warms up over its 6 calls; the plans made with --mode carry none.
+    # warms up over its 10 calls; the plans made with --mode carry none.
     if [ $np -ge 2 ]; then
         if awk '
             /^\{"algo": "twoface"/ {
                 w = $0; sub(/.*"warmup": /, "", w); sub(/[,}].*/, "", w)
-                if (w + 0 < 6 || $0 !~ /"selection": \{"planned": "fetch", "alternative": "collective", "chose": "(planned|alternative)", "trial_calls": 3, "trial_median_s": \[[0-9]/) bad++
+                if (w + 0 < 10 || $0 !~ /"selection": \{"planned": "fetch", "alternative": "collective", "chose": "(planned|alternative)", "trial_calls": 4, "trial_median_s": \[[0-9]/) bad++
                 t++
             }
             /^\{"algo": "(fetch|collective)"/ && $0 !~ /"selection": null/ { bad++ }

@@ -545,8 +545,8 @@ static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
     return st;
 }
 
-/* The start-up trial: 2 x 2 calls alternate between the plan and its
- * runner-up, then one is kept - decided by the times, or forced either way
+/* The start-up trial: one untimed call of each plan, then 2 x 2 timed
+ * calls alternate between the plan and its runner-up, then one is kept - decided by the times, or forced either way
  * in the middle of the trial. Every call's C is exact, B stays where the
  * caller writes it, the decision is the same on every rank, and the plan
  * kept keeps running (10 more calls); with select_calls = -1 there is no
@@ -617,8 +617,9 @@ START_TEST(start_up_trial)
                 ck_assert_int_eq(sel.decided, 1);
                 ck_assert_str_eq(sel.classes[1], g_size > 1 ? "fetch" : "local");
                 if (force == -1) {
-                    ck_assert_int_eq(decided_at, 3); /* the 4th call decides */
-                    ck_assert_int_eq(sel.calls_made, 4);
+                    ck_assert_int_eq(decided_at, 5); /* 2 cold + 2 x 2 timed calls */
+                    ck_assert_int_eq(sel.calls_made, 6);
+                    ck_assert_int_eq(sel.calls_total, 6);
                     ck_assert(sel.median[0] > 0 && sel.median[1] > 0);
                     ck_assert_int_eq(sel.chose_alternative, sel.median[1] < sel.median[0]);
                 } else {
