@@ -80,7 +80,8 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
  * the writer (which encodes the whole file in memory before writing it), and
  * were checked against the measured peak RSS on random, row-heavy and
  * symmetric matrices at 1 to 4096 ranks, in every mode, plain and compressed:
- * they came out 1.0-2.3x the measurement, never below (docs/reliability.md).
+ * they came out 1.2-3.5x the measurement, never below (docs/reliability.md;
+ * the twoface rows re-measured with the runner-up plans).
  * A phase above the limit ends with a one-line message before it allocates;
  * --max-memory larger than the physical memory overrides the check. */
 
