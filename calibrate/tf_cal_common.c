@@ -1,5 +1,5 @@
 /* Helpers shared by the calibration's measurements: agreement on failures,
- * medians, timestamps and sample times, fit reports. */
+ * timestamps and sample times, fit reports. */
 #include "tf_calibrate.h"
 #include "tf_error.h"
 #include "tf_exec.h"
@@ -13,20 +13,6 @@ int tf_cal_agree(MPI_Comm comm, int status)
     /* The calibrator runs the executor, so it uses the executor's agreement:
      * one rule for which rank's message every rank reports. */
     return tf_exec_agree(comm, status);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double tf_cal_median(double *v, int n)
-{
-    if (n <= 0)
-        return 0.0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 double tf_cal_now(void)

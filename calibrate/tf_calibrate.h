@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "tf_fit.h"
+#include "tf_median.h" /* the measurements summarise repetitions with tf_median */
 
 #define TF_CAL_MAXK 16
 
@@ -41,9 +42,6 @@ typedef struct {
 /* Every rank passes its status; all return the lowest failing rank's status
  * and message (TF_OK when none failed). Collective. */
 int tf_cal_agree(MPI_Comm comm, int status);
-
-/* Median of v[0..n) (sorts v in place); 0 for n == 0. */
-double tf_cal_median(double *v, int n);
 
 /* A timestamp (s) comparable between the processes of one node
  * (CLOCK_MONOTONIC; MPI_Wtime has a per-process origin). */

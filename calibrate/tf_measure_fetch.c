@@ -151,7 +151,7 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
         for (int i = 0; i < npts && col; i++) {
             for (int r = 0; r < reps; r++)
                 col[r] = t[(size_t)r * npts + i];
-            y[i] = tf_cal_median(col, reps);
+            y[i] = tf_median(col, reps);
             x[2 * i] = pts[i].q;
             x[2 * i + 1] = (double)pts[i].q * pts[i].l * (double)rowbytes;
         }

@@ -167,7 +167,7 @@ static int run_interleaved(MPI_Comm comm, int k, int iters, const tf_coeffs *c,
         out[x].pred[0] = mine.t_local;
         out[x].pred[1] = mine.t_coll_comm + mine.t_coll_comp;
         out[x].pred[2] = mine.t_fetch_comm + mine.t_fetch_comp;
-        out[x].total = tf_cal_median(run[x].round, iters);
+        out[x].total = tf_median(run[x].round, iters);
         out[x].stats = mine;
     }
     return TF_OK;

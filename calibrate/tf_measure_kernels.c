@@ -156,7 +156,7 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
                     col[r] = t[(size_t)r * nper + i];
                 int kind = i % NKER, o = kind * (cfg->nk * nw) + ki * nw + i / NKER;
                 x[o] = pts[i].work;
-                y[o] = tf_cal_median(col, reps);
+                y[o] = tf_median(col, reps);
                 kof[o] = pts[i].k;
                 nnzof[o] = pts[i].a.nnz;
             }

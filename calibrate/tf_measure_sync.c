@@ -66,8 +66,8 @@ int tf_measure_sync(const tf_cal_config *cfg, double *alpha_sync, double *barrie
     if (!st) {
         tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps);
         tf_cal_sample_times(cfg->comm, cfg->one_node, b, be, reps);
-        double round = tf_cal_median(t, reps);
-        *barrier_s = tf_cal_median(b, reps);
+        double round = tf_median(t, reps);
+        *barrier_s = tf_median(b, reps);
         *alpha_sync = P > 1 ? round / (2.0 * (P - 1)) : 0.0;
         if (cfg->log)
             fprintf(cfg->log,

@@ -95,7 +95,7 @@ static void predicted(const vplan *v, int p, tf_rank_stats *s)
 static void report(FILE *f, const vplan *v, int nranks, const tf_validate_options *o,
                    int nplans, int threads, int threads_fetch)
 {
-    double med = tf_cal_median(v->wall, o->iters);
+    double med = tf_median(v->wall, o->iters);
     double pred_max = 0.0;
     int64_t st_coll = 0, st_fetch = 0, reqs = 0;
     for (int p = 0; p < nranks; p++) {

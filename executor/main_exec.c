@@ -19,6 +19,7 @@
 #include "tf_dense.h"
 #include "tf_dense_h5.h"
 #include "tf_exec.h"
+#include "tf_median.h"
 #include "tf_reference.h"
 
 #include <errno.h>
@@ -233,12 +234,6 @@ static int parse_args(int argc, char **argv, args *a)
     if (a->max_iters < a->iters)
         a->max_iters = a->iters;
     return TF_OK;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -748,8 +743,7 @@ int main(int argc, char **argv)
         for (int x = 0; x < nalg; x++) {
             for (int r = 0; r < timed; r++)
                 col[r] = times[(size_t)r * nalg + x];
-            qsort(col, (size_t)timed, sizeof *col, cmp_double);
-            rep[x].med = timed % 2 ? col[timed / 2] : 0.5 * (col[timed / 2 - 1] + col[timed / 2]);
+            rep[x].med = tf_median(col, timed); /* sorts col */
             rep[x].tmin = col[0];
             rep[x].tmax = col[timed - 1];
             if (specs[x].kind == TF_ALGO_TWOFACE && tf_idx < 0)
@@ -816,17 +810,21 @@ int main(int argc, char **argv)
                 /* Last, so that the record's own keys come first for
                  * line-oriented readers (bench/run takes the first match). */
                 tf_selection sel;
-                if (tf_algo_selection(algs[x], &sel))
+                if (tf_algo_selection(algs[x], &sel)) { /* the plan-based ones (fam) */
                     printf(", \"classes\": \"%s\"",
                            sel.classes[sel.decided && sel.chose_alternative]);
-                if (tf_algo_selection(algs[x], &sel) && sel.trial)
-                    printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
-                           "\"chose\": \"%s\", \"trial_calls\": %d, \"trial_median_s\": [%.9g, %.9g]}",
-                           sel.classes[0], sel.classes[1],
-                           !sel.decided ? "undecided" : sel.chose_alternative ? "alternative" : "planned",
-                           sel.calls, sel.median[0], sel.median[1]);
-                else if (fam)
-                    printf(", \"selection\": null");
+                    if (sel.trial)
+                        printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
+                               "\"chose\": \"%s\", \"trial_calls\": %d, \"trial_median_s\": "
+                               "[%.9g, %.9g]}",
+                               sel.classes[0], sel.classes[1],
+                               !sel.decided            ? "undecided"
+                               : sel.chose_alternative ? "alternative"
+                                                       : "planned",
+                               sel.calls, sel.median[0], sel.median[1]);
+                    else
+                        printf(", \"selection\": null");
+                }
                 printf(", \"peak_rss_mb\": %.1f, \"peak_rss_mb_mean\": %.1f}\n", rss_max,
                        rss_sum / nranks);
             }

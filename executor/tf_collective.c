@@ -14,7 +14,6 @@
  * (a K-float contiguous type), so they fit in an int. */
 #include "tf_exec.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 

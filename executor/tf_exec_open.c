@@ -441,6 +441,16 @@ int tf_open(const char *plan_path, MPI_Comm comm, tf_handle **h)
     return open_common(&plan, st, comm, h);
 }
 
+/* The reader's validation of this rank's part, for a plan built in memory
+ * (a missing part is open_common's to report). */
+static int validate_own_part(const tf_plan *plan, int rank)
+{
+    if (plan->n_parts > 0 && rank >= plan->first_rank && rank < plan->first_rank + plan->n_parts &&
+        rank < plan->nranks)
+        return tf_plan_validate_rank(plan, &plan->parts[rank - plan->first_rank]);
+    return TF_OK;
+}
+
 int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h)
 {
     if (!h || !plan)
@@ -451,14 +461,11 @@ int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h)
         return st;
     int rank;
     MPI_Comm_rank(comm, &rank);
-    if (plan->n_parts > 0 && rank >= plan->first_rank && rank < plan->first_rank + plan->n_parts &&
-        rank < plan->nranks)
-        st = tf_plan_validate_rank(plan, &plan->parts[rank - plan->first_rank]);
+    st = validate_own_part(plan, rank);
     if (st == TF_OK && plan->alt) {
         st = tf_plan_check_alt(plan, plan->alt);
-        if (st == TF_OK && plan->alt->n_parts > 0 && rank >= plan->alt->first_rank &&
-            rank < plan->alt->first_rank + plan->alt->n_parts && rank < plan->alt->nranks)
-            st = tf_plan_validate_rank(plan->alt, &plan->alt->parts[rank - plan->alt->first_rank]);
+        if (st == TF_OK)
+            st = validate_own_part(plan->alt, rank);
     }
     return open_common(plan, st, comm, h);
 }

@@ -8,6 +8,7 @@
  * transport and the K actually in use. Both plans compute the same C, so
  * the trial's only cost is the slower plan's excess on a few calls. */
 #include "tf_exec.h"
+#include "tf_median.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +17,6 @@
  * drift in the machine's speed during the trial (caches warming, a
  * neighbour's load fading) falls on both plans alike. */
 static int runs_alt(int i) { return i % 4 == 1 || i % 4 == 2; }
-
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int tf_select_step(tf_ctx *ctx, float *c)
 {
@@ -60,8 +50,8 @@ int tf_select_step(tf_ctx *ctx, float *c)
         else
             mine[a++] = ctx->trial_t[x];
     }
-    ctx->sel.median[0] = median(mine, a);
-    ctx->sel.median[1] = median(other, b);
+    ctx->sel.median[0] = tf_median(mine, a);
+    ctx->sel.median[1] = tf_median(other, b);
     return tf_select_finish(ctx, ctx->sel.median[1] < ctx->sel.median[0]);
 }
 

@@ -94,6 +94,15 @@ const char *tf_plan_classes(const tf_plan *p)
     return coll && fetch ? "hybrid" : coll ? "collective" : fetch ? "fetch" : "local";
 }
 
+double tf_plan_predicted_time(const tf_plan *p)
+{
+    double worst = 0;
+    for (int r = 0; r < p->nranks; r++)
+        if (p->all_stats[r].t_total > worst)
+            worst = p->all_stats[r].t_total;
+    return worst;
+}
+
 const char *tf_mode_name(int mode)
 {
     switch (mode) {

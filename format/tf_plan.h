@@ -161,6 +161,8 @@ int tf_plan_check_alt(const tf_plan *plan, const tf_plan *alt);
  * by the collective, which fetch) and every rank's statistics: "hybrid",
  * "fetch", "collective" or "local" (nothing remote). */
 const char *tf_plan_classes(const tf_plan *plan);
+/* The predicted time of one SpMM: the slowest rank's t_total (all_stats). */
+double tf_plan_predicted_time(const tf_plan *plan);
 const char *tf_mode_name(int mode);
 int tf_mode_parse(const char *s, int *mode);
 const char *tf_coll_rows_name(int coll_rows);

@@ -48,10 +48,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
             mib(tot_min), tot_min > 0 ? (tot_coll_in + tot_fetch) / tot_min : 1.0, 1e3 * worst);
     fprintf(f, "classes: %s", tf_plan_classes(plan));
     if (plan->alt) {
-        double alt_worst = 0;
-        for (int p = 0; p < plan->alt->nranks; p++)
-            if (plan->alt->all_stats[p].t_total > alt_worst)
-                alt_worst = plan->alt->all_stats[p].t_total;
+        double alt_worst = tf_plan_predicted_time(plan->alt);
         fprintf(f, "; runner-up carried: %s, predicted %.3f ms (%.2fx), the executor's start-up "
                    "trial picks one\n",
                 tf_plan_classes(plan->alt), 1e3 * alt_worst, worst > 0 ? alt_worst / worst : 1.0);

@@ -49,15 +49,6 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
     return TF_OK;
 }
 
-static double predicted_spmm(const tf_plan *p)
-{
-    double worst = 0;
-    for (int r = 0; r < p->nranks; r++)
-        if (p->all_stats[r].t_total > worst)
-            worst = p->all_stats[r].t_total;
-    return worst;
-}
-
 static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
 
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
@@ -78,7 +69,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     if (st)
         return st;
     have[0] = 1;
-    t[0] = predicted_spmm(&cand[0]);
+    t[0] = tf_plan_predicted_time(&cand[0]);
     const char *cls = tf_plan_classes(&cand[0]);
     const int greedy_pure = strcmp(cls, "hybrid") != 0;
     for (int i = 1; i < 3 && st == TF_OK; i++) {
@@ -92,7 +83,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
         po.timing = NULL;
         if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
             have[i] = 1;
-            t[i] = predicted_spmm(&cand[i]);
+            t[i] = tf_plan_predicted_time(&cand[i]);
         }
     }
     if (st) {

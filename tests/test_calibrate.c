@@ -172,9 +172,9 @@ END_TEST
 START_TEST(median_of_samples)
 {
     double a[5] = {5, 1, 4, 2, 3}, b[4] = {10, 1, 3, 2};
-    ck_assert_double_eq(tf_cal_median(a, 5), 3.0);
-    ck_assert_double_eq(tf_cal_median(b, 4), 2.5);
-    ck_assert_double_eq(tf_cal_median(b, 0), 0.0);
+    ck_assert_double_eq(tf_median(a, 5), 3.0);
+    ck_assert_double_eq(tf_median(b, 4), 2.5);
+    ck_assert_double_eq(tf_median(b, 0), 0.0);
     ck_assert_double_eq(a[0], 1.0); /* sorted in place: a[0] is the minimum */
 }
 END_TEST
