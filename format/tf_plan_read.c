@@ -372,7 +372,7 @@ static int read_header(const rctx *c, tf_plan *p)
     if (p->nranks < 1 || p->nranks > MAX_RANKS)
         return tf_fail(TF_ERR_FORMAT, "%s: nranks = %d is out of range", c->path, p->nranks);
     uint64_t stored;
-    if ((st = read_attr(c, f, "", "tf_pl_summary_checksum", H5T_INTEGER, H5T_NATIVE_UINT64, 1,
+    if ((st = read_attr(c, f, "", "summary_checksum", H5T_INTEGER, H5T_NATIVE_UINT64, 1,
                         &stored)))
         return st;
 
