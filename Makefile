@@ -47,12 +47,14 @@ CLI_LIB = $(BUILD)/lib/libtwoface-cli.a
 CLI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/*.c))
 SHARED_LIB = $(BUILD)/lib/libtwoface.so
 PLUGIN = $(if $(PLUGIN_SRC),$(BUILD)/hdf5-plugins/libh5zstd.so)
+# h5dump with the plugin's absolute path set (format/plugin/twoface-h5dump.in).
+H5DUMP = $(if $(PLUGIN_SRC),$(BUILD)/bin/twoface-h5dump)
 
 # Keep objects of tests and programs between runs.
 .SECONDARY:
 
 .PHONY: all deps deps-quiet tests check sanitize demo install clean bench fuzz calibrate bench-petsc
-all: deps-quiet $(STATIC_LIB) $(SHARED_LIB) $(PLUGIN) $(PROGS) $(EXAMPLES)
+all: deps-quiet $(STATIC_LIB) $(SHARED_LIB) $(PLUGIN) $(H5DUMP) $(PROGS) $(EXAMPLES)
 tests: $(TESTS)
 
 # Checks first (instant when everything is present), installs what is missing.
@@ -85,6 +87,10 @@ $(SHARED_LIB): $(LIB_OBJ)
 $(PLUGIN): $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_h5zstd.h | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared -o $@ $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_error.c $(LDLIBS_ALL)
+
+$(H5DUMP): format/plugin/twoface-h5dump.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PLUGIN_DIR@|$(abspath $(BUILD))/hdf5-plugins|g' $< > $@ && chmod 755 $@
 
 $(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -131,6 +137,8 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/twoface.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/hdf5/plugins/
+	sed -e 's|@PLUGIN_DIR@|$(PREFIX)/lib/hdf5/plugins|g' format/plugin/twoface-h5dump.in \
+	  > $(DESTDIR)$(PREFIX)/bin/twoface-h5dump && chmod 755 $(DESTDIR)$(PREFIX)/bin/twoface-h5dump
 	sed -e 's|@PREFIX@|$(PREFIX)|g' twoface.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/twoface.pc
 
 clean:
