@@ -7,6 +7,19 @@
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
+void tf_explain_matrix(FILE *f, const tf_plan *plan)
+{
+    fprintf(f, "matrix: normalize %s; %s; ", tf_norm_name(plan->normalization),
+            plan->symmetric ? "symmetric (this plan also serves the transpose)"
+                            : "not symmetric (the transpose needs its own plan: --transpose)");
+    if (plan->transposed)
+        fprintf(f, "transposed: the backward plan of the plan with fingerprint %016llx",
+                (unsigned long long)plan->transpose_of);
+    else
+        fprintf(f, "not transposed");
+    fprintf(f, "; fingerprint %016llx\n", (unsigned long long)plan->checksum);
+}
+
 void tf_explain_print(FILE *f, const tf_plan *plan)
 {
     const double row_bytes = 4.0 * plan->k_planned;
@@ -15,6 +28,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
             (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
             plan->k_planned, plan->stripe_width, plan->gap,
             plan->partition ? "nnz" : "rows", tf_mode_name(plan->mode), plan->coeffs.threads);
+    tf_explain_matrix(f, plan);
     /* Column names are explained in docs/cost-model.md ("Reading --explain");
      * calibrate/validate.sh reads columns 5, 6 and 10 of the 13. */
     fprintf(f, "per rank and SpMM at K = %d, as the cost model predicts (MiB = 2^20 bytes):\n",
