@@ -19,6 +19,7 @@
 #include "tf_dense.h"
 #include "tf_dense_h5.h"
 #include "tf_exec.h"
+#include "tf_kernels.h"
 #include "tf_median.h"
 #include "tf_reference.h"
 
@@ -769,6 +770,7 @@ int main(int argc, char **argv)
                     printf(", \"replication\": %d", specs[x].replication);
                 printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", timed,
                        warmup, nalg);
+                printf(", \"kernel\": \"%s\"", tf_kern_variant());
                 printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                        r->tmax);
                 if (tf_idx >= 0)
@@ -834,6 +836,7 @@ int main(int argc, char **argv)
             printf("K = %d, %d thread(s) per rank, %d round(s) after %d warm-up round(s), "
                    "%d algorithm(s) interleaved\n",
                    k, tf_algo_threads(algs[0]), timed, warmup, nalg);
+            printf("kernels: %s\n", tf_kern_variant());
             printf("%-14s %10s %10s %10s %8s %12s %10s %10s %10s\n", "algorithm", "median_ms",
                    "min_ms", "max_ms", "vs_tf", "MB/rank_max", "msgs_max", "comm_ms",
                    "compute_ms");
