@@ -192,7 +192,24 @@ $(KERNELS_BENCH): bench/kernels.c bench/kernels_rsb.c bench/kernels_peers.h \
 	$(CC) $(CFLAGS_ALL) -Ibench $$(pkg-config --cflags librsb) -o $@ bench/kernels.c \
 	  bench/kernels_rsb.c $(BUILD)/bench/kernels_eigen.o $(STATIC_LIB) \
 	  $$(pkg-config --libs librsb) -lstdc++ $(LDLIBS_ALL)
-bench-kernels: all $(KERNELS_BENCH)
+# kernels-knobs: the AVX-512 CSR kernel once per knob setting (bench/kernels_knobs.c).
+KNOBS = base pf4 pf8 pf16 p64 p128 p256 fma
+KNOB_pf4 = -DTF_KERN_PREFETCH=4
+KNOB_pf8 = -DTF_KERN_PREFETCH=8
+KNOB_pf16 = -DTF_KERN_PREFETCH=16
+KNOB_p64 = -DTF_KERN_PANEL=64
+KNOB_p128 = -DTF_KERN_PANEL=128
+KNOB_p256 = -DTF_KERN_PANEL=256
+KNOB_fma = -ffp-contract=fast
+$(BUILD)/bench/knob_%.o: bench/kernels_knob.c executor/tf_kern_loops.h executor/tf_kern_variants.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -ffp-contract=off -mavx512f -mavx512vl -mavx2 -mfma \
+	  -mprefer-vector-width=512 $(KNOB_$*) -DTF_KERN_OPS=knob_$* -DTF_KERN_NAME='"$*"' -c $< -o $@
+$(BUILD)/bench/kernels-knobs: bench/kernels_knobs.c $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) \
+                              $(STATIC_LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) $(STATIC_LIB) \
+	  $(LDLIBS_ALL)
+bench-kernels: all $(KERNELS_BENCH) $(BUILD)/bench/kernels-knobs
 	@if [ "$${KERNELS_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/kernels.sh; fi
 .PHONY: bench-kernels
 # ---- end kernels ---------------------------------------------------------------

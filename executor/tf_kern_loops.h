@@ -31,6 +31,12 @@ typedef float vec __attribute__((vector_size(TF_VW * sizeof(float))));
 #define TF_KERN_PREFETCH 0
 #endif
 
+/* Width of the K panel the CSR kernel sweeps over all its rows before the
+ * next panel (0: the whole K at once); see docs/executor.md. */
+#ifndef TF_KERN_PANEL
+#define TF_KERN_PANEL 0
+#endif
+
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 ALWAYS_INLINE vec vload(const float *p)
@@ -119,7 +125,7 @@ static void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
 static void csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                 const float *val, const float *b, int64_t k, float *c, int add)
 {
-    const int64_t kp = tf_kern_panel(k);
+    const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
     for (int64_t x0 = 0; x0 < k; x0 += kp)
         csr_cols(r0, r1, ptr, idx, val, b, k, c, add, x0, x0 + kp < k ? x0 + kp : k);
 }

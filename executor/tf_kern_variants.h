@@ -24,8 +24,4 @@ extern const tf_kern_ops tf_kern_ops_avx2;
 extern const tf_kern_ops tf_kern_ops_avx512;
 #endif
 
-/* Width of the K panel the CSR kernel sweeps over all its rows before the
- * next one (tf_kernels.c: the tiling rule). */
-int64_t tf_kern_panel(int64_t k);
-
 #endif

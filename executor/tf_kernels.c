@@ -113,9 +113,6 @@ static const tf_kern_ops *ops(void)
 
 const char *tf_kern_variant(void) { return ops()->name; }
 
-/* K tiling of the CSR kernel. */
-int64_t tf_kern_panel(int64_t k) { return k; }
-
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *c, int add)
 {
