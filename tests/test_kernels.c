@@ -222,7 +222,7 @@ START_TEST(select_by_name_and_environment)
 END_TEST
 
 /* The first kernel call without any selection applies a valid TF_KERNEL
- * (forked: a fresh process, nothing selected yet). */
+ * (nothing is selected yet: each test forks, and this one runs first). */
 START_TEST(first_call_applies_environment)
 {
     setenv("TF_KERNEL", "baseline", 1);
@@ -236,9 +236,9 @@ static Suite *suite(void)
     Suite *s = suite_create("kernels");
     TCase *tc = tcase_create("kernels");
     tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, first_call_applies_environment); /* first: also right with CK_FORK=no */
     tcase_add_test(tc, variants_agree_bitwise_and_with_reference);
     tcase_add_test(tc, select_by_name_and_environment);
-    tcase_add_test(tc, first_call_applies_environment);
     suite_add_tcase(s, tc);
     return s;
 }
