@@ -192,7 +192,8 @@ $(KERNELS_BENCH): bench/kernels.c bench/kernels_rsb.c bench/kernels_peers.h \
 	$(CC) $(CFLAGS_ALL) -Ibench $$(pkg-config --cflags librsb) -o $@ bench/kernels.c \
 	  bench/kernels_rsb.c $(BUILD)/bench/kernels_eigen.o $(STATIC_LIB) \
 	  $$(pkg-config --libs librsb) -lstdc++ $(LDLIBS_ALL)
-# kernels-knobs: the AVX-512 CSR kernel once per knob setting (bench/kernels_knobs.c).
+# kernels-knobs (x86-64 only): the AVX-512 CSR kernel once per knob setting
+# (bench/kernels_knobs.c).
 KNOBS = base pf4 pf8 pf16 p64 p128 p256 fma
 KNOB_pf4 = -DTF_KERN_PREFETCH=4
 KNOB_pf8 = -DTF_KERN_PREFETCH=8
@@ -209,7 +210,8 @@ $(BUILD)/bench/kernels-knobs: bench/kernels_knobs.c $(patsubst %,$(BUILD)/bench/
                               $(STATIC_LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) $(STATIC_LIB) \
 	  $(LDLIBS_ALL)
-bench-kernels: all $(KERNELS_BENCH) $(BUILD)/bench/kernels-knobs
+KNOBS_BENCH = $(if $(filter x86_64,$(shell uname -m)),$(BUILD)/bench/kernels-knobs)
+bench-kernels: all $(KERNELS_BENCH) $(KNOBS_BENCH)
 	@if [ "$${KERNELS_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/kernels.sh; fi
 .PHONY: bench-kernels
 # ---- end kernels ---------------------------------------------------------------
