@@ -183,3 +183,57 @@ fuzz:
 	@sh .ci/deps.sh $(DEPS_PKGS) clang libclang-rt-14-dev >/dev/null
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# ---- Kernels (issue 15) --------------------------------------------------------
+# The kernels' instruction-set variants (executor/tf_kern_{baseline,avx2,avx512}.c)
+# each get their own target flags; executor/tf_kernels.c picks one at run time
+# (TF_KERNEL=baseline|avx2|avx512 forces one). -ffp-contract=off: no FMA, so that
+# every variant gives bitwise the same C (docs/executor.md, "Kernels").
+ifeq ($(shell uname -m),x86_64)
+$(BUILD)/obj/executor/tf_kern_avx2.o: CFLAGS_ALL += -mavx2 -mfma
+$(BUILD)/obj/executor/tf_kern_avx512.o: CFLAGS_ALL += -mavx512f -mavx512vl -mavx2 -mfma \
+                                                      -mprefer-vector-width=512
+endif
+$(BUILD)/obj/executor/tf_kern_%.o: CFLAGS_ALL += -ffp-contract=off
+
+# make bench-kernels: bench/kernels.c times our kernels (every variant the CPU
+# runs), Eigen and librsb (untuned and after rsb_tune_spmm) on the same CSR, in
+# one process, interleaved (docs/benchmarks.md, "Kernels against Eigen and
+# librsb"). The peers are benchmark-only dependencies: this target installs
+# libeigen3-dev and librsb-dev when missing, the build never needs them. Eigen
+# is compiled as its users would for speed (-O3 -march=native). KERNELS_RUN=0:
+# build only; GRAPHS, KS, THREADS: see bench/kernels.sh.
+KERNELS_BENCH = $(BUILD)/bench/kernels
+$(BUILD)/bench/kernels_eigen.o: bench/kernels_eigen.cpp bench/kernels_peers.h
+	@sh .ci/deps.sh libeigen3-dev librsb-dev >/dev/null
+	@mkdir -p $(dir $@)
+	g++ -std=c++14 -O3 -march=native -DNDEBUG -fopenmp -Wall -Wextra \
+	  $$(pkg-config --cflags-only-I eigen3 | sed 's/-I/-isystem /g') -c $< -o $@
+$(KERNELS_BENCH): bench/kernels.c bench/kernels_rsb.c bench/kernels_peers.h \
+                  $(BUILD)/bench/kernels_eigen.o $(STATIC_LIB)
+	$(CC) $(CFLAGS_ALL) -Ibench $$(pkg-config --cflags librsb) -o $@ bench/kernels.c \
+	  bench/kernels_rsb.c $(BUILD)/bench/kernels_eigen.o $(STATIC_LIB) \
+	  $$(pkg-config --libs librsb) -lstdc++ $(LDLIBS_ALL)
+# kernels-knobs (x86-64 only): the AVX-512 CSR kernel once per knob setting
+# (bench/kernels_knobs.c).
+KNOBS = base pf4 pf8 pf16 p64 p128 p256 fma
+KNOB_pf4 = -DTF_KERN_PREFETCH=4
+KNOB_pf8 = -DTF_KERN_PREFETCH=8
+KNOB_pf16 = -DTF_KERN_PREFETCH=16
+KNOB_p64 = -DTF_KERN_PANEL=64
+KNOB_p128 = -DTF_KERN_PANEL=128
+KNOB_p256 = -DTF_KERN_PANEL=256
+KNOB_fma = -ffp-contract=fast
+$(BUILD)/bench/knob_%.o: bench/kernels_knob.c executor/tf_kern_loops.h executor/tf_kern_variants.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -ffp-contract=off -mavx512f -mavx512vl -mavx2 -mfma \
+	  -mprefer-vector-width=512 $(KNOB_$*) -DTF_KERN_OPS=knob_$* -DTF_KERN_NAME='"$*"' -c $< -o $@
+$(BUILD)/bench/kernels-knobs: bench/kernels_knobs.c $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) \
+                              $(STATIC_LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) $(STATIC_LIB) \
+	  $(LDLIBS_ALL)
+KNOBS_BENCH = $(if $(filter x86_64,$(shell uname -m)),$(BUILD)/bench/kernels-knobs)
+bench-kernels: all $(KERNELS_BENCH) $(KNOBS_BENCH)
+	@if [ "$${KERNELS_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/kernels.sh; fi
+.PHONY: bench-kernels
+# ---- end kernels ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 #include "tf_exec_report.h"
 
 #include "tf_exec_check.h"
+#include "tf_kernels.h"
 #include "tf_median.h"
 
 #include <mpi.h>
@@ -112,6 +113,7 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
             printf(", \"replication\": %d", specs[x].replication);
         printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", rp->timed,
                rp->warmup, nalg);
+        printf(", \"kernel\": \"%s\"", tf_kern_variant());
         printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                r->tmax);
         if (tf_idx >= 0)
@@ -188,6 +190,7 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
     printf("K = %d, %d thread(s) per rank, %d round(s) after %d warm-up round(s), "
            "%d algorithm(s) interleaved\n",
            k, tf_algo_threads(algs[0]), timed, warmup, nalg);
+    printf("kernels: %s\n", tf_kern_variant());
     printf("%-14s %10s %10s %10s %8s %12s %10s %10s %10s\n", "algorithm", "median_ms",
            "min_ms", "max_ms", "vs_tf", "MiB/rank_max", "msgs_max", "comm_ms",
            "compute_ms");

@@ -3,6 +3,7 @@
  * agree on the outcome. */
 #include "tf_exec.h"
 #include "tf_fingerprint.h"
+#include "tf_kernels.h"
 #include "tf_plan_io.h"
 
 #include <stdio.h>
@@ -363,6 +364,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         if (st == TF_OK && h->plan.alt)
             st = open_alt(h);
     }
+    if (st == TF_OK)
+        st = tf_kern_init(); /* a bad TF_KERNEL fails here, on every rank */
     st = tf_exec_agree(comm, st);
     if (st != TF_OK) {
         handle_free(h);

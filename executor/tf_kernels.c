@@ -1,95 +1,139 @@
-/* Kernels. Every inner loop runs over the K columns of one dense row with
- * restrict pointers and `omp simd` (gcc's -O2 cost model vectorises none of
- * them otherwise; the build compiles with -fopenmp). */
+/* Run-time choice of the kernels' instruction-set variant. The shipped build
+ * has no -march: a binary built on a login node must run on every compute
+ * node, so each variant is compiled with its own target flags and the CPU
+ * is asked, once, which ones it can run (__builtin_cpu_supports checks the
+ * OS's register state too). The kernels' loops: tf_kern_loops.h. */
 #include "tf_kernels.h"
 
+#include "tf_error.h"
+#include "tf_kern_variants.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+
+static const tf_kern_ops *const all_ops[] = {
+    &tf_kern_ops_baseline,
+#if defined(__x86_64__)
+    &tf_kern_ops_avx2,
+    &tf_kern_ops_avx512,
+#endif
+};
+#define N_OPS ((int)(sizeof all_ops / sizeof all_ops[0]))
+
+static const char *const all_names[] = {
+    "baseline",
+#if defined(__x86_64__)
+    "avx2",
+    "avx512",
+#endif
+};
+
+/* The active table; NULL until the first selection. Atomic because the
+ * first kernel calls may come from several OpenMP threads at once. */
+static _Atomic(const tf_kern_ops *) active;
+
+static int cpu_can(const tf_kern_ops *o)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (o == &tf_kern_ops_avx2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (o == &tf_kern_ops_avx512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return o == &tf_kern_ops_baseline;
+}
+
+static const tf_kern_ops *find(const char *name)
+{
+    for (int i = 0; i < N_OPS; i++)
+        if (strcmp(all_ops[i]->name, name) == 0)
+            return all_ops[i];
+    return NULL;
+}
+
+static const tf_kern_ops *best(void)
+{
+    for (int i = N_OPS - 1; i > 0; i--)
+        if (cpu_can(all_ops[i]))
+            return all_ops[i];
+    return all_ops[0];
+}
+
+const char *const *tf_kern_variants(int *n)
+{
+    if (n)
+        *n = N_OPS;
+    return all_names;
+}
+
+int tf_kern_available(const char *name)
+{
+    const tf_kern_ops *o = name ? find(name) : NULL;
+    return o && cpu_can(o);
+}
+
+int tf_kern_select(const char *name)
+{
+    if (!name || !*name || strcmp(name, "auto") == 0) {
+        atomic_store(&active, best());
+        return TF_OK;
+    }
+    const tf_kern_ops *o = find(name);
+    if (!o)
+        return tf_fail(TF_ERR_ARG, "kernel variant '%s' unknown (expected auto, baseline%s)",
+                       name, N_OPS > 1 ? ", avx2 or avx512" : "");
+    if (!cpu_can(o))
+        return tf_fail(TF_ERR_ARG, "kernel variant '%s': this CPU cannot run it (best: %s)",
+                       name, best()->name);
+    atomic_store(&active, o);
+    return TF_OK;
+}
+
+int tf_kern_init(void)
+{
+    const char *env = getenv("TF_KERNEL");
+    if (tf_kern_select(env) != TF_OK)
+        return tf_fail_prefix(TF_ERR_ARG, "TF_KERNEL");
+    return TF_OK;
+}
+
+static const tf_kern_ops *ops(void)
+{
+    const tf_kern_ops *o = atomic_load_explicit(&active, memory_order_acquire);
+    if (o)
+        return o;
+    const char *env = getenv("TF_KERNEL");
+    o = env && find(env) && cpu_can(find(env)) ? find(env) : best();
+    atomic_store(&active, o);
+    return o;
+}
+
+const char *tf_kern_variant(void) { return ops()->name; }
 
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *c, int add)
 {
-    float acc[TF_KB];
-    for (int64_t i = r0; i < r1; i++) {
-        const int64_t e0 = ptr[i], e1 = ptr[i + 1];
-        float *restrict ci = c + i * k;
-        if (e0 == e1) {
-            if (!add)
-                memset(ci, 0, (size_t)k * sizeof *ci);
-            continue;
-        }
-        for (int64_t x0 = 0; x0 < k; x0 += TF_KB) {
-            const int64_t kl = k - x0 < TF_KB ? k - x0 : TF_KB;
-            {
-                const float v = val[e0];
-                const float *restrict bj = b + (int64_t)idx[e0] * k + x0;
-#pragma omp simd
-                for (int64_t x = 0; x < kl; x++)
-                    acc[x] = v * bj[x];
-            }
-            for (int64_t e = e0 + 1; e < e1; e++) {
-                const float v = val[e];
-                const float *restrict bj = b + (int64_t)idx[e] * k + x0;
-#pragma omp simd
-                for (int64_t x = 0; x < kl; x++)
-                    acc[x] += v * bj[x];
-            }
-            float *restrict cx = ci + x0;
-            if (add) {
-#pragma omp simd
-                for (int64_t x = 0; x < kl; x++)
-                    cx[x] += acc[x];
-            } else {
-#pragma omp simd
-                for (int64_t x = 0; x < kl; x++)
-                    cx[x] = acc[x];
-            }
-        }
-    }
+    ops()->csr(r0, r1, ptr, idx, val, b, k, c, add);
 }
 
 void tf_kern_csc_map(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
                      const float *val, const float *b, int64_t k, const int32_t *map,
                      float *out)
 {
-    for (int64_t j = j0; j < j1; j++) {
-        const float *restrict bj = b + j * k;
-        for (int64_t e = ptr[j]; e < ptr[j + 1]; e++) {
-            const float v = val[e];
-            float *restrict o = out + (int64_t)map[idx[e]] * k;
-#pragma omp simd
-            for (int64_t x = 0; x < k; x++)
-                o[x] += v * bj[x];
-        }
-    }
+    ops()->csc_map(j0, j1, ptr, idx, val, b, k, map, out);
 }
 
 void tf_kern_csc(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *out)
 {
-    for (int64_t j = j0; j < j1; j++) {
-        const float *restrict bj = b + j * k;
-        for (int64_t e = ptr[j]; e < ptr[j + 1]; e++) {
-            const float v = val[e];
-            float *restrict o = out + (int64_t)idx[e] * k;
-#pragma omp simd
-            for (int64_t x = 0; x < k; x++)
-                o[x] += v * bj[x];
-        }
-    }
+    ops()->csc(j0, j1, ptr, idx, val, b, k, out);
 }
 
 void tf_kern_merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
                    int64_t k, float *c)
 {
-    for (int64_t i = i0; i < i1; i++) {
-        float *restrict ci = c + (int64_t)rows[i] * k;
-        for (int a = 0; a < nacc; a++) {
-            float *restrict ai = acc[a] + i * k;
-#pragma omp simd
-            for (int64_t x = 0; x < k; x++) {
-                ci[x] += ai[x];
-                ai[x] = 0.0f;
-            }
-        }
-    }
+    ops()->merge(i0, i1, rows, acc, nacc, k, c);
 }

@@ -1,14 +1,15 @@
 /* The executor's compute kernels: plain loops over plain arrays, the inner
- * loop always over the K columns of a dense row (contiguous, vectorisable).
- * No MPI, no OpenMP inside: callers split the work. */
+ * loop always over the K columns of a dense row (contiguous, vectorised).
+ * No MPI, no OpenMP inside: callers split the work.
+ *
+ * Each kernel exists in several instruction-set variants ("baseline",
+ * "avx2", "avx512" on x86-64); the first call, tf_kern_init or
+ * tf_kern_select picks one for the process. All variants give bitwise the
+ * same results (tf_kern_loops.h says why). */
 #ifndef TF_KERNELS_H
 #define TF_KERNELS_H
 
 #include <stdint.h>
-
-/* Row block of the CSR kernels: a row of C is accumulated TF_KB columns at a
- * time in a small stack buffer and written once. */
-#define TF_KB 256
 
 /* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:), or
  * C(i,:) += that sum when add is nonzero. B and C are row-major with k
@@ -30,5 +31,27 @@ void tf_kern_csc(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
  * acc[a](i,:), then acc[a](i,:) = 0 (ready for the next SpMM). */
 void tf_kern_merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
                    int64_t k, float *c);
+
+/* ---- Variants ----------------------------------------------------------- */
+
+/* Names of the variants this build has, best last; *n gets their count. */
+const char *const *tf_kern_variants(int *n);
+
+/* 1 if the variant is in this build and the CPU can run it, else 0. */
+int tf_kern_available(const char *name);
+
+/* Makes `name` the process's variant; NULL, "" or "auto" picks the best the
+ * CPU can run. TF_ERR_ARG (with a message) for an unknown name or one the
+ * CPU cannot run; the variant is then unchanged. */
+int tf_kern_select(const char *name);
+
+/* tf_kern_select(getenv("TF_KERNEL")): the environment variable forces a
+ * variant (benchmarks, tests). tf_open calls it, so a bad value fails
+ * there. Without a call the first kernel call applies a valid TF_KERNEL and
+ * ignores a bad one. */
+int tf_kern_init(void);
+
+/* The variant the kernels run ("baseline", "avx2", "avx512"). */
+const char *tf_kern_variant(void);
 
 #endif

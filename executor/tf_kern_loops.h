@@ -1,0 +1,212 @@
+/* The loop nests of the local kernels, compiled once per instruction set.
+ *
+ * Included by tf_kern_baseline.c, tf_kern_avx2.c and tf_kern_avx512.c, each
+ * built with its own target flags (Makefile, "kernels" block) and defining
+ *   TF_VW               floats per vector register (4, 8, 16)
+ *   TF_KERN_OPS         the name of the variant's table (tf_kern_ops)
+ *   TF_KERN_NAME        the variant's name as reported ("baseline", ...)
+ * tf_kernels.c picks one table at run time.
+ *
+ * Summation order: every element of C is the sum over the row's (CSR) or
+ * the column-sweep's (CSC) nonzeros in storage order, starting from 0 (or
+ * from C when adding), one multiply and one add per nonzero. That order
+ * does not depend on TF_VW or on the K tiling below, and the build does not
+ * contract a*b+c into FMA (-std=c11 implies -ffp-contract=off; the block in
+ * the Makefile says so explicitly), so all variants give bitwise the same C.
+ * Why no FMA: docs/executor.md, "Kernels". */
+#include "tf_kern_variants.h"
+
+#include <string.h>
+
+/* A GCC/Clang vector of TF_VW floats: `a * v` broadcasts the scalar a. */
+typedef float vec __attribute__((vector_size(TF_VW * sizeof(float))));
+
+/* Accumulators per K tile: 8 vector registers hold a tile of C's row (16 on
+ * x86-64, 32 with AVX-512, so the loads and the broadcast still fit). */
+#define NV_MAX 8
+
+/* Prefetch distance in nonzeros for the B rows of the CSR kernel (0: none);
+ * see docs/executor.md for the measurement that chose it. */
+#ifndef TF_KERN_PREFETCH
+#define TF_KERN_PREFETCH 0
+#endif
+
+/* Width of the K panel the CSR kernel sweeps over all its rows before the
+ * next panel (0: the whole K at once); see docs/executor.md. */
+#ifndef TF_KERN_PANEL
+#define TF_KERN_PANEL 0
+#endif
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE vec vload(const float *p)
+{
+    vec v;
+    memcpy(&v, p, sizeof v); /* an unaligned load */
+    return v;
+}
+
+ALWAYS_INLINE void vstore(float *p, vec v) { memcpy(p, &v, sizeof v); }
+
+/* C(i, x0 : x0 + nv*TF_VW) (+)= sum_e val[e] * B(idx[e], same columns), the
+ * tile accumulated in nv vector registers. nv is a constant at every call
+ * site, so the v loops unroll and acc[] lives in registers. */
+ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
+                            const float *val, const float *b, int64_t k, int64_t x0,
+                            float *cx, int add)
+{
+    vec acc[NV_MAX];
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        acc[v] = add ? vload(cx + v * TF_VW) : (vec){0};
+    for (int64_t e = e0; e < e1; e++) {
+        const float a = val[e];
+        const float *bj = b + (int64_t)idx[e] * k + x0;
+        if (TF_KERN_PREFETCH > 0 && e + TF_KERN_PREFETCH < e1)
+            __builtin_prefetch(b + (int64_t)idx[e + TF_KERN_PREFETCH] * k + x0);
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++)
+            acc[v] += a * vload(bj + v * TF_VW);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        vstore(cx + v * TF_VW, acc[v]);
+}
+
+/* The last k - x0 < TF_VW columns, in scalars. */
+ALWAYS_INLINE void csr_tail(int64_t e0, int64_t e1, const int32_t *idx, const float *val,
+                            const float *b, int64_t k, int64_t x0, float *cx, int add)
+{
+    const int64_t w = k - x0;
+    float acc[TF_VW];
+    for (int64_t x = 0; x < w; x++)
+        acc[x] = add ? cx[x] : 0.0f;
+    for (int64_t e = e0; e < e1; e++) {
+        const float a = val[e];
+        const float *bj = b + (int64_t)idx[e] * k + x0;
+        for (int64_t x = 0; x < w; x++)
+            acc[x] += a * bj[x];
+    }
+    for (int64_t x = 0; x < w; x++)
+        cx[x] = acc[x];
+}
+
+/* Columns [x0, x1) of rows [r0, r1): full tiles of NV_MAX vectors, then one
+ * tile of 4, 2, 1 vectors for what is left, then scalars. */
+static void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const float *b, int64_t k, float *c, int add, int64_t x0,
+                     int64_t x1)
+{
+    for (int64_t i = r0; i < r1; i++) {
+        const int64_t e0 = ptr[i], e1 = ptr[i + 1];
+        float *ci = c + i * k;
+        if (add && e0 == e1)
+            continue;
+        int64_t x = x0;
+        for (; x + NV_MAX * TF_VW <= x1; x += NV_MAX * TF_VW)
+            csr_tile(NV_MAX, e0, e1, idx, val, b, k, x, ci + x, add);
+        if (x + 4 * TF_VW <= x1) {
+            csr_tile(4, e0, e1, idx, val, b, k, x, ci + x, add);
+            x += 4 * TF_VW;
+        }
+        if (x + 2 * TF_VW <= x1) {
+            csr_tile(2, e0, e1, idx, val, b, k, x, ci + x, add);
+            x += 2 * TF_VW;
+        }
+        if (x + TF_VW <= x1) {
+            csr_tile(1, e0, e1, idx, val, b, k, x, ci + x, add);
+            x += TF_VW;
+        }
+        if (x < x1)
+            csr_tail(e0, e1, idx, val, b, k, x, ci + x, add);
+    }
+}
+
+static void csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                const float *val, const float *b, int64_t k, float *c, int add)
+{
+    const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
+    for (int64_t x0 = 0; x0 < k; x0 += kp)
+        csr_cols(r0, r1, ptr, idx, val, b, k, c, add, x0, x0 + kp < k ? x0 + kp : k);
+}
+
+/* out(row(e), x0 : x0 + nv*TF_VW) += val[e] * B(j, same columns) for the
+ * nonzeros e of column j, the B tile held in nv registers; row(e) is
+ * map[idx[e]] or, without a map, idx[e]. */
+ALWAYS_INLINE void csc_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
+                            const int32_t *map, const float *val, const float *bj, int64_t k,
+                            int64_t x0, float *out)
+{
+    vec bv[NV_MAX];
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        bv[v] = vload(bj + x0 + v * TF_VW);
+    for (int64_t e = e0; e < e1; e++) {
+        const float a = val[e];
+        float *o = out + (int64_t)(map ? map[idx[e]] : idx[e]) * k + x0;
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++)
+            vstore(o + v * TF_VW, vload(o + v * TF_VW) + a * bv[v]);
+    }
+}
+
+ALWAYS_INLINE void csc_cols(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                            const float *val, const float *b, int64_t k, const int32_t *map,
+                            float *out)
+{
+    for (int64_t j = j0; j < j1; j++) {
+        const int64_t e0 = ptr[j], e1 = ptr[j + 1];
+        const float *bj = b + j * k;
+        int64_t x = 0;
+        for (; x + NV_MAX * TF_VW <= k; x += NV_MAX * TF_VW)
+            csc_tile(NV_MAX, e0, e1, idx, map, val, bj, k, x, out);
+        if (x + 4 * TF_VW <= k) {
+            csc_tile(4, e0, e1, idx, map, val, bj, k, x, out);
+            x += 4 * TF_VW;
+        }
+        if (x + 2 * TF_VW <= k) {
+            csc_tile(2, e0, e1, idx, map, val, bj, k, x, out);
+            x += 2 * TF_VW;
+        }
+        if (x + TF_VW <= k) {
+            csc_tile(1, e0, e1, idx, map, val, bj, k, x, out);
+            x += TF_VW;
+        }
+        for (int64_t e = e0; x < k && e < e1; e++) {
+            const float a = val[e];
+            float *o = out + (int64_t)(map ? map[idx[e]] : idx[e]) * k;
+            for (int64_t y = x; y < k; y++)
+                o[y] += a * bj[y];
+        }
+    }
+}
+
+static void csc_map(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                    const float *val, const float *b, int64_t k, const int32_t *map, float *out)
+{
+    csc_cols(j0, j1, ptr, idx, val, b, k, map, out);
+}
+
+static void csc(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                const float *val, const float *b, int64_t k, float *out)
+{
+    csc_cols(j0, j1, ptr, idx, val, b, k, NULL, out);
+}
+
+static void merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
+                  int64_t k, float *c)
+{
+    for (int64_t i = i0; i < i1; i++) {
+        float *restrict ci = c + (int64_t)rows[i] * k;
+        for (int a = 0; a < nacc; a++) {
+            float *restrict ai = acc[a] + i * k;
+#pragma omp simd
+            for (int64_t x = 0; x < k; x++) {
+                ci[x] += ai[x];
+                ai[x] = 0.0f;
+            }
+        }
+    }
+}
+
+const tf_kern_ops TF_KERN_OPS = {TF_KERN_NAME, csr, csc_map, csc, merge};

@@ -1,0 +1,108 @@
+#!/bin/sh
+# End to end: twoface-exec runs and reports the kernel variant TF_KERNEL asks
+# for (every variant the CPU has, by its /proc/cpuinfo flags), in --json and
+# in the text report, with C checked against the serial reference at 3 ranks
+# and an odd K (the kernels' scalar tails); "auto" reports the CPU's best; a
+# name that is unknown, or that the CPU lacks, fails on every rank with one
+# message naming TF_KERNEL (docs/executor.md, "Kernels").
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_kernels: N passed, M failed"; exit status 1 if M > 0.
+SRC=${TF_SRCDIR:-.}
+B=${TF_BUILD:-build}
+case $B in /*) ;; *) B=$(pwd)/$B ;; esac
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_osc=${OMPI_MCA_osc:-sm,rdma}
+export OMPI_MCA_mpi_yield_when_idle=1
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+unset TF_KERNEL
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+finish() {
+    rm -rf "$work"
+    echo "e2e_kernels: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_kernels.XXXXXX") || exit 1
+PLAN=$B/bin/twoface-plan
+EXEC=$B/bin/twoface-exec
+MATRIX=$SRC/examples/data/cora.mtx.zst
+for p in "$PLAN" "$EXEC"; do
+    [ -x "$p" ] || { bad "$p is not built"; finish; }
+done
+[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+NP=3
+"$PLAN" "$MATRIX" -n $NP -k 33 -o "$work/plan.h5" -q >"$work/plan.log" 2>&1 ||
+    { bad "plan: $(head -2 "$work/plan.log")"; finish; }
+exec_run() { # TF_KERNEL value, args...
+    v=$1; shift
+    TF_KERNEL=$v timeout 300 mpirun -n $NP --bind-to none "$EXEC" "$work/plan.h5" -k 33 -i 2 \
+        --warmup 1 --check "$@"
+}
+
+# What the CPU has, independently of the executor's detection.
+flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+has() { case " $flags " in *" $1 "*) return 0 ;; esac; return 1; }
+avail="baseline"
+if [ "$(uname -m)" = x86_64 ]; then
+    has avx2 && has fma && avail="$avail avx2"
+    has avx512f && has avx512vl && has avx2 && has fma && avail="$avail avx512"
+fi
+best=${avail##* }
+echo "# CPU runs: $avail"
+
+for v in $avail; do
+    if exec_run $v --json >"$work/out" 2>"$work/err"; then
+        n=$(grep -c '"algo"' "$work/out")
+        nk=$(grep -c "\"kernel\": \"$v\"" "$work/out")
+        if [ "$n" -ge 1 ] && [ "$nk" -eq "$n" ] && ! grep -q '"check_passed": false' "$work/out" &&
+            grep -q '"check_passed": true' "$work/out"; then
+            ok "TF_KERNEL=$v: --json reports kernel $v, C checked ($n records)"
+        else
+            bad "TF_KERNEL=$v: --json: $(head -c 400 "$work/out")"
+        fi
+    else
+        bad "TF_KERNEL=$v --json failed: $(head -3 "$work/err")"
+    fi
+    if exec_run $v >"$work/out" 2>"$work/err" && grep -q "^kernels: $v\$" "$work/out"; then
+        ok "TF_KERNEL=$v: the report says 'kernels: $v'"
+    else
+        bad "TF_KERNEL=$v: report: $(head -c 400 "$work/out") $(head -3 "$work/err")"
+    fi
+done
+
+for v in auto ""; do
+    if exec_run "$v" --json >"$work/out" 2>"$work/err" &&
+        grep -q "\"kernel\": \"$best\"" "$work/out"; then
+        ok "TF_KERNEL='$v': the CPU's best, $best"
+    else
+        bad "TF_KERNEL='$v': expected $best: $(head -c 300 "$work/out") $(head -3 "$work/err")"
+    fi
+done
+
+# fails NAME VALUE PATTERN: non-zero exit, one stderr line with PATTERN.
+fails() {
+    exec_run "$2" --json >"$work/out" 2>"$work/err"
+    rc=$?
+    n=$(grep -c "TF_KERNEL" "$work/err")
+    if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then
+        bad "$1: exit $rc"
+    elif [ "$n" -ne 1 ] || ! grep -q -- "$3" "$work/err"; then
+        bad "$1: expected one TF_KERNEL line with '$3', got: $(head -c 600 "$work/err")"
+    elif grep -q '"algo"' "$work/out"; then
+        bad "$1: printed results"
+    else
+        ok "$1 (exit $rc): $(grep TF_KERNEL "$work/err")"
+    fi
+}
+fails "unknown variant" sse9 "kernel variant 'sse9' unknown"
+for v in avx2 avx512; do
+    case " $avail " in
+    *" $v "*) ;;
+    *) [ "$(uname -m)" = x86_64 ] && fails "variant the CPU lacks" $v "cannot run it" ;;
+    esac
+done
+finish

@@ -1,0 +1,246 @@
+/* Unit tests of the kernels' instruction-set variants (executor/tf_kernels.c):
+ * every variant this CPU can run gives bitwise the same C as the baseline
+ * variant, for the CSR (overwrite and add), CSC, CSC-with-map and merge
+ * kernels at widths K that hit every tile size and the scalar tail, and the
+ * baseline agrees with the independent serial reference (tf_reference.c);
+ * selecting a variant by name or by TF_KERNEL, and the errors for names that
+ * are unknown or that the CPU cannot run. The variants the CPU lacks are not
+ * run (the test prints which ones ran). */
+#include "tf_test.h"
+#include "tf_csr.h"
+#include "tf_dense.h"
+#include "tf_error.h"
+#include "tf_kernels.h"
+#include "tf_reference.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Widths around every tile boundary of every variant (4, 8, 16 floats per
+ * register, tiles of 1, 2, 4, 8 registers). */
+static const int64_t KS[] = {1, 3, 4, 5, 8, 12, 15, 16, 17, 31, 32, 33, 47, 64, 100, 127, 128, 129, 200, 257};
+#define NK ((int)(sizeof KS / sizeof KS[0]))
+
+/* A matrix with empty rows and columns, one long row and mixed signs. */
+static void test_matrix(tf_csr *a)
+{
+    tf_test_random_csr(a, 97, 61, 700, 15);
+}
+
+static float *filled(int64_t rows, int64_t k, uint64_t seed)
+{
+    float *x = malloc((size_t)(rows * k + 1) * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    tf_dense_fill(x, seed, 0, rows, k);
+    return x;
+}
+
+/* CSC copy of a (column pointers, row indices, values). */
+static void to_csc(const tf_csr *a, int64_t **ptr, int32_t **idx, float **val)
+{
+    *ptr = calloc((size_t)a->ncols + 1, sizeof **ptr);
+    *idx = malloc((size_t)(a->nnz + 1) * sizeof **idx);
+    *val = malloc((size_t)(a->nnz + 1) * sizeof **val);
+    int64_t *pos = malloc((size_t)(a->ncols + 1) * sizeof *pos);
+    ck_assert(*ptr && *idx && *val && pos);
+    for (int64_t e = 0; e < a->nnz; e++)
+        (*ptr)[a->col[e] + 1]++;
+    for (int64_t j = 0; j < a->ncols; j++)
+        (*ptr)[j + 1] += (*ptr)[j];
+    memcpy(pos, *ptr, (size_t)a->ncols * sizeof *pos);
+    for (int64_t i = 0; i < a->nrows; i++)
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
+            int64_t p = pos[a->col[e]]++;
+            (*idx)[p] = (int32_t)i;
+            (*val)[p] = a->val[e];
+        }
+    free(pos);
+}
+
+/* The four kernels in the active variant, for one K; every output in out[]
+ * (4 buffers of a->nrows * k floats). */
+static void run_all(const tf_csr *a, const int64_t *cptr, const int32_t *cidx,
+                    const float *cval, int64_t k, float *out[5])
+{
+    const int64_t m = a->nrows, n = a->ncols;
+    float *b = filled(n, k, 3);
+    /* CSR: rows in two calls (a range that does not start at 0). */
+    tf_kern_csr(0, m / 3, a->rowptr, a->col, a->val, b, k, out[0], 0);
+    tf_kern_csr(m / 3, m, a->rowptr, a->col, a->val, b, k, out[0], 0);
+    /* CSR adding into a filled C. */
+    tf_dense_fill(out[1], 9, 0, m, k);
+    tf_kern_csr(0, m, a->rowptr, a->col, a->val, b, k, out[1], 1);
+    /* CSC into a zeroed buffer, columns in two calls. */
+    memset(out[2], 0, (size_t)(m * k) * sizeof(float));
+    tf_kern_csc(0, n / 2, cptr, cidx, cval, b, k, out[2]);
+    tf_kern_csc(n / 2, n, cptr, cidx, cval, b, k, out[2]);
+    /* CSC through a map reversing the rows, into a filled C. */
+    int32_t *map = malloc((size_t)m * sizeof *map);
+    ck_assert_ptr_nonnull(map);
+    for (int64_t i = 0; i < m; i++)
+        map[i] = (int32_t)(m - 1 - i);
+    tf_dense_fill(out[3], 11, 0, m, k);
+    tf_kern_csc_map(0, n, cptr, cidx, cval, b, k, map, out[3]);
+    /* Merge: two accumulators (rows 0..m-1) into C rows map[i]. */
+    float *acc0 = filled(m, k, 21), *acc1 = filled(m, k, 22);
+    float *accs[2] = {acc0, acc1};
+    tf_dense_fill(out[4], 13, 0, m, k);
+    tf_kern_merge(0, m, map, accs, 2, k, out[4]);
+    for (int64_t x = 0; x < m * k; x++)
+        ck_assert(acc0[x] == 0.0f && acc1[x] == 0.0f);
+    free(acc0);
+    free(acc1);
+    free(map);
+    free(b);
+}
+
+START_TEST(variants_agree_bitwise_and_with_reference)
+{
+    tf_csr a;
+    test_matrix(&a);
+    int64_t *cptr;
+    int32_t *cidx;
+    float *cval;
+    to_csc(&a, &cptr, &cidx, &cval);
+    int nvar;
+    const char *const *vars = tf_kern_variants(&nvar);
+    ck_assert_int_ge(nvar, 1);
+    ck_assert_str_eq(vars[0], "baseline");
+    const int64_t m = a.nrows;
+    double *ref = malloc((size_t)(m * 257) * sizeof *ref);
+    double *absrow = calloc((size_t)m, sizeof *absrow);
+    ck_assert(ref && absrow);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t e = a.rowptr[i]; e < a.rowptr[i + 1]; e++)
+            absrow[i] += fabs(a.val[e]);
+    char ran[64] = "";
+    for (int v = 0; v < nvar; v++)
+        if (tf_kern_available(vars[v])) {
+            strcat(ran, " ");
+            strcat(ran, vars[v]);
+        }
+    for (int ik = 0; ik < NK; ik++) {
+        const int64_t k = KS[ik];
+        float *base[5], *got[5];
+        for (int o = 0; o < 5; o++) {
+            base[o] = malloc((size_t)(m * k) * sizeof(float));
+            got[o] = malloc((size_t)(m * k) * sizeof(float));
+            ck_assert(base[o] && got[o]);
+        }
+        ck_assert_int_eq(tf_kern_select("baseline"), TF_OK);
+        run_all(&a, cptr, cidx, cval, k, base);
+        /* The baseline against the serial reference (double sums). */
+        float *b = filled(a.ncols, k, 3);
+        tf_reference_spmm(&a, 0, m, b, k, ref);
+        ck_assert_double_le(tf_reference_scaled_error(base[0], ref, absrow, m, k, 1.0), 1e-6);
+        ck_assert_double_le(tf_reference_scaled_error(base[2], ref, absrow, m, k, 1.0), 1e-6);
+        float *c0 = filled(m, k, 9);
+        for (int64_t x = 0; x < m * k; x++)
+            ck_assert_float_eq_tol(base[1][x], c0[x] + (float)ref[x], 1e-5f);
+        float *c3 = filled(m, k, 11), *c4 = filled(m, k, 13), *a0 = filled(m, k, 21),
+              *a1 = filled(m, k, 22);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t x = 0; x < k; x++) {
+                int64_t r = (m - 1 - i) * k + x; /* map[i] = m - 1 - i */
+                ck_assert_float_eq_tol(base[3][r], c3[r] + (float)ref[i * k + x], 1e-5f);
+                ck_assert_float_eq(base[4][r], c4[r] + a0[i * k + x] + a1[i * k + x]);
+            }
+        free(c0);
+        free(c3);
+        free(c4);
+        free(a0);
+        free(a1);
+        free(b);
+        /* Every other variant the CPU runs: bitwise the baseline's C. */
+        for (int v = 1; v < nvar; v++) {
+            if (!tf_kern_available(vars[v]))
+                continue;
+            ck_assert_int_eq(tf_kern_select(vars[v]), TF_OK);
+            ck_assert_str_eq(tf_kern_variant(), vars[v]);
+            run_all(&a, cptr, cidx, cval, k, got);
+            for (int o = 0; o < 5; o++)
+                ck_assert_msg(memcmp(got[o], base[o], (size_t)(m * k) * sizeof(float)) == 0,
+                              "variant %s, kernel %d, K = %lld: not bitwise the baseline's",
+                              vars[v], o, (long long)k);
+        }
+        for (int o = 0; o < 5; o++) {
+            free(base[o]);
+            free(got[o]);
+        }
+    }
+    fprintf(stderr, "test_kernels: variants run on this CPU:%s\n", ran);
+    free(ref);
+    free(absrow);
+    free(cptr);
+    free(cidx);
+    free(cval);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(select_by_name_and_environment)
+{
+    ck_assert_int_eq(tf_kern_select("auto"), TF_OK);
+    const char *best = tf_kern_variant();
+    ck_assert(tf_kern_available(best));
+    ck_assert_int_eq(tf_kern_select(NULL), TF_OK);
+    ck_assert_str_eq(tf_kern_variant(), best);
+    ck_assert_int_eq(tf_kern_select("baseline"), TF_OK);
+    ck_assert_str_eq(tf_kern_variant(), "baseline");
+
+    /* An unknown name fails with a message and leaves the variant alone. */
+    ck_assert_int_eq(tf_kern_select("sse9"), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "'sse9' unknown"));
+    ck_assert_str_eq(tf_kern_variant(), "baseline");
+    ck_assert(!tf_kern_available("sse9"));
+    ck_assert(!tf_kern_available(NULL));
+
+    /* A name the CPU cannot run (if it lacks one) fails the same way. */
+    int nvar;
+    const char *const *vars = tf_kern_variants(&nvar);
+    for (int v = 0; v < nvar; v++)
+        if (!tf_kern_available(vars[v])) {
+            ck_assert_int_eq(tf_kern_select(vars[v]), TF_ERR_ARG);
+            ck_assert_ptr_nonnull(strstr(tf_error_message(), "cannot run it"));
+        }
+
+    setenv("TF_KERNEL", "baseline", 1);
+    ck_assert_int_eq(tf_kern_select(best), TF_OK);
+    ck_assert_int_eq(tf_kern_init(), TF_OK);
+    ck_assert_str_eq(tf_kern_variant(), "baseline");
+    setenv("TF_KERNEL", "bogus", 1);
+    ck_assert_int_eq(tf_kern_init(), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "TF_KERNEL: kernel variant 'bogus'"));
+    ck_assert_ptr_null(strchr(tf_error_message(), '\n'));
+    setenv("TF_KERNEL", "auto", 1);
+    ck_assert_int_eq(tf_kern_init(), TF_OK);
+    ck_assert_str_eq(tf_kern_variant(), best);
+    unsetenv("TF_KERNEL");
+}
+END_TEST
+
+/* The first kernel call without any selection applies a valid TF_KERNEL
+ * (nothing is selected yet: each test forks, and this one runs first). */
+START_TEST(first_call_applies_environment)
+{
+    setenv("TF_KERNEL", "baseline", 1);
+    ck_assert_str_eq(tf_kern_variant(), "baseline");
+    unsetenv("TF_KERNEL");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("kernels");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, first_call_applies_environment); /* first: also right with CK_FORK=no */
+    tcase_add_test(tc, variants_agree_bitwise_and_with_reference);
+    tcase_add_test(tc, select_by_name_and_environment);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(suite()); }
