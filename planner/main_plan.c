@@ -4,6 +4,7 @@
 #include "tf_explain.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
+#include "tf_partition_metis.h"
 #include "tf_plan.h"
 #include "tf_plan_io.h"
 #include "tf_planner.h"
@@ -42,7 +43,11 @@ static void usage(FILE *f)
             "  --no-alternative       do not carry the runner-up plan (by default a twoface\n"
             "                         plan carries it when predicted within %.1fx; the\n"
             "                         executor then times both in its first SpMMs)\n"
-            "  --partition rows|nnz   balance bands by rows (default) or nonzeros\n"
+            "  --partition rows|nnz|metis\n"
+            "                         bands balanced by rows (default) or nonzeros, or a\n"
+            "                         METIS graph partition (square A; rows renumbered, the\n"
+            "                         plan carries the permutation)\n"
+            "  --metis-balance B      nnz (default) or nnz+rows: what METIS balances\n"
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
             "  --zstd-level L         compression level 0..22 (default %d; 0 = none)\n"
@@ -367,7 +372,7 @@ int main(int argc, char **argv)
     double max_memory = 0.0;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT
+        O_MAXMEM, O_CROWS, O_NOALT, O_MBAL
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -379,6 +384,7 @@ int main(int argc, char **argv)
         {"max-memory", required_argument, 0, O_MAXMEM},
         {"collective-rows", required_argument, 0, O_CROWS},
         {"no-alternative", no_argument, 0, O_NOALT},
+        {"metis-balance", required_argument, 0, O_MBAL},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
@@ -416,6 +422,17 @@ int main(int argc, char **argv)
         case O_PART:
             if (tf_partition_parse(optarg, &o.partition)) {
                 fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                return 2;
+            }
+            break;
+        case O_MBAL:
+            if (strcmp(optarg, "nnz") == 0)
+                o.metis_balance = TF_METIS_BALANCE_NNZ;
+            else if (strcmp(optarg, "nnz+rows") == 0)
+                o.metis_balance = TF_METIS_BALANCE_NNZ_ROWS;
+            else {
+                fprintf(stderr, "twoface-plan: --metis-balance '%s': expected nnz or nnz+rows\n",
+                        optarg);
                 return 2;
             }
             break;

@@ -6,6 +6,8 @@
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
+#include "tf_partition_metis.h"
+#include "tf_perm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,20 +45,31 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "unknown collective rows setting %d", o->coll_rows);
     if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
+    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_METIS)
+        return tf_fail(TF_ERR_ARG, "unknown partition kind %d", o->partition);
+    if (o->partition == TF_PART_METIS && a->nrows != a->ncols)
+        return tf_fail(TF_ERR_ARG,
+                       "--partition metis renumbers rows and columns alike and needs a square "
+                       "matrix; this one is %lld x %lld (use --partition rows or nnz)",
+                       (long long)a->nrows, (long long)a->ncols);
     if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
         return tf_fail(TF_ERR_RANGE, "matrix %lld x %lld exceeds the 32-bit index limit",
                        (long long)a->nrows, (long long)a->ncols);
     return TF_OK;
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
+/* given_off: row bands already decided (a METIS order); NULL: from
+ * o->partition. */
+static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
+                     tf_plan *out);
 
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
  * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
  * whose counts are exact (the classification's own check counts fetch runs
  * per stripe, the built plan merges runs across stripes). The runner-up
  * (TF_ALT_RATIO) goes into out->alt. */
-static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
+                          tf_plan *out)
 {
     /* cand[0] the greedy result, cand[1] pure fetch, cand[2] pure collective;
      * a greedy result that is already pure stands for its own mode, which
@@ -65,7 +78,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     double t[3];
     int have[3] = {0, 0, 0};
     memset(cand, 0, sizeof cand);
-    int st = build_one(a, o, &cand[0]);
+    int st = build_one(a, o, given_off, &cand[0]);
     if (st)
         return st;
     have[0] = 1;
@@ -81,7 +94,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
         tf_plan_options po = *o;
         po.mode = mode;
         po.timing = NULL;
-        if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
+        if ((st = build_one(a, &po, given_off, &cand[i])) == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
         }
@@ -137,14 +150,64 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     return TF_OK;
 }
 
-int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+static int build_bands(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
+                       tf_plan *out)
 {
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
-        return choose_twoface(a, o, out);
-    return build_one(a, o, out);
+        return choose_twoface(a, o, given_off, out);
+    return build_one(a, o, given_off, out);
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+/* --partition metis: the METIS order once (not once per candidate plan),
+ * then an ordinary plan of P A P^T on its bands, which carries the
+ * permutation and the fingerprint of A itself (tf_perm.h). The partition
+ * phase's time covers METIS, the renumbering and the permuted copy. */
+static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    int P = o->nranks;
+    int64_t *off = malloc((size_t)(P + 1) * sizeof *off);
+    if (!off)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    int64_t *perm = NULL, *iperm = NULL;
+    tf_csr ap;
+    double t0 = omp_get_wtime();
+    st = tf_metis_order(a, P, o->metis_balance, &perm, &iperm, off, &ap, NULL);
+    double t_order = omp_get_wtime() - t0;
+    if (st) {
+        free(off);
+        return st;
+    }
+    st = build_bands(&ap, o, off, out);
+    tf_csr_free(&ap);
+    free(off);
+    if (st) {
+        free(perm);
+        free(iperm);
+        return st;
+    }
+    out->perm = perm;
+    out->iperm = iperm;
+    out->checksum = tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows);
+    if (out->alt)
+        out->alt->checksum = out->checksum;
+    if (o->timing)
+        o->timing[0] += t_order;
+    return TF_OK;
+}
+
+int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    if (o->partition == TF_PART_METIS)
+        return build_metis(a, o, out);
+    return build_bands(a, o, NULL, out);
+}
+
+static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
+                     tf_plan *out)
 {
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
@@ -177,8 +240,11 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     }
     double t0 = omp_get_wtime();
-    st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
-                                     : tf_partition_rows(a->nrows, P, out->row_off);
+    if (given_off)
+        memcpy(out->row_off, given_off, (size_t)(P + 1) * sizeof *out->row_off);
+    else
+        st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
+                                         : tf_partition_rows(a->nrows, P, out->row_off);
     /* Square: B rows follow C rows, so the output of one SpMM can be the
      * input of the next with no redistribution. Rectangular: B rows by count. */
     if (!st) {

@@ -12,6 +12,7 @@ typedef struct {
     int k;            /* dense width optimised for (default 128) */
     int stripe_width; /* W rows per dense stripe (default: TF_DEFAULT_STRIPE_WIDTH) */
     int partition;    /* tf_partition_kind (default rows) */
+    int metis_balance; /* tf_metis_balance, for TF_PART_METIS (default nnz) */
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
     int coll_rows;    /* tf_coll_rows: what a collective stripe moves */

@@ -1,0 +1,32 @@
+/* Graph partitioning with METIS (--partition metis): a k-way partition of
+ * the symmetrised graph of a square A that minimises the communication
+ * volume, balanced on nonzeros, renumbered into contiguous bands
+ * (tf_perm.h). docs/partition.md says why and what it costs. */
+#ifndef TF_PARTITION_METIS_H
+#define TF_PARTITION_METIS_H
+
+#include <stdint.h>
+#include "tf_csr.h"
+
+/* Balance constraints METIS holds per part within its tolerance (ubfactor
+ * 1.03, METIS's default): nonzeros only, or nonzeros and rows. */
+typedef enum { TF_METIS_BALANCE_NNZ = 0, TF_METIS_BALANCE_NNZ_ROWS = 1 } tf_metis_balance;
+
+/* part[j] in [0, nparts) for every row j of square A. The graph: vertex j
+ * per row, an edge {i, j} wherever A(i, j) or A(j, i) is stored, i != j;
+ * vertex weight = the row's nonzeros (and 1, with NNZ_ROWS). Objective
+ * METIS_OBJTYPE_VOL (the total number of (vertex, other part) pairs with a
+ * neighbour there: the B rows every rank receives, summed), fixed seed, so
+ * the result depends only on A and nparts. nparts == 1, nparts >= rows and
+ * a graph without nonzeros need no METIS: all in part 0; one row per part
+ * (the last parts empty); bands by rows. */
+int tf_partition_metis(const tf_csr *a, int nparts, int balance, int32_t *part);
+
+/* The whole step: part, then perm/iperm/off as tf_perm_from_parts, then
+ * ap = P A P^T. On success the caller owns *perm, *iperm (n each, malloc)
+ * and ap; on failure nothing is left allocated. *metis_s: seconds spent in
+ * METIS itself (may be NULL). */
+int tf_metis_order(const tf_csr *a, int nparts, int balance, int64_t **perm, int64_t **iperm,
+                   int64_t *off, tf_csr *ap, double *metis_s);
+
+#endif
