@@ -20,6 +20,7 @@
 #include "tf_dense_h5.h"
 #include "tf_exec.h"
 #include "tf_median.h"
+#include "tf_perm_exec.h"
 #include "tf_reference.h"
 
 #include <errno.h>
@@ -271,7 +272,10 @@ static double *abs_row_sums(const tf_csr *rows)
 static int check_rows(const tf_handle *h, const args *a, int k, uint64_t seed, float *const *cs,
                       int nc, double *errs)
 {
-    const tf_csr *rows = tf_handle_rows(h);
+    tf_csr orig;
+    const tf_csr *rows;
+    if (tf_exec_rows_original(h, &orig, &rows))
+        return tf_exec_agree(h->comm, TF_ERR_NOMEM);
     int64_t nr = rows->nrows;
     double *absrow = abs_row_sums(rows);
     const int64_t BLK = 1024;
@@ -350,6 +354,7 @@ static int check_rows(const tf_handle *h, const args *a, int k, uint64_t seed, f
         MPI_Allreduce(MPI_IN_PLACE, errs, nc, MPI_DOUBLE, MPI_MAX, h->comm);
     }
     tf_csr_free(&compact);
+    tf_csr_free(&orig);
     free(bneed);
     free(absrow);
     free(cref);
@@ -541,8 +546,11 @@ int main(int argc, char **argv)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate C (%lld x %d)", g_rank,
                          (long long)nrows, k);
     }
-    if (st == TF_OK && a.b_path)
-        st = tf_dense_h5_read_rows(a.b_path, "/B", brow_begin, nbrows, k, bgen);
+    if (a.b_path) {
+        st = tf_exec_agree(comm, st);
+        if (st == TF_OK)
+            st = tf_exec_read_b(h, a.b_path, k, bgen);
+    }
     st = tf_exec_agree(comm, st);
     int cap = a.time_budget > 0 ? (a.max_iters < 1024 ? a.max_iters : 1024) : a.iters;
     double *times = NULL;
@@ -604,7 +612,7 @@ int main(int argc, char **argv)
             }
         }
         if (!a.b_path && nbrows > 0)
-            tf_dense_fill(bgen, a.seed + (uint64_t)round, brow_begin, nbrows, k);
+            tf_exec_fill_b(h, a.seed + (uint64_t)round, k, bgen);
         /* The order rotates every round: the first algorithm after B is
          * refilled and the last before the next refill see different cache
          * and scheduler states, and a fixed order biased ratios by 5-15%
@@ -690,7 +698,7 @@ int main(int argc, char **argv)
         free(errs);
     }
     if (exit_code == 0 && a.c_path) {
-        st = tf_dense_h5_write_dist(comm, a.c_path, "/C", m, k, row_begin, nrows, cs[0]);
+        st = tf_exec_write_c(h, a.c_path, k, cs[0]);
         if (st) {
             say_error(a.c_path, tf_error_message());
             exit_code = 1;
