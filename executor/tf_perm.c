@@ -156,7 +156,9 @@ static int orig_offsets(const tf_handle *h, int which, size_t row_bytes, int64_t
     if (st == TF_OK) {
         off[0] = 0;
         for (int p = 0; p < P && st == TF_OK; p++) {
-            if (all[2 * p] != off[p] || all[2 * p + 1] < 0 || all[2 * p + 1] > total - off[p])
+            /* An empty range may start anywhere. */
+            if ((all[2 * p + 1] != 0 && all[2 * p] != off[p]) || all[2 * p + 1] < 0 ||
+                all[2 * p + 1] > total - off[p])
                 st = tf_fail(TF_ERR_ARG,
                              "rank %d passes original rows [%lld, +%lld); the ranges must tile "
                              "[0, %lld) in rank order, so it must start at %lld",

@@ -137,7 +137,8 @@ void tf_even_rows(const tf_handle *h, int which, int64_t *orig_begin, int64_t *o
 /* Collective: original order -> the plan's order. Rank p passes the
  * original rows [orig_begin, orig_begin + orig_nrows) in src (row_bytes
  * bytes each, consecutive); the ranges, in rank order, must tile [0, m)
- * (TF_ROWS) or [0, n) (TF_BROWS), any sizes (tf_even_rows is one choice).
+ * (TF_ROWS) or [0, n) (TF_BROWS), any sizes (tf_even_rows is one choice; an
+ * empty range may start anywhere).
  * dst receives this rank's rows in the plan's order: nrows (TF_ROWS) or
  * nbrows (TF_BROWS) rows of row_bytes bytes - for B with K columns,
  * row_bytes = K * sizeof(float) and dst = tf_b_rows(ctx, ...). Works for
