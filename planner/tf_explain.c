@@ -1,4 +1,6 @@
 #include "tf_explain.h"
+#include "tf_balance.h"
+#include "tf_partition.h"
 #include "tf_error.h"
 
 #include <errno.h>
@@ -14,7 +16,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
                "mode %s, model for %d thread(s)/rank\n",
             (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
             plan->k_planned, plan->stripe_width, plan->gap,
-            plan->partition ? "nnz" : "rows", tf_mode_name(plan->mode), plan->coeffs.threads);
+            tf_partition_name(plan->partition), tf_mode_name(plan->mode), plan->coeffs.threads);
     fprintf(f, "%6s %10s %10s %10s %7s %7s %9s %9s %9s %8s %9s %9s %9s\n", "rank", "nnz_loc",
             "nnz_coll", "nnz_fetch", "st_coll", "st_fet", "coll_in", "coll_out", "fetch_in",
             "requests", "t_coll_ms", "t_fet_ms", "t_pred_ms");
@@ -55,6 +57,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
     } else {
         fprintf(f, "; no runner-up carried\n");
     }
+    tf_balance_print(f, plan);
 }
 
 enum { CELL_EMPTY = 0, CELL_LOCAL = 1, CELL_COLL = 2, CELL_FETCH = 3 };
