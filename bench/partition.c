@@ -12,7 +12,8 @@
  *                     included) and the whole planning, without I/O
  *
  * usage: partition [-k K] [-p 4,16,64] [--calibration FILE] [--csv OUT.csv]
- *                  [--parts rows,nnz,metis] [--metis-balance nnz|nnz+rows] MATRIX...
+ *                  [--parts rows,nnz,metis] [--metis-balance nnz|nnz+rows]
+ *                  [--metis-objective cut|vol] MATRIX...
  * Markdown on stdout. */
 #include "tf_calib_file.h"
 #include "tf_csr.h"
@@ -52,7 +53,9 @@ static void maxmean(const double *x, int P, double *mx, double *mean)
 
 int main(int argc, char **argv)
 {
-    int K = 128, balance = TF_METIS_BALANCE_NNZ;
+    int K = 128;
+    tf_metis_options mo;
+    tf_metis_options_default(&mo);
     const char *plist = "4,16,64", *calib = NULL, *csv_path = NULL, *parts = "rows,nnz,metis";
     const char *files[64];
     int nf = 0;
@@ -67,13 +70,21 @@ int main(int argc, char **argv)
             csv_path = argv[++i];
         else if (!strcmp(argv[i], "--parts") && i + 1 < argc)
             parts = argv[++i];
-        else if (!strcmp(argv[i], "--metis-balance") && i + 1 < argc)
-            balance = strcmp(argv[++i], "nnz+rows") == 0 ? TF_METIS_BALANCE_NNZ_ROWS
-                                                         : TF_METIS_BALANCE_NNZ;
+        else if (!strcmp(argv[i], "--metis-balance") && i + 1 < argc) {
+            if (tf_metis_balance_parse(argv[++i], &mo.balance)) {
+                fprintf(stderr, "partition: %s\n", tf_error_message());
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--metis-objective") && i + 1 < argc) {
+            if (tf_metis_objective_parse(argv[++i], &mo.objective)) {
+                fprintf(stderr, "partition: %s\n", tf_error_message());
+                return 2;
+            }
+        }
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: partition [-k K] [-p 4,16,64] [--calibration FILE] "
                             "[--csv OUT] [--parts rows,nnz,metis] "
-                            "[--metis-balance nnz|nnz+rows] MATRIX...\n");
+                            "[--metis-balance nnz|nnz+rows] [--metis-objective cut|vol] MATRIX...\n");
             return 2;
         } else if (nf < 64)
             files[nf++] = argv[i];
@@ -137,7 +148,7 @@ int main(int argc, char **argv)
                 o.k = K;
                 o.coeffs = coeffs;
                 o.partition = kinds[x];
-                o.metis_balance = balance;
+                o.metis = mo;
                 double phase[TF_PLAN_PHASES] = {0};
                 o.timing = phase;
                 tf_plan plan;

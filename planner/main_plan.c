@@ -44,10 +44,11 @@ static void usage(FILE *f)
             "                         plan carries it when predicted within %.1fx; the\n"
             "                         executor then times both in its first SpMMs)\n"
             "  --partition rows|nnz|metis\n"
-            "                         bands balanced by rows (default) or nonzeros, or a\n"
+            "                         bands balanced by rows or nonzeros (default), or a\n"
             "                         METIS graph partition (square A; rows renumbered, the\n"
             "                         plan carries the permutation)\n"
             "  --metis-balance B      nnz (default) or nnz+rows: what METIS balances\n"
+            "  --metis-objective O    cut (default) or vol: what METIS minimises\n"
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
             "  --zstd-level L         compression level 0..22 (default %d; 0 = none)\n"
@@ -367,12 +368,14 @@ int main(int argc, char **argv)
 {
     tf_plan_options o;
     tf_plan_options_default(&o);
+    /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
+    o.partition = TF_PART_NNZ;
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT, O_MBAL
+        O_MAXMEM, O_CROWS, O_NOALT, O_MBAL, O_MOBJ
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -385,6 +388,7 @@ int main(int argc, char **argv)
         {"collective-rows", required_argument, 0, O_CROWS},
         {"no-alternative", no_argument, 0, O_NOALT},
         {"metis-balance", required_argument, 0, O_MBAL},
+        {"metis-objective", required_argument, 0, O_MOBJ},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
@@ -426,13 +430,12 @@ int main(int argc, char **argv)
             }
             break;
         case O_MBAL:
-            if (strcmp(optarg, "nnz") == 0)
-                o.metis_balance = TF_METIS_BALANCE_NNZ;
-            else if (strcmp(optarg, "nnz+rows") == 0)
-                o.metis_balance = TF_METIS_BALANCE_NNZ_ROWS;
-            else {
-                fprintf(stderr, "twoface-plan: --metis-balance '%s': expected nnz or nnz+rows\n",
-                        optarg);
+        case O_MOBJ:
+            if ((c == O_MBAL ? tf_metis_balance_parse(optarg, &o.metis.balance)
+                             : tf_metis_objective_parse(optarg, &o.metis.objective))) {
+                fprintf(stderr, "twoface-plan: %s %s\n",
+                        c == O_MBAL ? "--metis-balance:" : "--metis-objective:",
+                        tf_error_message());
                 return 2;
             }
             break;

@@ -97,8 +97,55 @@ out:
     return TF_OK;
 }
 
-int tf_partition_metis(const tf_csr *a, int nparts, int balance, int32_t *part)
+void tf_metis_options_default(tf_metis_options *mo)
 {
+    mo->balance = TF_METIS_BALANCE_NNZ;
+    mo->objective = TF_METIS_OBJ_CUT;
+}
+
+int tf_metis_objective_parse(const char *s, int *objective)
+{
+    if (strcmp(s, "cut") == 0)
+        *objective = TF_METIS_OBJ_CUT;
+    else if (strcmp(s, "vol") == 0)
+        *objective = TF_METIS_OBJ_VOL;
+    else
+        return tf_fail(TF_ERR_ARG, "METIS objective '%s': expected cut or vol", s);
+    return TF_OK;
+}
+
+int tf_metis_balance_parse(const char *s, int *balance)
+{
+    if (strcmp(s, "nnz") == 0)
+        *balance = TF_METIS_BALANCE_NNZ;
+    else if (strcmp(s, "nnz+rows") == 0)
+        *balance = TF_METIS_BALANCE_NNZ_ROWS;
+    else
+        return tf_fail(TF_ERR_ARG, "METIS balance '%s': expected nnz or nnz+rows", s);
+    return TF_OK;
+}
+
+const char *tf_metis_objective_name(int objective)
+{
+    return objective == TF_METIS_OBJ_VOL ? "vol" : "cut";
+}
+
+const char *tf_metis_balance_name(int balance)
+{
+    return balance == TF_METIS_BALANCE_NNZ_ROWS ? "nnz+rows" : "nnz";
+}
+
+int tf_partition_metis(const tf_csr *a, int nparts, const tf_metis_options *mo_in, int32_t *part)
+{
+    tf_metis_options mo;
+    if (mo_in)
+        mo = *mo_in;
+    else
+        tf_metis_options_default(&mo);
+    if ((mo.balance != TF_METIS_BALANCE_NNZ && mo.balance != TF_METIS_BALANCE_NNZ_ROWS) ||
+        (mo.objective != TF_METIS_OBJ_CUT && mo.objective != TF_METIS_OBJ_VOL))
+        return tf_fail(TF_ERR_ARG, "METIS options: unknown balance %d or objective %d",
+                       mo.balance, mo.objective);
     int64_t n = a->nrows;
     if (a->nrows != a->ncols)
         return tf_fail(TF_ERR_ARG,
@@ -122,7 +169,7 @@ int tf_partition_metis(const tf_csr *a, int nparts, int balance, int32_t *part)
     int st = sym_graph(a, &xadj, &adj);
     if (st)
         return st;
-    idx_t nv = (idx_t)n, ncon = balance == TF_METIS_BALANCE_NNZ_ROWS ? 2 : 1, np = nparts;
+    idx_t nv = (idx_t)n, ncon = mo.balance == TF_METIS_BALANCE_NNZ_ROWS ? 2 : 1, np = nparts;
     idx_t objval = 0;
     idx_t *vwgt = malloc((size_t)n * (size_t)ncon * sizeof *vwgt);
     idx_t *where = malloc((size_t)n * sizeof *where);
@@ -148,7 +195,8 @@ int tf_partition_metis(const tf_csr *a, int nparts, int balance, int32_t *part)
     }
     idx_t options[METIS_NOPTIONS];
     METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_VOL;
+    options[METIS_OPTION_OBJTYPE] =
+        mo.objective == TF_METIS_OBJ_VOL ? METIS_OBJTYPE_VOL : METIS_OBJTYPE_CUT;
     options[METIS_OPTION_SEED] = TF_METIS_SEED;
     options[METIS_OPTION_NUMBERING] = 0;
     int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adj, vwgt, NULL, NULL, &np, NULL, NULL,
@@ -178,7 +226,7 @@ out:
     return st;
 }
 
-int tf_metis_order(const tf_csr *a, int nparts, int balance, int64_t **perm_out,
+int tf_metis_order(const tf_csr *a, int nparts, const tf_metis_options *mo, int64_t **perm_out,
                    int64_t **iperm_out, int64_t *off, tf_csr *ap, double *metis_s)
 {
     memset(ap, 0, sizeof *ap);
@@ -192,7 +240,7 @@ int tf_metis_order(const tf_csr *a, int nparts, int balance, int64_t **perm_out,
                  : tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld rows", (long long)n);
     double t0 = omp_get_wtime();
     if (st == TF_OK)
-        st = tf_partition_metis(a, nparts, balance, part);
+        st = tf_partition_metis(a, nparts, mo, part);
     if (metis_s)
         *metis_s = omp_get_wtime() - t0;
     if (st == TF_OK)

@@ -22,10 +22,13 @@ void tf_plan_options_default(tf_plan_options *o)
     o->nranks = 0;
     o->k = TF_DEFAULT_K;
     o->stripe_width = TF_DEFAULT_STRIPE_WIDTH;
+    /* The library's default stays rows, which tests and tools lay their
+     * cases out on; twoface-plan's is nnz (docs/partition.md). */
     o->partition = TF_PART_ROWS;
     o->mode = TF_MODE_TWOFACE;
     o->gap = -1;
     o->coll_rows = TF_COLL_NEEDED;
+    tf_metis_options_default(&o->metis);
     tf_coeffs_default(&o->coeffs);
 }
 
@@ -141,8 +144,11 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64
             return tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
         }
         *out->alt = cand[runner];
-        out->alt->mode = runner == 0 ? TF_MODE_TWOFACE : runner == 1 ? TF_MODE_FETCH
-                                                                     : TF_MODE_COLLECTIVE;
+        /* A greedy result that is already pure is the plan of its mode. */
+        int alt_fetch = runner == 0 ? is_fetch[0] : runner == 1;
+        out->alt->mode = runner == 0 && !greedy_pure ? TF_MODE_TWOFACE
+                         : alt_fetch                 ? TF_MODE_FETCH
+                                                     : TF_MODE_COLLECTIVE;
     }
     for (int i = 0; i < 3; i++)
         if (have[i] && i != chosen && i != runner)
@@ -175,7 +181,7 @@ static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     int64_t *perm = NULL, *iperm = NULL;
     tf_csr ap;
     double t0 = omp_get_wtime();
-    st = tf_metis_order(a, P, o->metis_balance, &perm, &iperm, off, &ap, NULL);
+    st = tf_metis_order(a, P, &o->metis, &perm, &iperm, off, &ap, NULL);
     double t_order = omp_get_wtime() - t0;
     if (st) {
         free(off);

@@ -5,14 +5,15 @@
 
 #include "tf_coeffs.h"
 #include "tf_csr.h"
+#include "tf_partition_metis.h"
 #include "tf_plan.h"
 
 typedef struct {
     int nranks;       /* P, required */
     int k;            /* dense width optimised for (default 128) */
     int stripe_width; /* W rows per dense stripe (default: TF_DEFAULT_STRIPE_WIDTH) */
-    int partition;    /* tf_partition_kind (default rows) */
-    int metis_balance; /* tf_metis_balance, for TF_PART_METIS (default nnz) */
+    int partition;    /* tf_partition_kind (default rows; twoface-plan's: nnz) */
+    tf_metis_options metis; /* for TF_PART_METIS (tf_partition_metis.h) */
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
     int coll_rows;    /* tf_coll_rows: what a collective stripe moves */

@@ -111,6 +111,8 @@ one_line_error "rectangular matrix with --partition metis" "square" $? "$work/er
 one_line_error "unknown partition" "expected 'rows', 'nnz' or 'metis'" $? "$work/err"
 "$PLAN" "$MATRIX" -n 2 --partition metis --metis-balance rows -o "$work/bad.h5" -q 2>"$work/err"
 one_line_error "unknown --metis-balance" "nnz or nnz+rows" $? "$work/err"
+"$PLAN" "$MATRIX" -n 2 --partition metis --metis-objective edges -o "$work/bad.h5" -q 2>"$work/err"
+one_line_error "unknown --metis-objective" "cut or vol" $? "$work/err"
 [ -e "$work/bad.h5" ] && bad "a refused plan left $work/bad.h5"
 
 run_exec "metis and rows plan together" 3 "$work/m3.h5" "$work/r3.h5" -i 1

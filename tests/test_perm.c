@@ -145,9 +145,11 @@ START_TEST(metis_parts_are_balanced_and_reproducible)
     tf_csr a;
     read_cora(&a);
     int32_t *p1 = malloc((size_t)a.nrows * sizeof *p1), *p2 = malloc((size_t)a.nrows * sizeof *p2);
-    for (int bal = 0; bal < 2; bal++) {
-        ck_assert_msg(tf_partition_metis(&a, 4, bal, p1) == TF_OK, "%s", tf_error_message());
-        ck_assert_int_eq(tf_partition_metis(&a, 4, bal, p2), TF_OK);
+    for (int v = 0; v < 4; v++) {
+        tf_metis_options mo = {v & 1 ? TF_METIS_BALANCE_NNZ_ROWS : TF_METIS_BALANCE_NNZ,
+                               v & 2 ? TF_METIS_OBJ_VOL : TF_METIS_OBJ_CUT};
+        ck_assert_msg(tf_partition_metis(&a, 4, &mo, p1) == TF_OK, "%s", tf_error_message());
+        ck_assert_int_eq(tf_partition_metis(&a, 4, &mo, p2), TF_OK);
         ck_assert(memcmp(p1, p2, (size_t)a.nrows * sizeof *p1) == 0);
         int64_t nnz[4] = {0, 0, 0, 0};
         for (int64_t j = 0; j < a.nrows; j++) {
@@ -162,15 +164,15 @@ START_TEST(metis_parts_are_balanced_and_reproducible)
     /* Fewer rows than parts, and one part: no METIS, still a partition. */
     tf_csr t;
     tf_test_random_csr(&t, 3, 3, 5, 1);
-    ck_assert_int_eq(tf_partition_metis(&t, 4, 0, p1), TF_OK);
+    ck_assert_int_eq(tf_partition_metis(&t, 4, NULL, p1), TF_OK);
     ck_assert(p1[0] == 0 && p1[1] == 1 && p1[2] == 2);
-    ck_assert_int_eq(tf_partition_metis(&a, 1, 0, p1), TF_OK);
+    ck_assert_int_eq(tf_partition_metis(&a, 1, NULL, p1), TF_OK);
     for (int64_t j = 0; j < a.nrows; j++)
         ck_assert_int_eq(p1[j], 0);
     tf_csr_free(&t);
     tf_csr rect;
     tf_test_random_csr(&rect, 30, 40, 100, 3);
-    ck_assert_int_eq(tf_partition_metis(&rect, 2, 0, p1), TF_ERR_ARG);
+    ck_assert_int_eq(tf_partition_metis(&rect, 2, NULL, p1), TF_ERR_ARG);
     ck_assert(strstr(tf_error_message(), "square") != NULL);
     one_line();
     tf_csr_free(&rect);
