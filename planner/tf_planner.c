@@ -8,6 +8,7 @@
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
 #include "tf_perm.h"
+#include "tf_prepare.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,19 @@ void tf_plan_options_default(tf_plan_options *o)
     o->coll_rows = TF_COLL_NEEDED;
     tf_metis_options_default(&o->metis);
     tf_coeffs_default(&o->coeffs);
+}
+
+/* Fixed bands must cover [0, n) in order. */
+static int check_bands(const int64_t *off, int P, int64_t n, const char *what)
+{
+    if (off[0] != 0 || off[P] != n)
+        return tf_fail(TF_ERR_ARG, "fixed %s bands run from %lld to %lld, the matrix has %lld",
+                       what, (long long)off[0], (long long)off[P], (long long)n);
+    for (int p = 0; p < P; p++)
+        if (off[p + 1] < off[p])
+            return tf_fail(TF_ERR_ARG, "fixed %s bands: band %d ends (%lld) before it starts (%lld)",
+                           what, p, (long long)off[p + 1], (long long)off[p]);
+    return TF_OK;
 }
 
 static int check_options(const tf_csr *a, const tf_plan_options *o)
@@ -58,21 +72,28 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
     if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
         return tf_fail(TF_ERR_RANGE, "matrix %lld x %lld exceeds the 32-bit index limit",
                        (long long)a->nrows, (long long)a->ncols);
+    if (o->normalization < TF_NORM_NONE || o->normalization > TF_NORM_MEAN)
+        return tf_fail(TF_ERR_ARG, "unknown normalisation %d", o->normalization);
+    if (!o->row_off != !o->brow_off)
+        return tf_fail(TF_ERR_ARG, "fixed bands: both row and B-row offsets are needed");
+    if (o->row_off) {
+        int st = check_bands(o->row_off, o->nranks, a->nrows, "row");
+        if (st == TF_OK)
+            st = check_bands(o->brow_off, o->nranks, a->ncols, "B-row");
+        if (st)
+            return st;
+    }
     return TF_OK;
 }
 
-/* given_off: row bands already decided (a METIS order); NULL: from
- * o->partition. */
-static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
-                     tf_plan *out);
+static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
 
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
  * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
  * whose counts are exact (the classification's own check counts fetch runs
  * per stripe, the built plan merges runs across stripes). The runner-up
  * (TF_ALT_RATIO) goes into out->alt. */
-static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
-                          tf_plan *out)
+static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     /* cand[0] the greedy result, cand[1] pure fetch, cand[2] pure collective;
      * a greedy result that is already pure stands for its own mode, which
@@ -81,7 +102,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64
     double t[3];
     int have[3] = {0, 0, 0};
     memset(cand, 0, sizeof cand);
-    int st = build_one(a, o, given_off, &cand[0]);
+    int st = build_one(a, o, &cand[0]);
     if (st)
         return st;
     have[0] = 1;
@@ -97,7 +118,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64
         tf_plan_options po = *o;
         po.mode = mode;
         po.timing = NULL;
-        if ((st = build_one(a, &po, given_off, &cand[i])) == TF_OK) {
+        if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
         }
@@ -156,17 +177,17 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, const int64
     return TF_OK;
 }
 
-static int build_bands(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
-                       tf_plan *out)
+static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
-        return choose_twoface(a, o, given_off, out);
-    return build_one(a, o, given_off, out);
+        return choose_twoface(a, o, out);
+    return build_one(a, o, out);
 }
 
 /* --partition metis: the METIS order once (not once per candidate plan),
- * then an ordinary plan of P A P^T on its bands, which carries the
- * permutation and the fingerprint of A itself (tf_perm.h). The partition
+ * or the one given with the bands (--bands-from a METIS plan), then an
+ * ordinary plan of P A P^T on its bands, which carries the permutation and
+ * the fingerprint of A in the original ids (tf_perm.h). The partition
  * phase's time covers METIS, the renumbering and the permuted copy. */
 static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
@@ -175,19 +196,39 @@ static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (st)
         return st;
     int P = o->nranks;
+    int64_t n = a->nrows;
+    if (!o->perm != !o->iperm || !o->perm != !o->row_off)
+        return tf_fail(TF_ERR_ARG, "a metis plan on fixed bands needs the permutation they were "
+                                   "made with, and a given permutation needs its bands");
     int64_t *off = malloc((size_t)(P + 1) * sizeof *off);
-    if (!off)
-        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     int64_t *perm = NULL, *iperm = NULL;
     tf_csr ap;
+    memset(&ap, 0, sizeof ap);
+    if (!off)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     double t0 = omp_get_wtime();
-    st = tf_metis_order(a, P, &o->metis, &perm, &iperm, off, &ap, NULL);
-    double t_order = omp_get_wtime() - t0;
-    if (st) {
-        free(off);
-        return st;
+    if (o->perm) {
+        perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+        iperm = malloc((size_t)(n > 0 ? n : 1) * sizeof *iperm);
+        st = perm && iperm ? tf_perm_check(o->perm, o->iperm, n)
+                           : tf_fail(TF_ERR_NOMEM, "out of memory for a permutation");
+        if (st == TF_OK) {
+            memcpy(perm, o->perm, (size_t)n * sizeof *perm);
+            memcpy(iperm, o->iperm, (size_t)n * sizeof *iperm);
+            memcpy(off, o->row_off, (size_t)(P + 1) * sizeof *off);
+            st = tf_csr_permute(a, perm, iperm, &ap);
+        }
+    } else {
+        st = tf_metis_order(a, P, &o->metis, &perm, &iperm, off, &ap, NULL);
     }
-    st = build_bands(&ap, o, off, out);
+    double t_order = omp_get_wtime() - t0;
+    if (st == TF_OK) {
+        tf_plan_options po = *o;
+        po.row_off = off;
+        po.brow_off = o->perm ? o->brow_off : off;
+        po.perm = po.iperm = NULL;
+        st = build_bands(&ap, &po, out);
+    }
     tf_csr_free(&ap);
     free(off);
     if (st) {
@@ -197,7 +238,7 @@ static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     }
     out->perm = perm;
     out->iperm = iperm;
-    out->checksum = tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows);
+    out->checksum = tf_plan_fingerprint(a, o->normalization);
     if (out->alt)
         out->alt->checksum = out->checksum;
     if (o->timing)
@@ -209,11 +250,13 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     if (o->partition == TF_PART_METIS)
         return build_metis(a, o, out);
-    return build_bands(a, o, NULL, out);
+    if (o->perm)
+        return tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
+                       tf_partition_name(o->partition));
+    return build_bands(a, o, out);
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *given_off,
-                     tf_plan *out)
+static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
@@ -223,7 +266,11 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *g
     out->m = a->nrows;
     out->n = a->ncols;
     out->nnz = a->nnz;
-    out->checksum = tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows);
+    out->checksum = tf_plan_fingerprint(a, o->normalization);
+    out->normalization = o->normalization;
+    out->symmetric = o->symmetric;
+    out->transposed = o->transposed;
+    out->transpose_of = o->transposed ? o->transpose_of : 0;
     out->nranks = P;
     out->k_planned = o->k;
     out->stripe_width = o->stripe_width;
@@ -246,14 +293,17 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, const int64_t *g
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     }
     double t0 = omp_get_wtime();
-    if (given_off)
-        memcpy(out->row_off, given_off, (size_t)(P + 1) * sizeof *out->row_off);
-    else
+    if (o->row_off) {
+        memcpy(out->row_off, o->row_off, (size_t)(P + 1) * sizeof *out->row_off);
+        memcpy(out->brow_off, o->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
+        st = TF_OK;
+    } else {
         st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
                                          : tf_partition_rows(a->nrows, P, out->row_off);
+    }
     /* Square: B rows follow C rows, so the output of one SpMM can be the
      * input of the next with no redistribution. Rectangular: B rows by count. */
-    if (!st) {
+    if (!st && !o->row_off) {
         if (a->nrows == a->ncols)
             memcpy(out->brow_off, out->row_off, (size_t)(P + 1) * sizeof *out->brow_off);
         else

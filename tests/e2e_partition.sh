@@ -101,6 +101,26 @@ else
     bad "--explain does not name the metis partition: $(head -c 400 "$work/explain")"
 fi
 
+# A backward plan (--transpose) on the bands of a METIS plan reuses its
+# permutation: the plan renumbers the same way and runs --check.
+if "$PLAN" "$MATRIX" -k 16 --transpose --bands-from "$work/m3.h5" -o "$work/t3.h5" -q \
+        2>"$work/err"; then
+    run_exec "transposed metis plan" 3 "$work/t3.h5" --check -i 2 -k 16
+    if [ $rc -eq 0 ] && grep -q '^check twoface: .*passed' "$work/out"; then
+        ok "--transpose --bands-from a metis plan: $(grep '^check' "$work/out")"
+    else
+        bad "--transpose --bands-from a metis plan, --check (exit $rc): $(head -c 600 "$work/err")"
+    fi
+    if command -v h5dump >/dev/null 2>&1 &&
+       [ "$(h5dump -d /perm "$work/t3.h5" | grep -v HDF5)" = "$(h5dump -d /perm "$work/m3.h5" | grep -v HDF5)" ]; then
+        ok "--bands-from carried the permutation"
+    else
+        bad "the transposed plan's perm differs from the forward plan's"
+    fi
+else
+    bad "--transpose --bands-from a metis plan: $(cat "$work/err")"
+fi
+
 # ---- errors -------------------------------------------------------------------
 printf '%%%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 1\n2 3 2\n3 4 1\n' \
     >"$work/rect.mtx"

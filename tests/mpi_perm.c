@@ -5,6 +5,7 @@
  * scatter and gather helpers with uneven ranges and other row types; bad
  * ranges fail on every rank alike. */
 #include "tf_test.h"
+#include "tf_bands_from.h"
 #include "tf_dense.h"
 #include "tf_error.h"
 #include "tf_exec.h"
@@ -12,6 +13,7 @@
 #include "tf_partition.h"
 #include "tf_plan_io.h"
 #include "tf_planner.h"
+#include "tf_prepare.h"
 #include "tf_reference.h"
 
 #include <math.h>
@@ -301,6 +303,83 @@ START_TEST(bad_ranges_fail_everywhere)
 }
 END_TEST
 
+/* --bands-from a METIS forward plan: the transposed plan renumbers with the
+ * forward plan's permutation, tf_check_backward accepts the pair, and its C
+ * in original ids is A^T B; a backward plan on the same bands without the
+ * permutation is refused. */
+START_TEST(backward_plan_reuses_the_permutation)
+{
+    tf_csr a, at, at2;
+    graph(G_RANDOM, &a);
+    graph(G_RANDOM, &at);
+    graph(G_RANDOM, &at2);
+    tf_plan_options of, ob, ob2;
+    tf_plan_options_default(&of);
+    of.nranks = g_size;
+    of.k = 8;
+    of.partition = TF_PART_METIS;
+    tf_plan fwd, bwd, bad;
+    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_NONE, 0, &of), TF_OK);
+    ck_assert_msg(tf_plan_build(&a, &of, &fwd) == TF_OK, "%s", tf_error_message());
+    tf_plan_options_default(&ob);
+    ob.nranks = g_size;
+    ob.k = 8;
+    ck_assert_int_eq(tf_matrix_prepare(&at, TF_NORM_NONE, 1, &ob), TF_OK);
+    ck_assert_msg(tf_bands_from(&fwd, "f.h5", "a.mtx", &at, &ob) == TF_OK, "%s",
+                  tf_error_message());
+    ck_assert_msg(tf_plan_build(&at, &ob, &bwd) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(bwd.partition, TF_PART_METIS);
+    ck_assert(memcmp(bwd.perm, fwd.perm, (size_t)a.nrows * sizeof *fwd.perm) == 0);
+    /* The same bands, numbered as the file is. */
+    tf_plan_options_default(&ob2);
+    ob2.nranks = g_size;
+    ob2.k = 8;
+    ck_assert_int_eq(tf_matrix_prepare(&at2, TF_NORM_NONE, 1, &ob2), TF_OK);
+    ob2.partition = TF_PART_ROWS;
+    ob2.row_off = fwd.brow_off;
+    ob2.brow_off = fwd.row_off;
+    ck_assert_int_eq(tf_plan_build(&at2, &ob2, &bad), TF_OK);
+    tf_handle *hf, *hb, *hx;
+    ck_assert_int_eq(tf_open_plan(&fwd, MPI_COMM_WORLD, &hf), TF_OK);
+    ck_assert_int_eq(tf_open_plan(&bwd, MPI_COMM_WORLD, &hb), TF_OK);
+    ck_assert_int_eq(tf_open_plan(&bad, MPI_COMM_WORLD, &hx), TF_OK);
+    ck_assert_msg(tf_check_backward(hf, hb) == TF_OK, "%s", tf_last_error());
+    ck_assert_int_eq(tf_check_backward(hf, hx), TF_ERR_ARG);
+    ck_assert(strstr(tf_last_error(), "numbers the rows differently") != NULL);
+    /* C of the backward plan, row by row in original ids, against A^T B. */
+    const int k = 8;
+    tf_ctx *ctx;
+    ck_assert_int_eq(tf_context_create(hb, k, NULL, &ctx), TF_OK);
+    int64_t b0, nb, nr;
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    tf_get_rows(hb, NULL, &nr);
+    const int64_t *bids = tf_get_brow_ids(hb), *rids = tf_get_row_ids(hb);
+    for (int64_t i = 0; i < nb; i++)
+        tf_dense_fill(b + i * k, 5, bids[i], 1, k);
+    float *c = malloc((size_t)(nr > 0 ? nr : 1) * k * sizeof *c);
+    ck_assert_int_eq(tf_spmm(ctx, c), TF_OK);
+    int ok = 1;
+    double one[8];
+    for (int64_t r = 0; r < nr; r++) {
+        tf_reference_spmm_gen(&at, rids[r], rids[r] + 1, 5, k, one);
+        for (int x = 0; x < k; x++)
+            ok &= fabs(c[r * k + x] - one[x]) <= 1e-5 * (max_abs_row(&at, rids[r]) + 1e-30);
+    }
+    ck_assert(all_true(ok));
+    free(c);
+    tf_context_free(ctx);
+    tf_close(hx);
+    tf_close(hb);
+    tf_close(hf);
+    tf_plan_free(&fwd);
+    tf_plan_free(&bwd);
+    tf_plan_free(&bad);
+    tf_csr_free(&a);
+    tf_csr_free(&at);
+    tf_csr_free(&at2);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -312,6 +391,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, row_ids_follow_the_plan);
     tcase_add_test(tc, scatter_gather_any_ranges_and_row_types);
     tcase_add_test(tc, bad_ranges_fail_everywhere);
+    tcase_add_test(tc, backward_plan_reuses_the_permutation);
     suite_add_tcase(s, tc);
     return s;
 }

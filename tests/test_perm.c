@@ -299,9 +299,7 @@ static void rewrite_perm(const char *path, const char *name, const int64_t *data
     H5Dclose(d);
     if (fix_summary) {
         uint64_t h = tf_pl_summary_checksum(p, p->all_stats);
-        hid_t at = H5Aopen(f, "tf_pl_summary_checksum", H5P_DEFAULT);
-        if (at < 0)
-            at = H5Aopen(f, "summary_checksum", H5P_DEFAULT);
+        hid_t at = H5Aopen(f, "summary_checksum", H5P_DEFAULT);
         ck_assert(at >= 0);
         ck_assert(H5Awrite(at, H5T_NATIVE_UINT64, &h) >= 0);
         H5Aclose(at);
