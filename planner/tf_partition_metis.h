@@ -14,10 +14,10 @@ typedef enum { TF_METIS_BALANCE_NNZ = 0, TF_METIS_BALANCE_NNZ_ROWS = 1 } tf_meti
 
 /* What METIS minimises: the edge cut, or the communication volume (the
  * number of (vertex, other part) pairs with a neighbour there: the B rows
- * all ranks receive). Measured on the eight graphs of docs/partition.md:
- * the cut gives the same volumes (the max over ranks within -12% .. +31% of
- * the volume objective's, better on five of eight at P = 64) at 3-30x less
- * METIS time (45 s -> 1.4 s on soc-Slashdot0902 at P = 64), hence the
+ * all ranks receive). Measured on the eight graphs of docs/partition.md at
+ * P = 64: with the cut the slowest part's volume was lower on five, equal
+ * on one, higher on two (up to +19%), the mean 0-7% higher, and METIS took
+ * up to 11x less time (soc-Slashdot0902: 9.5 s instead of 106 s), hence the
  * default. */
 typedef enum { TF_METIS_OBJ_CUT = 0, TF_METIS_OBJ_VOL = 1 } tf_metis_objective;
 
