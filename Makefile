@@ -13,7 +13,8 @@
 PREFIX ?= /usr/local
 BUILD ?= build
 CC = mpicc
-DEPS_PKGS = libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libzstd-dev zstd check pkg-config zlib1g-dev
+DEPS_PKGS = libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libzstd-dev zstd check pkg-config zlib1g-dev \
+            libmetis-dev
 
 PKGS = hdf5-serial libzstd zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -31,7 +32,9 @@ CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wa
               -fopenmp -fPIC $(SAN_FLAGS)
 INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate -Icli
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS_ALL = $(PKG_LIBS) -lm $(SAN_FLAGS) -fopenmp
+# METIS (--partition metis, planner/tf_partition_metis.c) ships no pkg-config file.
+METIS_LIBS = -lmetis
+LDLIBS_ALL = $(PKG_LIBS) $(METIS_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
 LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC = $(wildcard format/plugin/*.c)

@@ -1,4 +1,5 @@
 #include "tf_exec_check.h"
+#include "tf_perm_exec.h"
 
 #include "tf_csr.h"
 #include "tf_dense_h5.h"
@@ -28,7 +29,12 @@ static double *abs_row_sums(const tf_csr *rows)
 int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t seed,
                        float *const *cs, int nc, double *errs)
 {
-    const tf_csr *rows = tf_handle_rows(h);
+    /* The reference multiplies in original ids (the B generator and --b are
+     * keyed by them), so a permuted plan's rows get their columns back. */
+    tf_csr orig;
+    const tf_csr *rows;
+    if (tf_exec_rows_original(h, &orig, &rows))
+        return tf_exec_agree(h->comm, TF_ERR_NOMEM);
     int64_t nr = rows->nrows;
     double *absrow = abs_row_sums(rows);
     const int64_t BLK = 1024;
@@ -38,6 +44,7 @@ int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t s
     if (!absrow || !cref) {
         free(absrow);
         free(cref);
+        tf_csr_free(&orig);
         return tf_fail(TF_ERR_NOMEM, "out of memory for --check");
     }
     int st = TF_OK;
@@ -107,6 +114,7 @@ int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t s
         MPI_Allreduce(MPI_IN_PLACE, errs, nc, MPI_DOUBLE, MPI_MAX, h->comm);
     }
     tf_csr_free(&compact);
+    tf_csr_free(&orig);
     free(bneed);
     free(absrow);
     free(cref);

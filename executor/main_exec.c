@@ -21,6 +21,7 @@
 #include "tf_exec.h"
 #include "tf_exec_check.h"
 #include "tf_exec_opts.h"
+#include "tf_perm_exec.h"
 #include "tf_exec_report.h"
 
 #include <limits.h>
@@ -180,8 +181,11 @@ static int alloc_buffers(run *r, const tf_exec_args *a)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate C (%lld x %d)", g_rank,
                          (long long)r->nrows, k);
     }
-    if (st == TF_OK && a->b_path)
-        st = tf_dense_h5_read_rows(a->b_path, "/B", r->brow_begin, r->nbrows, k, r->bgen);
+    if (a->b_path) {
+        st = tf_exec_agree(r->comm, st);
+        if (st == TF_OK)
+            st = tf_exec_read_b(r->hs[0], a->b_path, k, r->bgen);
+    }
     st = tf_exec_agree(r->comm, st);
     r->cap = a->time_budget > 0 ? (a->max_iters < 1024 ? a->max_iters : 1024) : a->iters;
     if (st == TF_OK) {
@@ -244,7 +248,7 @@ static void run_rounds(run *r, const tf_exec_args *a)
             }
         }
         if (!a->b_path && nbrows > 0)
-            tf_dense_fill(r->bgen, a->seed + (uint64_t)round, r->brow_begin, nbrows, k);
+            tf_exec_fill_b(r->hs[0], a->seed + (uint64_t)round, k, r->bgen);
         /* The order rotates every round: the first algorithm after B is
          * refilled and the last before the next refill see different cache
          * and scheduler states, and a fixed order biased ratios by 5-15%
@@ -318,8 +322,7 @@ static int finish_run(run *r, const tf_exec_args *a)
             rep[x].err = errs[x];
     }
     if (exit_code == 0 && a->c_path) {
-        int st = tf_dense_h5_write_dist(comm, a->c_path, "/C", r->m, k, r->row_begin, r->nrows,
-                                        r->cs[0]);
+        int st = tf_exec_write_c(r->hs[0], a->c_path, k, r->cs[0]);
         if (st) {
             say_error(a->c_path, tf_error_message());
             exit_code = 1;

@@ -160,6 +160,12 @@ int tf_algo_check_plans(tf_handle *const *plans, const char *const *names, int n
                            "%s and %s have different partitions (row_off differs: plan both "
                            "with the same --partition)",
                            names[0], names[i]);
+        if ((pi->perm == NULL) != (p0->perm == NULL) ||
+            (pi->perm && memcmp(pi->perm, p0->perm, (size_t)p0->n * sizeof *p0->perm)))
+            return tf_fail(TF_ERR_ARG,
+                           "%s and %s number the rows differently (permutation differs: plan "
+                           "one with --bands-from the other)",
+                           names[0], names[i]);
         for (int j = 0; j < i; j++)
             if (plans[j]->plan.mode == pi->mode)
                 return tf_fail(TF_ERR_ARG,

@@ -63,5 +63,15 @@ int tf_check_backward(const tf_handle *fwd, const tf_handle *bwd)
     p = band_diff(b->brow_off, f->row_off, f->nranks);
     if (p >= 0)
         return band_fail(p, "B rows", b->brow_off, "rows", f->row_off);
+    /* Equal bands of different numberings are different rows (METIS plans:
+     * the backward plan must reuse the forward plan's permutation). */
+    if ((b->perm == NULL) != (f->perm == NULL) ||
+        (b->perm && memcmp(b->perm, f->perm, (size_t)f->m * sizeof *f->perm) != 0))
+        return tf_fail(TF_ERR_ARG,
+                       "backward plan: numbers the rows differently from the forward plan "
+                       "(%s; plan it with --bands-from)",
+                       b->perm && f->perm ? "another METIS permutation"
+                       : f->perm          ? "the forward plan is a METIS plan, it is not"
+                                          : "it is a METIS plan, the forward plan is not");
     return TF_OK;
 }

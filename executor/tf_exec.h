@@ -28,6 +28,9 @@ struct tf_handle {
     /* The plan's runner-up (plan.alt) opened like the plan itself, with
      * rows checked equal to `rows`; NULL if the plan carries none. */
     struct tf_handle *alt;
+    /* Original ids of this rank's rows of A/C and of B (tf_perm.c):
+     * plan.perm + row_begin, or the identity, held here either way. */
+    int64_t *row_ids, *brow_ids;
 };
 
 /* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
@@ -138,6 +141,10 @@ int tf_exec_agree(MPI_Comm comm, int status);
  * hold every rank's part; only this rank's is kept) and leaves *plan zeroed.
  * Collective, with the same checks and agreement as tf_open. */
 int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
+
+/* tf_perm.c: fills / frees h->row_ids and h->brow_ids (local). */
+int tf_perm_handle_init(tf_handle *h);
+void tf_perm_handle_free(tf_handle *h);
 
 /* The reconstructed rows of A (global columns) of this rank. */
 const tf_csr *tf_handle_rows(const tf_handle *h);

@@ -4,6 +4,7 @@
 #include "tf_exec.h"
 #include "tf_fingerprint.h"
 #include "tf_kernels.h"
+#include "tf_perm.h"
 #include "tf_plan_io.h"
 
 #include <stdio.h>
@@ -256,6 +257,7 @@ static void handle_free(tf_handle *h)
     if (!h)
         return;
     handle_free(h->alt);
+    tf_perm_handle_free(h);
     tf_plan_free(&h->plan);
     tf_csr_free(&h->rows);
     free(h->coll_gcol);
@@ -361,6 +363,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         }
         if (st == TF_OK)
             st = rebuild_rows(h);
+        if (st == TF_OK)
+            st = tf_perm_handle_init(h);
         if (st == TF_OK && h->plan.alt)
             st = open_alt(h);
     }
@@ -373,10 +377,15 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         return st;
     }
 
-    /* Fingerprint: the sum of every rank's rows must be the planner's. */
-    uint64_t share = tf_fingerprint_rows(h->rows.rowptr, h->rows.col, h->rows.val,
-                                         h->rp->row_begin, h->rp->nrows);
-    uint64_t total = 0;
+    /* Fingerprint: the sum of every rank's rows must be the planner's; a
+     * permuted plan's is that of A in the original ids (tf_perm.h). */
+    uint64_t share = 0, total = 0;
+    st = tf_exec_agree(comm, tf_perm_fingerprint_rows(&h->rows, h->rp->row_begin, h->plan.perm,
+                                                      &share));
+    if (st != TF_OK) {
+        handle_free(h);
+        return st;
+    }
     int64_t nnz_mine = h->rows.nnz, nnz_all = 0;
     MPI_Allreduce(&share, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
     MPI_Allreduce(&nnz_mine, &nnz_all, 1, MPI_INT64_T, MPI_SUM, comm);

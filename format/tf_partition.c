@@ -49,7 +49,10 @@ int tf_partition_owner(const int64_t *off, int nparts, int64_t i)
     return lo;
 }
 
-const char *tf_partition_name(int kind) { return kind == TF_PART_NNZ ? "nnz" : "rows"; }
+const char *tf_partition_name(int kind)
+{
+    return kind == TF_PART_NNZ ? "nnz" : kind == TF_PART_METIS ? "metis" : "rows";
+}
 
 int tf_partition_parse(const char *s, int *kind)
 {
@@ -57,7 +60,9 @@ int tf_partition_parse(const char *s, int *kind)
         *kind = TF_PART_ROWS;
     else if (strcmp(s, "nnz") == 0)
         *kind = TF_PART_NNZ;
+    else if (strcmp(s, "metis") == 0)
+        *kind = TF_PART_METIS;
     else
-        return tf_fail(TF_ERR_ARG, "partition '%s': expected 'rows' or 'nnz'", s);
+        return tf_fail(TF_ERR_ARG, "partition '%s': expected 'rows', 'nnz' or 'metis'", s);
     return TF_OK;
 }

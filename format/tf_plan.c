@@ -42,6 +42,8 @@ void tf_plan_free(tf_plan *plan)
     free(plan->all_stats);
     free(plan->row_off);
     free(plan->brow_off);
+    free(plan->perm);
+    free(plan->iperm);
     free(plan->stripes.owner);
     free(plan->stripes.first);
     free(plan->stripes.rows);
@@ -76,6 +78,8 @@ int tf_plan_check_alt(const tf_plan *p, const tf_plan *a)
         DIFF("row or B-row bands");
     if (a->first_rank != p->first_rank || a->n_parts != p->n_parts)
         DIFF("set of rank parts held");
+    if (a->perm || a->iperm)
+        return tf_fail(TF_ERR_FORMAT, "alternative plan has a permutation of its own");
 #undef DIFF
     return TF_OK;
 }

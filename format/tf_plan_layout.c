@@ -29,7 +29,8 @@
  *   summary        = start h = mix64(nranks + 1); array() of row_offsets,
  *                    brow_offsets, stripes/owner, stripes/first, stripes/rows,
  *                    stripes/recipients, stripes/fetchers, rank_stats (each
- *                    element as its fields in order, 8 bytes each). */
+ *                    element as its fields in order, 8 bytes each), then,
+ *                    in a permuted plan only (2.2), perm and iperm. */
 #include "tf_plan_layout.h"
 #include "tf_plan_io.h"
 #include "tf_dense.h"
@@ -280,6 +281,10 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
     hash_array(&h, p->stripes.recipients, p->stripes.n, 4);
     hash_array(&h, p->stripes.fetchers, p->stripes.n, 4);
     hash_array(&h, stats, (int64_t)p->nranks * N_STATS_FIELDS, 8);
+    if (p->perm) {
+        hash_array(&h, p->perm, p->n, 8);
+        hash_array(&h, p->iperm, p->n, 8);
+    }
     return h;
 }
 /* ------------------------------------------------------------------ */

@@ -374,7 +374,7 @@ static int read_header(const rctx *c, tf_plan *p)
         return st;
     int kind;
     if (tf_partition_parse(part, &kind) != TF_OK)
-        return tf_fail(TF_ERR_FORMAT, "%s: attribute 'partition' = '%s' is not rows or nnz",
+        return tf_fail(TF_ERR_FORMAT, "%s: attribute 'partition' = '%s' is not rows, nnz or metis",
                        c->path, part);
     p->partition = kind;
     if (tf_mode_parse(mode, &kind) != TF_OK)
@@ -440,6 +440,23 @@ static int read_header(const rctx *c, tf_plan *p)
     }
     if ((st = read_stats(c, p)) != TF_OK)
         return st;
+    /* The permutation of a metis plan (2.2) sits at the root only: the
+     * alternative (c->root is then its group) uses the root's. */
+    if (p->partition == TF_PART_METIS && c->root == c->file) {
+        void *v = NULL;
+        if (p->n != p->m)
+            return tf_fail(TF_ERR_FORMAT, "%s: a metis plan must be square, this one is %lld x %lld",
+                           c->path, (long long)p->m, (long long)p->n);
+        st = read_dset(c, f, "", "perm", K_I64, p->n, p->n, &v, &n);
+        p->perm = v;
+        if (st == TF_OK) {
+            v = NULL;
+            st = read_dset(c, f, "", "iperm", K_I64, p->n, p->n, &v, &n);
+            p->iperm = v;
+        }
+        if (st != TF_OK)
+            return st;
+    }
     uint64_t h = tf_pl_summary_checksum(p, p->all_stats);
     if (h != stored)
         return tf_fail(TF_ERR_FORMAT,

@@ -5,6 +5,7 @@
 #include "tf_plan_io.h"
 #include "tf_error.h"
 #include "tf_partition.h"
+#include "tf_perm.h"
 
 #include <stdint.h>
 /* ------------------------------------------------------------------ */
@@ -34,8 +35,27 @@ int tf_pl_validate_header(const tf_plan *p)
     if (p->m < 0 || p->n < 0 || p->nnz < 0)
         return tf_fail(TF_ERR_FORMAT, "negative matrix size %lld x %lld, %lld nonzeros",
                        (long long)p->m, (long long)p->n, (long long)p->nnz);
-    if (p->partition != TF_PART_ROWS && p->partition != TF_PART_NNZ)
+    if (p->partition != TF_PART_ROWS && p->partition != TF_PART_NNZ &&
+        p->partition != TF_PART_METIS)
         return tf_fail(TF_ERR_FORMAT, "unknown partition kind %d", p->partition);
+    /* A permutation renumbers rows and columns alike: square A, metis only.
+     * A metis plan without one is an alternative, which uses its root's. */
+    if ((p->perm || p->iperm) && (p->partition != TF_PART_METIS || p->m != p->n))
+        return tf_fail(TF_ERR_FORMAT,
+                       "a permutation (perm, iperm) belongs to a square metis plan, not to a "
+                       "%s plan of %lld x %lld",
+                       tf_partition_name(p->partition), (long long)p->m, (long long)p->n);
+    if (p->partition == TF_PART_METIS && p->m != p->n)
+        return tf_fail(TF_ERR_FORMAT, "a metis plan must be square, this one is %lld x %lld",
+                       (long long)p->m, (long long)p->n);
+    if (p->perm || p->iperm) {
+        int pst = p->perm && p->iperm
+                      ? tf_perm_check(p->perm, p->iperm, p->n)
+                      : tf_fail(TF_ERR_FORMAT, "%s is missing beside %s", p->perm ? "iperm" : "perm",
+                                p->perm ? "perm" : "iperm");
+        if (pst != TF_OK)
+            return pst;
+    }
     if (p->mode < TF_MODE_TWOFACE || p->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_FORMAT, "unknown mode %d", p->mode);
     if (p->normalization < TF_NORM_NONE || p->normalization > TF_NORM_MEAN)

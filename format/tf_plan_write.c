@@ -188,6 +188,11 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         (st = write_dset(w, f, "", "stripes/fetchers", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
                          p->stripes.fetchers)))
         return st;
+    if (p->perm &&
+        ((st = write_dset(w, f, "", "perm", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, p->n, p->perm)) ||
+         (st = write_dset(w, f, "", "iperm", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, p->n,
+                          p->iperm))))
+        return st;
     hid_t ft = tf_pl_stats_type(1), mt = tf_pl_stats_type(0);
     if (ft < 0 || mt < 0)
         st = tf_pl_h5_fail(w->path, "cannot make compound type for", "rank_stats");
@@ -505,6 +510,12 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
     const tf_rank_stats *stats = NULL, *alt_stats = NULL;
     tf_rank_stats *owned = NULL, *alt_owned = NULL;
     int st = check_plan_to_write(path, plan, &stats, &owned);
+    /* The root carries a metis plan's permutation; an alternative uses it. */
+    if (st == TF_OK && plan->partition == TF_PART_METIS && !plan->perm && plan->n > 0)
+        st = tf_fail(TF_ERR_INTERNAL,
+                     "%s: refusing to write an invalid plan: a metis plan without its "
+                     "permutation (perm, iperm)",
+                     path);
     if (st != TF_OK)
         return st;
     if (plan->alt) {

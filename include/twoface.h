@@ -125,8 +125,68 @@ uint64_t tf_get_fingerprint(const tf_handle *h);
  * fwd's B. Otherwise TF_ERR_ARG with a one-line message (tf_last_error())
  * naming the first difference. Local: the headers it compares are the same
  * on every rank, so every rank returns the same. fwd == bwd is allowed (a
- * symmetric plan). */
+ * symmetric plan). Plans of --partition metis must also share the
+ * permutation (--bands-from carries it). */
 int tf_check_backward(const tf_handle *fwd, const tf_handle *bwd);
+
+/* ---- Permuted plans (twoface-plan --partition metis) -------------------
+ *
+ * A METIS plan renumbers the rows of a square A so that each rank's part of
+ * the graph is a contiguous band: the plan is of P A P^T, and "global row i"
+ * in tf_get_rows, tf_get_brows and tf_b_rows means row i of the permuted
+ * matrix. Its original (input-file, 0-based) id is given below; C row r of
+ * this rank is row tf_get_row_ids(h)[r] of the user's C, and the B rows this
+ * rank fills are rows tf_get_brow_ids(h)[i] of the user's B. For plans that
+ * do not permute, the ids are the identity (row_begin + i), so code written
+ * with these functions works with every plan.
+ *
+ * Inputs in original order reach the plan's rows in one of two ways:
+ *  - a rank that holds all of an input (or can read any row of it) picks its
+ *    rows: for i < nbrows, b[i] = input[tf_get_brow_ids(h)[i]];
+ *  - ranks that each hold a contiguous range of original rows (say, rows
+ *    read from a file in even shares) redistribute them collectively with
+ *    tf_scatter_rows, and bring outputs (C, or any per-node result) back to
+ *    original order with tf_gather_rows.
+ * All local unless marked collective; every rank holds the whole
+ * permutation (16 bytes a row). */
+
+/* 1 if the plan renumbers rows (METIS order), else 0. */
+int tf_get_permuted(const tf_handle *h);
+/* Original ids of this rank's rows of A and C, in local order (nrows
+ * entries, see tf_get_rows); NULL only when the rank has no rows. Valid
+ * until tf_close. */
+const int64_t *tf_get_row_ids(const tf_handle *h);
+/* The same for this rank's rows of B (nbrows entries, see tf_get_brows). */
+const int64_t *tf_get_brow_ids(const tf_handle *h);
+
+/* Which rows a redistribution moves: rows of A and C (m of them, the plan's
+ * bands tf_get_rows) or rows of B (n, tf_get_brows). */
+enum { TF_ROWS = 0, TF_BROWS = 1 };
+
+/* The even split of the original rows (of A/C for TF_ROWS, of B for
+ * TF_BROWS) over the ranks, the first (total % P) ranks getting one more:
+ * the natural ranges for tf_scatter_rows / tf_gather_rows. */
+void tf_even_rows(const tf_handle *h, int which, int64_t *orig_begin, int64_t *orig_nrows);
+
+/* Collective: original order -> the plan's order. Rank p passes the
+ * original rows [orig_begin, orig_begin + orig_nrows) in src (row_bytes
+ * bytes each, consecutive); the ranges, in rank order, must tile [0, m)
+ * (TF_ROWS) or [0, n) (TF_BROWS), any sizes (tf_even_rows is one choice; an
+ * empty range may start anywhere).
+ * dst receives this rank's rows in the plan's order: nrows (TF_ROWS) or
+ * nbrows (TF_BROWS) rows of row_bytes bytes - for B with K columns,
+ * row_bytes = K * sizeof(float) and dst = tf_b_rows(ctx, ...). Works for
+ * any row type (features, labels, masks). A bad range or row size fails on
+ * every rank alike with TF_ERR_ARG; nothing is moved then. */
+int tf_scatter_rows(const tf_handle *h, int which, size_t row_bytes, int64_t orig_begin,
+                    int64_t orig_nrows, const void *src, void *dst);
+
+/* Collective: the plan's order -> original order, the inverse of
+ * tf_scatter_rows: src holds this rank's rows (nrows or nbrows of them, as
+ * tf_spmm writes C), dst receives the original rows
+ * [orig_begin, orig_begin + orig_nrows), ranges as for tf_scatter_rows. */
+int tf_gather_rows(const tf_handle *h, int which, size_t row_bytes, const void *src,
+                   int64_t orig_begin, int64_t orig_nrows, void *dst);
 
 /* ---- Contexts ---------------------------------------------------------- */
 

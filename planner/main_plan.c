@@ -6,6 +6,7 @@
 #include "tf_explain.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
+#include "tf_partition_metis.h"
 #include "tf_plan.h"
 #include "tf_plan_io.h"
 #include "tf_planner.h"
@@ -47,7 +48,12 @@ static void usage(FILE *f)
             "  --no-alternative       do not carry the runner-up plan (by default a twoface\n"
             "                         plan carries it when predicted within %.1fx; the\n"
             "                         executor then times both in its first SpMMs)\n"
-            "  --partition rows|nnz   balance bands by rows (default) or nonzeros\n"
+            "  --partition rows|nnz|metis\n"
+            "                         bands balanced by rows or nonzeros (default), or a\n"
+            "                         METIS graph partition (square A; rows renumbered, the\n"
+            "                         plan carries the permutation)\n"
+            "  --metis-balance B      nnz (default) or nnz+rows: what METIS balances\n"
+            "  --metis-objective O    cut (default) or vol: what METIS minimises\n"
             "  --threads T            executor threads per rank the model assumes\n"
             "                         (default: from the calibration, else 1)\n"
             "  --zstd-level L         compression level 0..22 (default %d; 0 = none)\n"
@@ -370,6 +376,8 @@ int main(int argc, char **argv)
 {
     tf_plan_options o;
     tf_plan_options_default(&o);
+    /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
+    o.partition = TF_PART_NNZ;
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
@@ -377,7 +385,7 @@ int main(int argc, char **argv)
     const char *bands_from = NULL;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS
+        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS, O_MBAL, O_MOBJ
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -391,6 +399,8 @@ int main(int argc, char **argv)
         {"no-alternative", no_argument, 0, O_NOALT},
         {"normalize", required_argument, 0, O_NORM}, {"transpose", no_argument, 0, O_TRANSPOSE},
         {"bands-from", required_argument, 0, O_BANDS},
+        {"metis-balance", required_argument, 0, O_MBAL},
+        {"metis-objective", required_argument, 0, O_MOBJ},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0; /* tf_cli_getopt_error says it in one line */
@@ -429,6 +439,16 @@ int main(int argc, char **argv)
         case O_PART:
             if (tf_partition_parse(optarg, &o.partition)) {
                 fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                return 2;
+            }
+            break;
+        case O_MBAL:
+        case O_MOBJ:
+            if ((c == O_MBAL ? tf_metis_balance_parse(optarg, &o.metis.balance)
+                             : tf_metis_objective_parse(optarg, &o.metis.objective))) {
+                fprintf(stderr, "twoface-plan: %s %s\n",
+                        c == O_MBAL ? "--metis-balance:" : "--metis-objective:",
+                        tf_error_message());
                 return 2;
             }
             break;

@@ -25,6 +25,10 @@ int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_p
                        (unsigned long long)fwd->checksum, matrix_path, (long long)m,
                        (long long)n, (unsigned long long)want);
     o->partition = fwd->partition; /* how the bands were made */
+    /* A METIS plan's bands are bands of its renumbering: the same one
+     * (square, so rows and B rows alike) applies to the transpose. */
+    o->perm = fwd->perm;
+    o->iperm = fwd->iperm;
     o->row_off = o->transposed ? fwd->brow_off : fwd->row_off;
     o->brow_off = o->transposed ? fwd->row_off : fwd->brow_off;
     return TF_OK;

@@ -1,4 +1,6 @@
 #include "tf_explain.h"
+#include "tf_balance.h"
+#include "tf_partition.h"
 #include "tf_error.h"
 
 #include <errno.h>
@@ -27,7 +29,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
                "mode %s, model for %d thread(s)/rank\n",
             (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
             plan->k_planned, plan->stripe_width, plan->gap,
-            plan->partition ? "nnz" : "rows", tf_mode_name(plan->mode), plan->coeffs.threads);
+            tf_partition_name(plan->partition), tf_mode_name(plan->mode), plan->coeffs.threads);
     tf_explain_matrix(f, plan);
     /* Column names are explained in docs/cost-model.md ("Reading --explain");
      * calibrate/validate.sh reads columns 5, 6 and 10 of the 13. */
@@ -74,6 +76,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
     } else {
         fprintf(f, "; no runner-up carried\n");
     }
+    tf_balance_print(f, plan);
 }
 
 enum { CELL_EMPTY = 0, CELL_LOCAL = 1, CELL_COLL = 2, CELL_FETCH = 3 };

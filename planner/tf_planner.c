@@ -6,6 +6,8 @@
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
+#include "tf_partition_metis.h"
+#include "tf_perm.h"
 #include "tf_prepare.h"
 
 #include <stdio.h>
@@ -21,10 +23,13 @@ void tf_plan_options_default(tf_plan_options *o)
     o->nranks = 0;
     o->k = TF_DEFAULT_K;
     o->stripe_width = TF_DEFAULT_STRIPE_WIDTH;
+    /* The library's default stays rows, which tests and tools lay their
+     * cases out on; twoface-plan's is nnz (docs/partition.md). */
     o->partition = TF_PART_ROWS;
     o->mode = TF_MODE_TWOFACE;
     o->gap = -1;
     o->coll_rows = TF_COLL_NEEDED;
+    tf_metis_options_default(&o->metis);
     tf_coeffs_default(&o->coeffs);
 }
 
@@ -57,6 +62,13 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "unknown collective rows setting %d", o->coll_rows);
     if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
+    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_METIS)
+        return tf_fail(TF_ERR_ARG, "unknown partition kind %d", o->partition);
+    if (o->partition == TF_PART_METIS && a->nrows != a->ncols)
+        return tf_fail(TF_ERR_ARG,
+                       "--partition metis renumbers rows and columns alike and needs a square "
+                       "matrix; this one is %lld x %lld (use --partition rows or nnz)",
+                       (long long)a->nrows, (long long)a->ncols);
     if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
         return tf_fail(TF_ERR_RANGE, "matrix %lld x %lld exceeds the 32-bit index limit",
                        (long long)a->nrows, (long long)a->ncols);
@@ -153,8 +165,11 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
             return tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
         }
         *out->alt = cand[runner];
-        out->alt->mode = runner == 0 ? TF_MODE_TWOFACE : runner == 1 ? TF_MODE_FETCH
-                                                                     : TF_MODE_COLLECTIVE;
+        /* A greedy result that is already pure is the plan of its mode. */
+        int alt_fetch = runner == 0 ? is_fetch[0] : runner == 1;
+        out->alt->mode = runner == 0 && !greedy_pure ? TF_MODE_TWOFACE
+                         : alt_fetch                 ? TF_MODE_FETCH
+                                                     : TF_MODE_COLLECTIVE;
     }
     for (int i = 0; i < 3; i++)
         if (have[i] && i != chosen && i != runner)
@@ -162,11 +177,83 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     return TF_OK;
 }
 
-int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
         return choose_twoface(a, o, out);
     return build_one(a, o, out);
+}
+
+/* --partition metis: the METIS order once (not once per candidate plan),
+ * or the one given with the bands (--bands-from a METIS plan), then an
+ * ordinary plan of P A P^T on its bands, which carries the permutation and
+ * the fingerprint of A in the original ids (tf_perm.h). The partition
+ * phase's time covers METIS, the renumbering and the permuted copy. */
+static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    int P = o->nranks;
+    int64_t n = a->nrows;
+    if (!o->perm != !o->iperm || !o->perm != !o->row_off)
+        return tf_fail(TF_ERR_ARG, "a metis plan on fixed bands needs the permutation they were "
+                                   "made with, and a given permutation needs its bands");
+    int64_t *off = malloc((size_t)(P + 1) * sizeof *off);
+    int64_t *perm = NULL, *iperm = NULL;
+    tf_csr ap;
+    memset(&ap, 0, sizeof ap);
+    if (!off)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    double t0 = omp_get_wtime();
+    if (o->perm) {
+        perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+        iperm = malloc((size_t)(n > 0 ? n : 1) * sizeof *iperm);
+        st = perm && iperm ? tf_perm_check(o->perm, o->iperm, n)
+                           : tf_fail(TF_ERR_NOMEM, "out of memory for a permutation");
+        if (st == TF_OK) {
+            memcpy(perm, o->perm, (size_t)n * sizeof *perm);
+            memcpy(iperm, o->iperm, (size_t)n * sizeof *iperm);
+            memcpy(off, o->row_off, (size_t)(P + 1) * sizeof *off);
+            st = tf_csr_permute(a, perm, iperm, &ap);
+        }
+    } else {
+        st = tf_metis_order(a, P, &o->metis, &perm, &iperm, off, &ap, NULL);
+    }
+    double t_order = omp_get_wtime() - t0;
+    if (st == TF_OK) {
+        tf_plan_options po = *o;
+        po.row_off = off;
+        po.brow_off = o->perm ? o->brow_off : off;
+        po.perm = po.iperm = NULL;
+        st = build_bands(&ap, &po, out);
+    }
+    tf_csr_free(&ap);
+    free(off);
+    if (st) {
+        free(perm);
+        free(iperm);
+        return st;
+    }
+    out->perm = perm;
+    out->iperm = iperm;
+    out->checksum = tf_plan_fingerprint(a, o->normalization);
+    if (out->alt)
+        out->alt->checksum = out->checksum;
+    if (o->timing)
+        o->timing[0] += t_order;
+    return TF_OK;
+}
+
+int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    if (o->partition == TF_PART_METIS)
+        return build_metis(a, o, out);
+    if (o->perm)
+        return tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
+                       tf_partition_name(o->partition));
+    return build_bands(a, o, out);
 }
 
 static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)

@@ -5,13 +5,15 @@
 
 #include "tf_coeffs.h"
 #include "tf_csr.h"
+#include "tf_partition_metis.h"
 #include "tf_plan.h"
 
 typedef struct {
     int nranks;       /* P, required */
     int k;            /* dense width optimised for (default 128) */
     int stripe_width; /* W rows per dense stripe (default: TF_DEFAULT_STRIPE_WIDTH) */
-    int partition;    /* tf_partition_kind (default rows) */
+    int partition;    /* tf_partition_kind (default rows; twoface-plan's: nnz) */
+    tf_metis_options metis; /* for TF_PART_METIS (tf_partition_metis.h) */
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
     int coll_rows;    /* tf_coll_rows: what a collective stripe moves */
@@ -32,6 +34,11 @@ typedef struct {
      * of B from brow_off. */
     const int64_t *row_off;
     const int64_t *brow_off;
+    /* Optional given renumbering of a TF_PART_METIS plan (tf_perm.h; n
+     * entries each, with row_off/brow_off: --bands-from a METIS plan): the
+     * plan is of P A P^T with it, and METIS does not run. */
+    const int64_t *perm;
+    const int64_t *iperm;
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
                          analyse, classify, build */
 } tf_plan_options;

@@ -115,7 +115,7 @@ if [ -f "$work/p4-twoface.h5" ]; then
     expect_error "--algo fetch without a fetch plan" \
         "--algo fetch needs a plan made with --mode fetch" \
         "$work/p4-twoface.h5" --algo twoface,fetch -i 1
-    "$PLAN" "$MATRIX" -n 4 -k 32 --mode fetch --partition nnz -o "$work/p4-nnz.h5" -q
+    "$PLAN" "$MATRIX" -n 4 -k 32 --mode fetch --partition rows -o "$work/p4-nnz.h5" -q
     expect_error "plans with different partitions" "different partitions" \
         "$work/p4-twoface.h5" "$work/p4-nnz.h5" --algo twoface,fetch -i 1
     expect_error "--replication 3 at 4 ranks" "does not divide 4 ranks" \
