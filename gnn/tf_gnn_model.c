@@ -15,9 +15,11 @@ static float *alloc_rows(int64_t nrows, int k)
     return calloc((size_t)(nrows > 0 ? nrows : 1) * (size_t)k, sizeof(float));
 }
 
-/* The row bands every product relies on: C rows = B rows for both plans
- * (a square plan's bands, and a backward plan made with the forward's). */
-static int check_bands(tf_handle *fwd, tf_handle *bwd)
+/* What every product relies on: C rows = B rows for both plans (a square
+ * plan's bands, and a backward plan made with the forward's), and a plan
+ * that serves A^T: the forward one when symmetric, else the backward one.
+ * Local checks of headers every rank holds alike, except the bands. */
+static int check_plans(tf_handle *fwd, tf_handle *bwd)
 {
     int64_t r0, nr, b0, nb;
     tf_get_rows(fwd, &r0, &nr);
@@ -29,6 +31,9 @@ static int check_bands(tf_handle *fwd, tf_handle *bwd)
         return tf_fail(TF_ERR_ARG, "rank %d: the plan's rows of C (%lld..) differ from its rows "
                        "of B (%lld..)", tf_get_rank(fwd), (long long)r0, (long long)b0);
     if (bwd) {
+        int st = tf_check_backward(fwd, bwd);
+        if (st)
+            return st;
         int64_t s0, ns, c0, nc;
         tf_get_rows(bwd, &s0, &ns);
         tf_get_brows(bwd, &c0, &nc);
@@ -36,6 +41,10 @@ static int check_bands(tf_handle *fwd, tf_handle *bwd)
             return tf_fail(TF_ERR_ARG, "rank %d: the backward plan's row bands differ from the "
                            "forward plan's", tf_get_rank(fwd));
     }
+    else if (!tf_get_symmetric(fwd))
+        return tf_fail(TF_ERR_ARG, "the plan's matrix is not symmetric, so the backward pass "
+                       "needs a plan of its transpose (twoface-gcn --backward-plan; twoface-plan "
+                       "--transpose --bands-from)");
     return TF_OK;
 }
 
@@ -55,7 +64,7 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
     m->nw0 = (size_t)m->nfeat * (size_t)m->hidden;
     m->nw = m->nw0 + (size_t)m->hidden * (size_t)m->classes;
     m->bwd_shared = bwd == NULL;
-    int st = check_bands(fwd, bwd);
+    int st = check_plans(fwd, bwd);
     if (!st) {
         m->w = malloc(m->nw * sizeof *m->w);
         m->grad = malloc(m->nw * sizeof *m->grad);
