@@ -300,6 +300,36 @@ done:
     return st;
 }
 
+/* Format 2.2: how the stored matrix relates to the matrix read (tf_plan.h).
+ * A 2.1 file has none of it: normalisation none, symmetry unknown (0), not
+ * transposed. */
+static int read_matrix_kind(const rctx *c, hid_t f, int minor, tf_plan *p)
+{
+    p->normalization = TF_NORM_NONE;
+    p->symmetric = p->transposed = 0;
+    p->transpose_of = 0;
+    if (minor < 2)
+        return TF_OK;
+    char norm[16];
+    int kind;
+    int st;
+    if ((st = read_attr_str(c, f, "normalization", norm, sizeof norm)) ||
+        (st = read_attr_i32(c, f, "", "symmetric", &p->symmetric)) ||
+        (st = read_attr_i32(c, f, "", "transposed", &p->transposed)))
+        return st;
+    if (tf_norm_parse(norm, &kind) != TF_OK)
+        return tf_fail(TF_ERR_FORMAT,
+                       "%s: attribute 'normalization' = '%s' is not none, gcn or mean", c->path,
+                       norm);
+    p->normalization = kind;
+    /* Values other than 0 and 1, and symmetry of a rectangular matrix, are
+     * tf_pl_validate_header's to refuse. */
+    if (p->transposed == 1)
+        st = read_attr(c, f, "", "transpose_of", H5T_INTEGER, H5T_NATIVE_UINT64, 1,
+                       &p->transpose_of);
+    return st;
+}
+
 static int read_header(const rctx *c, tf_plan *p)
 {
     hid_t f = c->root;
@@ -356,6 +386,8 @@ static int read_header(const rctx *c, tf_plan *p)
         return tf_fail(TF_ERR_FORMAT, "%s: attribute 'collective_rows' = '%s' is not needed or stripe",
                        c->path, crows);
     p->coll_rows = kind;
+    if ((st = read_matrix_kind(c, f, ver[1], p)))
+        return st;
     for (int i = 0; i < TF_NCOEFFS; i++) {
         if (strcmp(tf_coeff_names[i], "threads") == 0) {
             int32_t th;
@@ -372,7 +404,7 @@ static int read_header(const rctx *c, tf_plan *p)
     if (p->nranks < 1 || p->nranks > MAX_RANKS)
         return tf_fail(TF_ERR_FORMAT, "%s: nranks = %d is out of range", c->path, p->nranks);
     uint64_t stored;
-    if ((st = read_attr(c, f, "", "tf_pl_summary_checksum", H5T_INTEGER, H5T_NATIVE_UINT64, 1,
+    if ((st = read_attr(c, f, "", "summary_checksum", H5T_INTEGER, H5T_NATIVE_UINT64, 1,
                         &stored)))
         return st;
 

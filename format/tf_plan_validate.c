@@ -38,6 +38,16 @@ int tf_pl_validate_header(const tf_plan *p)
         return tf_fail(TF_ERR_FORMAT, "unknown partition kind %d", p->partition);
     if (p->mode < TF_MODE_TWOFACE || p->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_FORMAT, "unknown mode %d", p->mode);
+    if (p->normalization < TF_NORM_NONE || p->normalization > TF_NORM_MEAN)
+        return tf_fail(TF_ERR_FORMAT, "unknown normalisation %d", p->normalization);
+    if ((p->symmetric != 0 && p->symmetric != 1) || (p->transposed != 0 && p->transposed != 1))
+        return tf_fail(TF_ERR_FORMAT, "symmetric = %d, transposed = %d: expected 0 or 1",
+                       p->symmetric, p->transposed);
+    if (p->symmetric && p->m != p->n)
+        return tf_fail(TF_ERR_FORMAT, "symmetric = 1 for a %lld x %lld matrix", (long long)p->m,
+                       (long long)p->n);
+    if (!p->transposed && p->transpose_of != 0)
+        return tf_fail(TF_ERR_FORMAT, "transpose_of is set in a plan that is not transposed");
     int st = check_offsets(p->row_off, p->nranks, p->m, "row_offsets");
     if (st == TF_OK)
         st = check_offsets(p->brow_off, p->nranks, p->n, "brow_offsets");

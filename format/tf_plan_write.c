@@ -153,7 +153,11 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         (st = write_attr_str(w, f, "partition", tf_partition_name(p->partition))) ||
         (st = write_attr_str(w, f, "mode", tf_mode_name(p->mode))) ||
         (st = write_attr_str(w, f, "collective_rows", tf_coll_rows_name(p->coll_rows))) ||
-        (st = write_attr_i32(w, f, "", "gap", p->gap)))
+        (st = write_attr_i32(w, f, "", "gap", p->gap)) ||
+        (st = write_attr_str(w, f, "normalization", tf_norm_name(p->normalization))) ||
+        (st = write_attr_i32(w, f, "", "symmetric", p->symmetric)) ||
+        (st = write_attr_i32(w, f, "", "transposed", p->transposed)) ||
+        (p->transposed && (st = write_attr_u64(w, f, "", "transpose_of", p->transpose_of))))
         return st;
     for (int i = 0; i < TF_NCOEFFS; i++) {
         if (strcmp(tf_coeff_names[i], "threads") == 0)
@@ -165,7 +169,7 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         if (st)
             return st;
     }
-    if ((st = write_attr_u64(w, f, "", "tf_pl_summary_checksum", tf_pl_summary_checksum(p, stats))))
+    if ((st = write_attr_u64(w, f, "", "summary_checksum", tf_pl_summary_checksum(p, stats))))
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;

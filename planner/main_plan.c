@@ -535,9 +535,12 @@ int main(int argc, char **argv)
     /* The matrix the plan stores: normalised, maybe transposed (a transpose
      * and the symmetry test each hold a second copy of A for a moment, less
      * than planning holds below). */
-    if (tf_matrix_prepare(&a, normalization, transpose, &o) ||
-        (bands_from && tf_bands_from(&fwd, bands_from, matrix, &a, &o))) {
+    int st = tf_matrix_prepare(&a, normalization, transpose, &o);
+    if (st)
         fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+    else if (bands_from && (st = tf_bands_from(&fwd, bands_from, matrix, &a, &o)))
+        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    if (st) {
         tf_csr_free(&a);
         tf_plan_free(&fwd);
         return 1;

@@ -24,6 +24,7 @@ int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_p
                        fwd_path, matrix_path, (long long)fwd->m, (long long)fwd->n,
                        (unsigned long long)fwd->checksum, matrix_path, (long long)m,
                        (long long)n, (unsigned long long)want);
+    o->partition = fwd->partition; /* how the bands were made */
     o->row_off = o->transposed ? fwd->brow_off : fwd->row_off;
     o->brow_off = o->transposed ? fwd->row_off : fwd->brow_off;
     return TF_OK;

@@ -14,7 +14,8 @@
  * transpose_of; matrix_path names a's file in messages): same normalisation
  * and the same fingerprint, of Â itself when o->transposed, else of `a`.
  * Then points o->row_off and o->brow_off into fwd: when transposed, the new
- * rows of A are fwd's rows of B and vice versa; otherwise the same bands.
+ * rows of A are fwd's rows of B and vice versa; otherwise the same bands;
+ * o->partition becomes fwd's (it names how the bands were made).
  * fwd must outlive the use of o. TF_ERR_ARG with a one-line message naming
  * both files otherwise. o->nranks must already be fwd->nranks. */
 int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
