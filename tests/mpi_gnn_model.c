@@ -433,7 +433,10 @@ END_TEST
 
 /* ---- The library side: contexts of different K on one handle ------------- */
 
-static float bval(int64_t row, int j, int salt) { return (float)((row * 13 + j * 7 + salt) % 11) - 5; }
+static float bval(int64_t row, int j, int salt)
+{
+    return (float)((row * 13 + j * 7 + salt) % 11) - 5;
+}
 
 START_TEST(contexts_of_different_k_on_one_handle)
 {
