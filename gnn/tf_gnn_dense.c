@@ -6,11 +6,6 @@
 
 #define MAXW TF_GNN_MAX_WIDTH
 
-double tf_gnn_drop_factor(const tf_gnn_drop *d, uint64_t node_key, int64_t column)
-{
-    return tf_gnn_rng_u01(node_key, (uint64_t)column) >= d->p ? 1.0 / (1.0 - d->p) : 0.0;
-}
-
 static int dropping(const tf_gnn_drop *d) { return d && d->p > 0; }
 
 void tf_gnn_xw(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, const double *w,
@@ -29,6 +24,7 @@ void tf_gnn_xw(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, con
             if (v == 0)
                 continue;
             const double *wr = w + (int64_t)x->col[e] * k;
+#pragma omp simd
             for (int j = 0; j < k; j++)
                 acc[j] += v * wr[j];
         }
@@ -51,6 +47,7 @@ void tf_gnn_xtg(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, co
             if (v == 0)
                 continue;
             double *wr = gw + (int64_t)x->col[e] * k;
+#pragma omp simd
             for (int j = 0; j < k; j++)
                 wr[j] += v * gr[j];
         }
@@ -67,6 +64,7 @@ void tf_gnn_hw(const float *h, int64_t nrows, int a, const double *w, int b, flo
             double v = h[i * a + p];
             if (v == 0)
                 continue;
+#pragma omp simd
             for (int j = 0; j < b; j++)
                 acc[j] += v * w[p * b + j];
         }
@@ -82,6 +80,7 @@ void tf_gnn_htg(const float *h, int64_t nrows, int a, const float *g, int b, dou
             double v = h[i * a + p];
             if (v == 0)
                 continue;
+#pragma omp simd
             for (int j = 0; j < b; j++)
                 gw[p * b + j] += v * g[i * b + j];
         }

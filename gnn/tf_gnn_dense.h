@@ -8,6 +8,7 @@
 #define TF_GNN_DENSE_H
 
 #include "tf_csr.h"
+#include "tf_gnn_rng.h"
 
 #include <stdint.h>
 
@@ -24,7 +25,10 @@ typedef struct {
 } tf_gnn_drop;
 
 /* The entry's factor: 0 or 1 / (1 - p). */
-double tf_gnn_drop_factor(const tf_gnn_drop *d, uint64_t node_key, int64_t column);
+static inline double tf_gnn_drop_factor(const tf_gnn_drop *d, uint64_t node_key, int64_t column)
+{
+    return tf_gnn_rng_u01(node_key, (uint64_t)column) >= d->p ? 1.0 / (1.0 - d->p) : 0.0;
+}
 
 /* out (x->nrows x k) = drop(X) . w, w is x->ncols x k; ids = global node ids. */
 void tf_gnn_xw(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, const double *w,

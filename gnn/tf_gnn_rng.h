@@ -23,13 +23,38 @@ enum {
     TF_GNN_RNG_SPLIT           /* --random-split */
 };
 
+/* Inline: a dropout mask costs one draw per feature entry, in the inner
+ * loops of the dense products. */
+static inline uint64_t tf_gnn_rng_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* Key of (seed, epoch, layer): computed once per use. */
-uint64_t tf_gnn_rng_key(uint64_t seed, uint64_t epoch, uint64_t layer);
+static inline uint64_t tf_gnn_rng_key(uint64_t seed, uint64_t epoch, uint64_t layer)
+{
+    return tf_gnn_rng_mix(tf_gnn_rng_mix(tf_gnn_rng_mix(seed) ^ epoch) ^ layer);
+}
+
 /* Key of one node under a (seed, epoch, layer) key. */
-uint64_t tf_gnn_rng_node(uint64_t key, uint64_t node);
-/* Uniform double in [0, 1) for one column of a node key (53 random bits). */
-double tf_gnn_rng_u01(uint64_t node_key, uint64_t column);
+static inline uint64_t tf_gnn_rng_node(uint64_t key, uint64_t node)
+{
+    return tf_gnn_rng_mix(key ^ node);
+}
+
 /* 64 random bits for one column of a node key. */
-uint64_t tf_gnn_rng_bits(uint64_t node_key, uint64_t column);
+static inline uint64_t tf_gnn_rng_bits(uint64_t node_key, uint64_t column)
+{
+    return tf_gnn_rng_mix(node_key ^ column);
+}
+
+/* Uniform double in [0, 1) for one column of a node key (53 random bits). */
+static inline double tf_gnn_rng_u01(uint64_t node_key, uint64_t column)
+{
+    return (double)(tf_gnn_rng_bits(node_key, column) >> 11) * 0x1.0p-53;
+}
 
 #endif
