@@ -5,6 +5,8 @@
 #   format/*.c planner/*.c executor/*.c calibrate/*.c  -> libtwoface
 #     (except files named main_*.c, which are programs)
 #   format/plugin/*.c                                  -> HDF5 zstd filter plugin
+#   cli/*.c          -> option parsing and reports of the programs (libtwoface-cli.a,
+#                       linked into the programs only, never installed)
 #   tests/test_*.c   -> serial Check suites         tests/mpi_*.c -> MPI Check suites
 #   tests/util_*.c   -> linked into every test       tests/e2e_*.sh -> end-to-end scripts
 
@@ -27,7 +29,7 @@ OPT = -O1
 endif
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
               -fopenmp -fPIC $(SAN_FLAGS)
-INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate
+INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate -Icli
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
@@ -41,6 +43,8 @@ TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mp
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 STATIC_LIB = $(BUILD)/lib/libtwoface.a
+CLI_LIB = $(BUILD)/lib/libtwoface-cli.a
+CLI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/*.c))
 SHARED_LIB = $(BUILD)/lib/libtwoface.so
 PLUGIN = $(if $(PLUGIN_SRC),$(BUILD)/hdf5-plugins/libh5zstd.so)
 
@@ -64,6 +68,10 @@ $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(CLI_LIB): $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 $(SHARED_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
@@ -72,15 +80,15 @@ $(PLUGIN): $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_h5zstd.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared -o $@ $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_error.c $(LDLIBS_ALL)
 
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(STATIC_LIB)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(STATIC_LIB)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(STATIC_LIB)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_UTIL_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
