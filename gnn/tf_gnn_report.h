@@ -13,6 +13,7 @@ typedef struct {
     int64_t every; /* print epochs e with e % every == 0 (and the first); 0 = none */
     const char *algo;
     int ranks;
+    int show_algo; /* text: prefix epoch lines with the algorithm (several trained side by side) */
 } tf_gnn_report;
 
 /* A tf_gnn_epoch_fn: arg is a tf_gnn_report. */

@@ -6,7 +6,9 @@
 #ifndef TF_GNN_TRAIN_H
 #define TF_GNN_TRAIN_H
 
+#include "tf_gnn_adam.h"
 #include "tf_gnn_model.h"
+#include "tf_gnn_stop.h"
 
 #include <stdint.h>
 
@@ -31,12 +33,37 @@ typedef struct {
      * one-off costs: first touches, the start-up trial); over epoch 1 when
      * only one ran. total = spmm + dense + allreduce. */
     double total, spmm, dense, allreduce;
+    /* Median over the same epochs of the slowest rank's epoch time: robust
+     * to the spikes of a loaded machine. */
+    double median;
 } tf_gnn_result;
+
+/* The loop one epoch at a time, so that a caller can interleave several
+ * trainings (twoface-gcn --algo twoface,p2p: the same model on each SpMM,
+ * epoch by epoch, for a fair comparison on a loaded machine). */
+typedef struct {
+    tf_gnn_model *m;
+    tf_gnn_train_opts o;
+    tf_gnn_adam adam;
+    tf_gnn_stop stop;
+    double acc[2][3]; /* [all epochs, epochs 2..][total, spmm, allreduce] */
+    int done;         /* 1: the epochs are used up or early stopping ended the run */
+    double *times;    /* this rank's epoch times, cap entries */
+    int64_t cap;
+    tf_gnn_result r;
+} tf_gnn_trainer;
+
+int tf_gnn_trainer_init(tf_gnn_trainer *t, tf_gnn_model *m, const tf_gnn_train_opts *o);
+/* Collective: one epoch (only while !t->done); fills *ep. */
+int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep);
+/* Collective: the result, times averaged over ranks. */
+int tf_gnn_trainer_finish(tf_gnn_trainer *t, tf_gnn_result *r);
+void tf_gnn_trainer_free(tf_gnn_trainer *t);
 
 /* Called on every rank after each epoch (the caller decides who prints). */
 typedef void (*tf_gnn_epoch_fn)(const tf_gnn_epoch *e, void *arg);
 
-/* Collective. */
+/* Collective: the whole loop. */
 int tf_gnn_train(tf_gnn_model *m, const tf_gnn_train_opts *o, tf_gnn_epoch_fn fn, void *arg,
                  tf_gnn_result *r);
 

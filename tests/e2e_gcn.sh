@@ -3,7 +3,8 @@
 # generated graphs.
 #   - Cora (examples/data) trains to >= 78 % test accuracy at P = 2 (seed 1);
 #   - P-invariance: the first 20 epochs' train and val losses at P = 1, 2, 3, 4
-#     agree with P = 1 to 1e-4 relative (same seed, dropout, init);
+#     agree with P = 1 to 1e-4 relative (same seed, dropout, init); several
+#     algorithms side by side (--algo A,B,C) give the same losses;
 #   - a non-symmetric graph: with --backward-plan (twoface-plan --transpose
 #     --bands-from) it trains and its losses are the same at P = 1 and 3;
 #     without it, the one-line error;
@@ -89,6 +90,20 @@ done
 for np in 2 3 4; do
     same_losses "Cora P-invariance, 1 vs $np ranks" "$work/p1.json" "$work/p$np.json"
 done
+
+# Side by side (--algo list): one summary per algorithm, the same losses.
+if gcn 3 "$work/side.json" "$work/cora3.h5" $CORA --seed 3 --epochs 5 --patience 0 --json \
+    --algo twoface,allgather,p2p; then
+    grep '"algo":"p2p","epoch"' "$work/side.json" >"$work/side.p2p"
+    grep '"algo":"twoface","epoch"' "$work/side.json" >"$work/side.tf"
+    if [ "$(grep -c '"summary"' "$work/side.json")" -eq 3 ]; then
+        same_losses "--algo twoface,allgather,p2p: p2p vs twoface" "$work/side.tf" "$work/side.p2p"
+    else
+        bad "--algo twoface,allgather,p2p: expected 3 summaries: $(head -c 300 "$work/side.json")"
+    fi
+else
+    bad "--algo twoface,allgather,p2p failed: $(head -c 300 "$work/side.json.err")"
+fi
 
 # ---- A small non-symmetric graph: backward plan ----------------------------
 # 7 nodes, directed edges with weights; features 7 x 3; 3 classes.
@@ -203,6 +218,7 @@ gcn_fails "missing plan" 2 "nothere.h5" "$work/nothere.h5" $CORA
 gcn_fails "plan for other ranks" 2 "plan is for 3 ranks" "$P2" $DIR
 gcn_fails "dropout 1" 2 "--dropout '1'" "$work/cora2.h5" $CORA --dropout 1
 gcn_fails "unknown algorithm" 2 "unknown algorithm 'fast'" "$work/cora2.h5" $CORA --algo fast
+gcn_fails "algorithm twice" 2 "p2p given twice" "$work/cora2.h5" $CORA --algo p2p,twoface,p2p
 gcn_fails "features and random features" 2 "exactly one of --features" "$work/cora2.h5" $CORA \
     --random-features 8
 finish
