@@ -10,6 +10,8 @@
 #include <sys/resource.h>
 
 #define PROG "twoface-exec"
+/* Sizes are in MiB, as in twoface-plan --explain. */
+#define MIB (1024.0 * 1024.0)
 
 void tf_exec_say_error(int rank, const char *what, const char *msg)
 {
@@ -170,7 +172,7 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
             else
                 printf(", \"selection\": null");
         }
-        printf(", \"peak_rss_mb\": %.1f, \"peak_rss_mb_mean\": %.1f}\n", rp->rss_max,
+        printf(", \"peak_rss_mib\": %.1f, \"peak_rss_mib_mean\": %.1f}\n", rp->rss_max,
                rp->rss_mean);
     }
 }
@@ -191,7 +193,7 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
            "%d algorithm(s) interleaved\n",
            k, tf_algo_threads(algs[0]), timed, warmup, nalg);
     printf("%-14s %10s %10s %10s %8s %12s %10s %10s %10s\n", "algorithm", "median_ms",
-           "min_ms", "max_ms", "vs_tf", "MB/rank_max", "msgs_max", "comm_ms",
+           "min_ms", "max_ms", "vs_tf", "MiB/rank_max", "msgs_max", "comm_ms",
            "compute_ms");
     for (int x = 0; x < nalg; x++) {
         const tf_exec_result *r = &rep[x];
@@ -200,7 +202,7 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
             snprintf(ratio, sizeof ratio, "%.2f", r->med / rep[tf_idx].med);
         printf("%-14s %10.3f %10.3f %10.3f %8s %12.3f %10.0f %10.3f %10.3f\n",
                specs[x].name, r->med * 1e3, r->tmin * 1e3, r->tmax * 1e3, ratio,
-               r->bytes_max / 1e6, r->msgs_max, r->det_max[7] * 1e3,
+               r->bytes_max / MIB, r->msgs_max, r->det_max[7] * 1e3,
                r->det_max[8] * 1e3);
     }
     for (int x = 0; x < nalg; x++) {
@@ -214,9 +216,9 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
         for (int y = 0; y < 7; y++)
             printf("  %-19s %9.3f %9.3f\n", labels[y], r->det_max[y] * 1e3,
                    r->det_mean[y] * 1e3);
-        printf("  received per SpMM (all ranks): collective %.3f MB in %.0f messages, "
-               "fetch %.3f MB in %.0f requests\n",
-               r->bytes_coll_sum / 1e6, r->msgs_coll_sum, r->bytes_fetch_sum / 1e6,
+        printf("  received per SpMM (all ranks): collective %.3f MiB in %.0f messages, "
+               "fetch %.3f MiB in %.0f requests\n",
+               r->bytes_coll_sum / MIB, r->msgs_coll_sum, r->bytes_fetch_sum / MIB,
                r->msgs_fetch_sum);
     }
     for (int x = 0; x < nalg; x++) {
@@ -229,7 +231,7 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
                sel.classes[1], sel.median[1] * 1e3,
                sel.chose_alternative ? "alternative" : "planned plan");
     }
-    printf("peak memory per rank: max %.1f MB, mean %.1f MB\n", rp->rss_max, rp->rss_mean);
+    printf("peak memory per rank: max %.1f MiB, mean %.1f MiB\n", rp->rss_max, rp->rss_mean);
     if (nalg > 1) {
         double worst = 0;
         for (int x = 1; x < nalg; x++)
