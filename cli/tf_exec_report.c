@@ -90,14 +90,10 @@ void tf_exec_report_gather(tf_exec_report *r, MPI_Comm comm)
 
 static void print_json(const tf_exec_report *rp, int tf_idx)
 {
-    const tf_exec_args *a = rp->args;
-    const tf_handle *h = rp->h;
     const tf_exec_result *rep = rp->res;
     tf_algo *const *algs = rp->algs;
     const tf_algo_spec *specs = rp->specs;
-    int nalg = rp->nalg, nranks = rp->nranks, k = rp->k;
-    int64_t m = tf_get_m(h), n = tf_get_n(h);
-    int timed = rp->timed, warmup = rp->warmup;
+    int nalg = rp->nalg;
     const char *bnames[9] = {"local_comp_s", "coll_wait_s", "coll_comp_s",
                              "fetch_wait_s", "fetch_comp_s", "merge_s",
                              "sync_s",       "comm_s",      "compute_s"};
@@ -107,15 +103,15 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
         printf("{\"algo\": ");
         json_string(stdout, specs[x].name);
         printf(", \"plan\": ");
-        json_string(stdout, a->plans[tf_algo_plan_index(algs[x])]);
-        printf(", \"m\": %lld, \"n\": %lld, \"nnz\": %lld", (long long)m, (long long)n,
-               (long long)tf_get_nnz(h));
+        json_string(stdout, rp->args->plans[tf_algo_plan_index(algs[x])]);
+        printf(", \"m\": %lld, \"n\": %lld, \"nnz\": %lld", (long long)tf_get_m(rp->h), (long long)tf_get_n(rp->h),
+               (long long)tf_get_nnz(rp->h));
         printf(", \"ranks\": %d, \"threads\": %d, \"threads_fetch\": %d, \"k\": %d",
-               nranks, tf_algo_threads(algs[x]), tf_algo_threads_fetch(algs[x]), k);
+               rp->nranks, tf_algo_threads(algs[x]), tf_algo_threads_fetch(algs[x]), rp->k);
         if (specs[x].kind == TF_ALGO_SHIFT)
             printf(", \"replication\": %d", specs[x].replication);
-        printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", timed,
-               warmup, nalg);
+        printf(", \"iterations\": %d, \"warmup\": %d, \"interleaved\": %d", rp->timed,
+               rp->warmup, nalg);
         printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                r->tmax);
         if (tf_idx >= 0)
@@ -139,7 +135,7 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
         else
             printf(", \"bytes_received\": {\"total\": %.0f}", r->bytes_sum);
         printf(", \"bytes_per_rank\": {\"max\": %.0f, \"mean\": %.0f}", r->bytes_max,
-               r->bytes_sum / nranks);
+               r->bytes_sum / rp->nranks);
         if (fam)
             printf(", \"messages\": {\"collective\": %.0f, \"fetch\": %.0f, "
                    "\"total\": %.0f}",
@@ -147,11 +143,11 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
         else
             printf(", \"messages\": {\"total\": %.0f}", r->msgs_sum);
         printf(", \"messages_per_rank\": {\"max\": %.0f, \"mean\": %.4g}", r->msgs_max,
-               r->msgs_sum / nranks);
+               r->msgs_sum / rp->nranks);
         if (nalg > 1) {
             printf(", \"max_diff_vs_first\": %.6g", r->diff);
         }
-        if (a->check)
+        if (rp->args->check)
             printf(", \"max_error\": %.6g, \"check_passed\": %s", r->err,
                    r->err <= TF_EXEC_CHECK_TOL ? "true" : "false");
         /* Last, so that the record's own keys come first for
