@@ -240,3 +240,28 @@ bench-kernels: all $(KERNELS_BENCH) $(KNOBS_BENCH)
 	@if [ "$${KERNELS_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/kernels.sh; fi
 .PHONY: bench-kernels
 # ---- end kernels ---------------------------------------------------------------
+
+# ---- GNN training (gnn/, docs/gnn.md) ------------------------------------------
+# gnn/*.c (except main_*.c) -> $(BUILD)/lib/libtwoface-gnn.a, linked into
+# twoface-gcn and into the tests named tests/test_gnn_*.c and tests/mpi_gnn_*.c
+# (the rules below have shorter stems than the general test rule, so make picks them).
+GNN_SRC = $(filter-out gnn/main_%.c,$(wildcard gnn/*.c))
+GNN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(GNN_SRC))
+GNN_LIB = $(BUILD)/lib/libtwoface-gnn.a
+GCN_BIN = $(BUILD)/bin/twoface-gcn
+INCLUDES += -Ignn
+PROGS += $(GCN_BIN)
+all: $(GCN_BIN)
+
+$(GNN_LIB): $(GNN_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(GCN_BIN): $(BUILD)/obj/gnn/main_gcn.o $(GNN_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(GNN_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/tests/test_gnn_%: $(BUILD)/obj/tests/test_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
+$(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)

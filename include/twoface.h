@@ -284,6 +284,33 @@ typedef struct {
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t);
 void tf_timing_reset(tf_ctx *ctx);
 
+/* ---- Training loops ---------------------------------------------------
+ *
+ * A training loop (gnn/, twoface-gcn) runs several SpMMs per step on one
+ * plan, at different widths: a GCN layer multiplies A by a hidden-width B
+ * and by a classes-width B, forward and backward. What the API gives it:
+ *
+ *   - Several contexts on one handle, of any widths (tf_context_create as
+ *     often as needed): each has its own B memory, buffers, communicators
+ *     and timing; they share the handle's plan and rows. Calls on different
+ *     contexts may be interleaved freely, as long as every rank makes the
+ *     same collective calls in the same order (as for any MPI collective).
+ *   - C into caller memory: tf_spmm writes exactly this rank's nrows x k
+ *     floats of c and nothing else. c may be the B rows (tf_b_rows) of
+ *     another context of the same width on the same handle when this
+ *     rank's rows of C are its rows of B (every square plan: tf_get_rows ==
+ *     tf_get_brows), which chains two SpMMs with no copy. c must not be the
+ *     calling context's own B.
+ *   - This rank's rows: tf_get_rows (C, labels) and tf_get_brows (B).
+ *   - The communicator to sum gradients over: tf_get_comm.
+ */
+
+/* The handle's communicator (tf_open's duplicate of the caller's): the same
+ * ranks in the same order, for the caller's own collectives (MPI_Allreduce
+ * of weight gradients). Owned by the handle: valid until tf_close; do not
+ * free it. Local. */
+MPI_Comm tf_get_comm(const tf_handle *h);
+
 /* ---- Errors ------------------------------------------------------------ */
 
 const char *tf_status_string(int status);

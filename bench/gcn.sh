@@ -1,0 +1,122 @@
+#!/bin/sh
+# GCN training benchmarks for docs/gnn.md (twoface-gcn).
+#   sh bench/gcn.sh accuracy   test accuracy over seeds 0..SEEDS-1 (default 10) for Cora
+#                              and CiteSeer at P = 1 and 4 (Kipf & Welling's recipe, 200
+#                              epochs, early stopping); mean and std per graph and P
+#   sh bench/gcn.sh time       time per epoch and its SpMM share with twoface, allgather,
+#                              shift, p2p at P = 4 (EPOCHS, default 50, no early stopping):
+#                              one process per graph and round trains the same model on the
+#                              four side by side, epoch by epoch (--algo twoface,allgather,
+#                              shift,p2p); ROUNDS (default 2) processes; per algorithm the
+#                              median epoch time (slowest rank) of the median round and that
+#                              round's mean split. Cora, CiteSeer (their features), PubMed
+#                              (its labels and split, random features F = 128: its features
+#                              file is missing), and the large graphs of DATA with random
+#                              features F = 128, 16 random classes, random split.
+# Environment: DATA (default ../shared/data), GNN (default $DATA/gnn), BUILD (build),
+# OUT (plans and raw JSON; default /tmp/twoface-gcn-bench), GRAPHS (time: list of names).
+# Output: one line per run on stdout, summary tables at the end (Markdown).
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data}
+GNN=${GNN:-$DATA/gnn}
+OUT=${OUT:-/tmp/twoface-gcn-bench}
+SEEDS=${SEEDS:-10}
+EPOCHS=${EPOCHS:-50}
+ROUNDS=${ROUNDS:-2}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_osc_rdma_priority=1
+export OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+mkdir -p "$OUT"
+PLAN=$BUILD/bin/twoface-plan
+GCN=$BUILD/bin/twoface-gcn
+
+# plan NAME P: normalised plan (and its transpose when not symmetric) in $OUT.
+plan() {
+    f=$OUT/$1-$2.h5
+    [ -f "$f" ] || "$PLAN" "$DATA/$1.mtx.zst" -n "$2" -k 16 --normalize gcn -o "$f" -q || exit 1
+    if ! h5dump -a /symmetric "$f" 2>/dev/null | grep -q '(0): 1'; then
+        t=$OUT/$1-$2-T.h5
+        [ -f "$t" ] || "$PLAN" "$DATA/$1.mtx.zst" --normalize gcn --transpose --bands-from "$f" \
+            -o "$t" -q || exit 1
+        echo "$f --backward-plan $t"
+    else
+        echo "$f"
+    fi
+}
+
+field() { sed -n "s/.*\"summary\".*\"$1\":\([-0-9.e+a-z]*\).*/\1/p"; }
+
+inputs() { # NAME: the input options of a graph
+    case $1 in
+    cora | citeseer)
+        echo "--features $GNN/$1.features.mtx.zst --labels $GNN/$1.labels.txt --split $GNN/$1.split.txt" ;;
+    pubmed)
+        echo "--random-features 128 --labels $GNN/$1.labels.txt --split $GNN/$1.split.txt" ;;
+    *) echo "--random-features 128 --random-classes 16 --random-split" ;;
+    esac
+}
+
+accuracy() {
+    for g in cora citeseer; do
+        for np in 1 4; do
+            p=$(plan $g $np) || exit 1
+            s=0
+            while [ $s -lt "$SEEDS" ]; do
+                a=$(mpirun -n $np --bind-to none $GCN $p $(inputs $g) --seed $s --json \
+                    --every 0 | field test_acc)
+                echo "accuracy $g P=$np seed=$s test_acc=$a"
+                s=$((s + 1))
+            done
+        done
+    done | tee "$OUT/accuracy.txt"
+    echo
+    echo "| graph | P | test accuracy over $SEEDS seeds (mean ± std, %) |"
+    echo "|---|---:|---|"
+    awk '{ split($3, p, "="); split($5, a, "="); k = $2 " | " p[2]; n[k]++; s[k] += a[2];
+           q[k] += a[2] * a[2] } END { for (k in n) { m = s[k] / n[k];
+           v = q[k] / n[k] - m * m; printf "| %s | %.1f ± %.1f |\n", k, 100 * m,
+           100 * sqrt(v > 0 ? v : 0) } }' "$OUT/accuracy.txt" | sort
+}
+
+timing() {
+    graphs=${GRAPHS:-cora citeseer pubmed cit-HepPh email-Enron soc-Slashdot0902 copter2 luxembourg_osm}
+    for g in $graphs; do
+        p=$(plan $g 4) || exit 1
+        r=0
+        while [ $r -lt "$ROUNDS" ]; do
+            # One process trains the same model on the four SpMMs side by side,
+            # epoch by epoch (A B C D A B C D ...), so they share the machine's load.
+            mpirun -n 4 --bind-to none $GCN $p $(inputs $g) --algo twoface,allgather,shift,p2p \
+                --epochs "$EPOCHS" --patience 0 --json --every 0 | grep '"summary"' |
+                while read -r line; do
+                    a=$(echo "$line" | sed -n 's/.*"algo":"\([^"]*\)".*/\1/p' | sed 's/(c=1)//')
+                    echo "time $g $a round=$r median_ms=$(echo "$line" | field epoch_ms_median)" \
+                        "epoch_ms=$(echo "$line" | field epoch_ms)" \
+                        "spmm_ms=$(echo "$line" | field spmm_ms)" \
+                        "dense_ms=$(echo "$line" | field dense_ms)" \
+                        "allreduce_ms=$(echo "$line" | field allreduce_ms)"
+                done
+            r=$((r + 1))
+        done
+    done | tee "$OUT/time.txt"
+    echo
+    echo "| graph | algo | median ms / epoch | vs twoface | mean ms / epoch | SpMM ms | SpMM share | dense ms | allreduce ms |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    for g in $graphs; do
+        tw=$(grep "^time $g twoface " "$OUT/time.txt" | sed 's/[a-z_]*=//g' | sort -n -k5 |
+            awk '{ v[NR] = $5 } END { print v[int((NR + 1) / 2)] }')
+        for a in twoface allgather shift p2p; do
+            # The round with the median of the per-run medians; its mean split.
+            grep "^time $g $a " "$OUT/time.txt" | sed 's/[a-z_]*=//g' | sort -n -k5 |
+                awk -v g=$g -v a=$a -v tw="$tw" '{ m[NR] = $5; e[NR] = $6; s[NR] = $7; d[NR] = $8; r[NR] = $9 }
+                END { k = int((NR + 1) / 2); printf "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.0f %% | %.2f | %.2f |\n",
+                g, a, m[k], m[k] / tw, e[k], s[k], 100 * s[k] / e[k], d[k], r[k] }'
+        done
+    done
+}
+
+case ${1:-} in
+accuracy) accuracy ;;
+time) timing ;;
+*) echo "usage: sh bench/gcn.sh accuracy|time" >&2; exit 2 ;;
+esac

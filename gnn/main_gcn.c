@@ -1,0 +1,174 @@
+/* twoface-gcn: full-graph two-layer GCN training on libtwoface.
+ * Options: tf_gnn_cli.c; training: tf_gnn_train.c; output: tf_gnn_report.c.
+ * Every step that can fail on some rank agrees on the outcome over the
+ * communicator, then rank 0 prints one line and every rank exits 1. */
+#include "tf_error.h"
+#include "tf_exec.h"
+#include "tf_gnn_cli.h"
+#include "tf_gnn_load.h"
+#include "tf_gnn_model.h"
+#include "tf_gnn_report.h"
+#include "tf_gnn_rows.h"
+#include "tf_gnn_train.h"
+#include "twoface.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "twoface-gcn"
+
+static int g_rank;
+
+static int fail(const char *msg)
+{
+    if (g_rank == 0) {
+        fprintf(stderr, PROG ": %s\n", msg);
+        fflush(stderr);
+    }
+    return 1;
+}
+
+static int open_plans(const tf_gnn_cli *c, tf_handle **fwd, tf_handle **bwd)
+{
+    *fwd = *bwd = NULL;
+    int st = tf_open(c->plan, MPI_COMM_WORLD, fwd);
+    if (st)
+        return st;
+    if (c->backward_plan && (st = tf_open(c->backward_plan, MPI_COMM_WORLD, bwd)))
+        return tf_fail_prefix(st, "--backward-plan: ");
+    return TF_OK;
+}
+
+#define MAX_ALGOS 8
+
+/* --algo A[,B...]: one spec per item; --replication goes to shift. */
+static int parse_algos(const tf_gnn_cli *c, const tf_handle *h, tf_algo_spec *spec, int *n)
+{
+    char list[256];
+    if (snprintf(list, sizeof list, "%s", c->algo) >= (int)sizeof list)
+        return tf_fail(TF_ERR_ARG, "--algo: list too long");
+    *n = 0;
+    for (char *save, *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_ALGOS)
+            return tf_fail(TF_ERR_ARG, "--algo: at most %d algorithms", MAX_ALGOS);
+        int st = tf_gnn_algo_parse(p, strcmp(p, "shift") == 0 ? c->replication : NULL, h,
+                                   &spec[*n]);
+        if (st)
+            return st;
+        for (int i = 0; i < *n; i++)
+            if (strcmp(spec[i].name, spec[*n].name) == 0)
+                return tf_fail(TF_ERR_ARG, "--algo: %s given twice", p);
+        (*n)++;
+    }
+    if (*n == 0)
+        return tf_fail(TF_ERR_ARG, "--algo: empty list");
+    if (c->replication && !strstr(c->algo, "shift"))
+        return tf_fail(TF_ERR_ARG, "--replication applies to --algo shift only");
+    return TF_OK;
+}
+
+typedef struct {
+    tf_gnn_model m[MAX_ALGOS];
+    tf_gnn_trainer t[MAX_ALGOS];
+    tf_gnn_report rep[MAX_ALGOS];
+    int n;
+} side_by_side;
+
+/* Trains the same model on every algorithm, interleaved epoch by epoch, so
+ * that their times share the machine's state. */
+static int train_all(const tf_gnn_cli *c, side_by_side *s)
+{
+    tf_gnn_train_opts to = {c->epochs, c->lr, c->patience};
+    int st = TF_OK, ninit = 0;
+    for (; ninit < s->n && !st; ninit++)
+        st = tf_gnn_trainer_init(&s->t[ninit], &s->m[ninit], &to);
+    for (int left = s->n; !st && left > 0;) {
+        left = 0;
+        for (int k = 0; k < s->n && !st; k++) {
+            if (s->t[k].done)
+                continue;
+            tf_gnn_epoch ep;
+            st = tf_gnn_trainer_epoch(&s->t[k], &ep);
+            if (!st)
+                tf_gnn_report_epoch(&ep, &s->rep[k]);
+            left += !s->t[k].done;
+        }
+    }
+    for (int k = 0; k < s->n && !st; k++) {
+        tf_gnn_result res;
+        st = tf_gnn_trainer_finish(&s->t[k], &res);
+        if (!st)
+            tf_gnn_report_summary(&s->rep[k], &res);
+    }
+    for (int k = 0; k < ninit; k++)
+        tf_gnn_trainer_free(&s->t[k]);
+    return st;
+}
+
+static int run(const tf_gnn_cli *c, int nranks)
+{
+    tf_handle *fwd, *bwd;
+    int64_t *ids = NULL, nrows;
+    tf_gnn_data d;
+    static side_by_side s; /* models are large structs; one per process */
+    memset(&d, 0, sizeof d);
+    memset(&s, 0, sizeof s);
+    tf_algo_spec spec[MAX_ALGOS];
+    int nalgo = 0, made = 0;
+    int st = open_plans(c, &fwd, &bwd);
+    if (!st)
+        st = tf_exec_agree(tf_get_comm(fwd), parse_algos(c, fwd, spec, &nalgo));
+    if (!st)
+        st = tf_exec_agree(tf_get_comm(fwd), tf_gnn_row_ids(fwd, &ids, &nrows));
+    tf_gnn_inputs in = {c->features, c->labels, c->split, c->random_features, c->random_classes,
+                        c->random_split, c->seed};
+    if (!st)
+        st = tf_gnn_load(fwd, &in, ids, &d);
+    tf_gnn_hparams hp = {c->hidden, c->dropout, c->weight_decay, c->seed, c->threads};
+    for (; !st && made < nalgo; made++) {
+        st = tf_gnn_model_create(fwd, bwd, &spec[made], &d, &hp, &s.m[made]);
+        s.rep[made] = (tf_gnn_report){g_rank == 0 ? stdout : NULL, c->json, c->every,
+                                      spec[made].name, nranks, nalgo > 1};
+    }
+    s.n = made;
+    if (st) {
+        fail(tf_error_message());
+    } else {
+        if (g_rank == 0 && !c->json && strcmp(tf_get_normalization(fwd), "none") == 0)
+            fprintf(stderr, PROG ": note: %s holds the matrix as given, not normalised "
+                            "(twoface-plan --normalize gcn)\n", c->plan);
+        if (train_all(c, &s)) { /* an SpMM or Allreduce failed: other ranks cannot know */
+            fprintf(stderr, PROG ": rank %d: %s\n", g_rank, tf_error_message());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    for (int k = 0; k < s.n; k++)
+        tf_gnn_model_free(&s.m[k]);
+    tf_gnn_data_free(&d);
+    free(ids);
+    tf_close(bwd);
+    tf_close(fwd);
+    return st ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, nranks;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    tf_gnn_cli c;
+    int st = tf_gnn_cli_parse(argc, argv, &c), rc;
+    if (st == -1) {
+        if (g_rank == 0)
+            tf_gnn_cli_usage(stdout);
+        rc = 0;
+    } else if (st) {
+        rc = fail(tf_error_message());
+    } else
+        rc = run(&c, nranks);
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,191 @@
+#include "tf_gnn_cli.h"
+#include "tf_error.h"
+#include "tf_gnn_data.h"
+#include "tf_gnn_dense.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tf_gnn_cli_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun -n P twoface-gcn PLAN --features F --labels L --split S [options]\n"
+            "Trains a two-layer GCN (Kipf & Welling 2017) on the graph of PLAN (a plan of the\n"
+            "normalised adjacency: twoface-plan --normalize gcn). docs/gnn.md has the details.\n"
+            "  --features F          node features: Matrix Market (.mtx, .zst, .gz), row = node,\n"
+            "                        or a dense float32 HDF5 dataset FILE.h5:/path\n"
+            "  --labels L            text, line i = class (0..C-1) of node i\n"
+            "  --split S             text, line i = train, val, test or none\n"
+            "  --random-features F   F random features per node instead of --features\n"
+            "  --random-classes C    random labels in 0..C-1 instead of --labels\n"
+            "  --random-split        random split (10 %% train, 10 %% val, 20 %% test)\n"
+            "  --hidden H            hidden width (default 16)\n"
+            "  --epochs E            at most E epochs (default 200)\n"
+            "  --lr X                Adam learning rate (default 0.01)\n"
+            "  --weight-decay X      L2 on the first layer (default 5e-4)\n"
+            "  --dropout X           dropout on the input and hidden layer (default 0.5)\n"
+            "  --patience N          early stopping window (default 10; 0 = never stop early)\n"
+            "  --seed N              seed of init, dropout and random inputs (default 0)\n"
+            "  --algo A              SpMM: twoface (the plan), allgather, shift, p2p\n"
+            "  --replication c       shift only: replication factor (default 1)\n"
+            "  --backward-plan PLAN  plan of A^T (twoface-plan --transpose --bands-from PLAN),\n"
+            "                        needed when PLAN's matrix is not symmetric\n"
+            "  --every N             print every N epochs (default 1; 0 = summary only)\n"
+            "  --threads T           OpenMP threads per rank for an SpMM (default: executor's)\n"
+            "  --json                one JSON object per line instead of text\n"
+            "  -h, --help            this text\n");
+}
+
+static int bad(const char *opt, const char *s, const char *want)
+{
+    return tf_fail(TF_ERR_ARG, "%s '%s': expected %s", opt, s, want);
+}
+
+static int parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (!*s || *end || errno || x < lo || x > hi) {
+        char want[96];
+        snprintf(want, sizeof want, "a whole number in %lld..%lld", (long long)lo, (long long)hi);
+        return bad(opt, s, want);
+    }
+    *v = x;
+    return TF_OK;
+}
+
+static int parse_real(const char *opt, const char *s, double lo, double hi, int open_hi,
+                      double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(x) || x < lo || x > hi || (open_hi && x == hi)) {
+        char want[96];
+        snprintf(want, sizeof want, "a number in [%g, %g%s", lo, hi, open_hi ? ")" : "]");
+        return bad(opt, s, want);
+    }
+    *v = x;
+    return TF_OK;
+}
+
+enum {
+    O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
+    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON
+};
+
+static int one_option(int c, const char *arg, tf_gnn_cli *o)
+{
+    int64_t v = 0;
+    int st = TF_OK;
+    switch (c) {
+    case O_FEATURES: o->features = arg; break;
+    case O_LABELS: o->labels = arg; break;
+    case O_SPLIT: o->split = arg; break;
+    case O_RFEAT: st = parse_int("--random-features", arg, 1, 1 << 20, &o->random_features); break;
+    case O_RCLASS:
+        st = parse_int("--random-classes", arg, 2, TF_GNN_MAX_CLASSES, &v);
+        o->random_classes = (int)v;
+        break;
+    case O_RSPLIT: o->random_split = 1; break;
+    case O_HIDDEN:
+        st = parse_int("--hidden", arg, 1, TF_GNN_MAX_WIDTH, &v);
+        o->hidden = (int)v;
+        break;
+    case O_EPOCHS: st = parse_int("--epochs", arg, 1, 1000000000, &o->epochs); break;
+    case O_LR: st = parse_real("--lr", arg, 0, 1e6, 0, &o->lr); break;
+    case O_WD: st = parse_real("--weight-decay", arg, 0, 1e6, 0, &o->weight_decay); break;
+    case O_DROPOUT: st = parse_real("--dropout", arg, 0, 1, 1, &o->dropout); break;
+    case O_PATIENCE:
+        st = parse_int("--patience", arg, 0, 1000000, &v);
+        o->patience = (int)v;
+        break;
+    case O_SEED:
+        st = parse_int("--seed", arg, 0, INT64_MAX, &v);
+        o->seed = (uint64_t)v;
+        break;
+    case O_ALGO: o->algo = arg; break;
+    case O_REPL: o->replication = arg; break;
+    case O_BWD: o->backward_plan = arg; break;
+    case O_EVERY: st = parse_int("--every", arg, 0, INT64_MAX, &o->every); break;
+    case O_THREADS:
+        st = parse_int("--threads", arg, 0, 1024, &v);
+        o->threads = (int)v;
+        break;
+    case O_JSON: o->json = 1; break;
+    default: st = tf_fail(TF_ERR_ARG, "unknown option (see --help)");
+    }
+    return st;
+}
+
+static int check_inputs(const tf_gnn_cli *o)
+{
+    if (!o->plan)
+        return tf_fail(TF_ERR_ARG, "no plan given (usage: twoface-gcn PLAN --features F "
+                                   "--labels L --split S)");
+    if (!o->features == !o->random_features)
+        return tf_fail(TF_ERR_ARG, "give exactly one of --features and --random-features");
+    if (!o->labels == !o->random_classes)
+        return tf_fail(TF_ERR_ARG, "give exactly one of --labels and --random-classes");
+    if (!o->split == !o->random_split)
+        return tf_fail(TF_ERR_ARG, "give exactly one of --split and --random-split");
+    return TF_OK;
+}
+
+int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
+{
+    static const struct option longopts[] = {
+        {"features", required_argument, 0, O_FEATURES},
+        {"labels", required_argument, 0, O_LABELS},
+        {"split", required_argument, 0, O_SPLIT},
+        {"random-features", required_argument, 0, O_RFEAT},
+        {"random-classes", required_argument, 0, O_RCLASS},
+        {"random-split", no_argument, 0, O_RSPLIT},
+        {"hidden", required_argument, 0, O_HIDDEN},
+        {"epochs", required_argument, 0, O_EPOCHS},
+        {"lr", required_argument, 0, O_LR},
+        {"weight-decay", required_argument, 0, O_WD},
+        {"dropout", required_argument, 0, O_DROPOUT},
+        {"patience", required_argument, 0, O_PATIENCE},
+        {"seed", required_argument, 0, O_SEED},
+        {"algo", required_argument, 0, O_ALGO},
+        {"replication", required_argument, 0, O_REPL},
+        {"backward-plan", required_argument, 0, O_BWD},
+        {"every", required_argument, 0, O_EVERY},
+        {"threads", required_argument, 0, O_THREADS},
+        {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    memset(o, 0, sizeof *o);
+    o->hidden = 16;
+    o->epochs = 200;
+    o->lr = 0.01;
+    o->weight_decay = 5e-4;
+    o->dropout = 0.5;
+    o->patience = 10;
+    o->algo = "twoface";
+    o->every = 1;
+    opterr = 0; /* messages come from tf_fail, printed once by rank 0 */
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h')
+            return -1;
+        if (c == ':')
+            return tf_fail(TF_ERR_ARG, "%s needs a value", argv[optind - 1]);
+        if (c == '?')
+            return tf_fail(TF_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
+        int st = one_option(c, optarg, o);
+        if (st)
+            return st;
+    }
+    if (optind < argc)
+        o->plan = argv[optind++];
+    if (optind < argc)
+        return tf_fail(TF_ERR_ARG, "unexpected argument '%s' (one plan only)", argv[optind]);
+    return check_inputs(o);
+}

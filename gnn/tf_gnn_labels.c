@@ -1,0 +1,141 @@
+#include "tf_gnn_labels.h"
+#include "tf_error.h"
+#include "tf_gnn_rng.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Calls fn(text, line number, node) for the n lines of a file, with
+ * surrounding blanks removed; checks there are exactly n lines. */
+typedef int (*line_fn)(const char *path, int64_t line, const char *text, int64_t node,
+                       void *arg);
+
+static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int64_t line = 0;
+    int st = TF_OK;
+    while (!st && (len = getline(&buf, &cap, f)) != -1) {
+        line++;
+        char *s = buf, *e = buf + len;
+        while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            *--e = '\0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (line > n)
+            st = tf_fail(TF_ERR_PARSE, "%s:%lld: more than %lld lines, but the plan's graph has "
+                         "%lld nodes", path, (long long)line, (long long)n, (long long)n);
+        else if ((size_t)(e - s) != strlen(s))
+            st = tf_fail(TF_ERR_PARSE, "%s:%lld: a NUL byte in the line (not a text file?)", path,
+                         (long long)line);
+        else
+            st = fn(path, line, s, line - 1, arg);
+    }
+    if (!st && ferror(f))
+        st = tf_fail(TF_ERR_IO, "%s:%lld: read error: %s", path, (long long)line + 1,
+                     strerror(errno));
+    if (!st && line < n)
+        st = tf_fail(TF_ERR_PARSE, "%s:%lld: the file ends after %lld lines, but the plan's graph "
+                     "has %lld nodes", path, (long long)line + 1, (long long)line, (long long)n);
+    free(buf);
+    fclose(f);
+    return st;
+}
+
+typedef struct {
+    const int32_t *map;
+    tf_gnn_data *d;
+    int max;
+} line_ctx;
+
+static int label_line(const char *path, int64_t line, const char *s, int64_t node, void *arg)
+{
+    line_ctx *c = arg;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < 0 || v >= TF_GNN_MAX_CLASSES)
+        return tf_fail(TF_ERR_PARSE, "%s:%lld: expected a class 0..%d, got '%.40s'", path,
+                       (long long)line, TF_GNN_MAX_CLASSES - 1, s);
+    if (v > c->max)
+        c->max = (int)v;
+    if (c->map[node] >= 0)
+        c->d->label[c->map[node]] = (int32_t)v;
+    return TF_OK;
+}
+
+static const char *const split_words[TF_GNN_NSPLITS] = {"none", "train", "val", "test"};
+
+static int split_line(const char *path, int64_t line, const char *s, int64_t node, void *arg)
+{
+    line_ctx *c = arg;
+    for (int w = 0; w < TF_GNN_NSPLITS; w++)
+        if (strcmp(s, split_words[w]) == 0) {
+            if (c->map[node] >= 0)
+                c->d->split[c->map[node]] = (int8_t)w;
+            return TF_OK;
+        }
+    return tf_fail(TF_ERR_PARSE, "%s:%lld: expected train, val, test or none, got '%.40s'", path,
+                   (long long)line, s);
+}
+
+static int alloc_rows(void **p, int64_t nrows, size_t size)
+{
+    *p = calloc((size_t)(nrows > 0 ? nrows : 1), size);
+    return *p ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %lld nodes", (long long)nrows);
+}
+
+int tf_gnn_labels_read(const char *path, const int32_t *map, tf_gnn_data *d)
+{
+    int st = alloc_rows((void **)&d->label, d->nrows, sizeof *d->label);
+    line_ctx c = {map, d, -1};
+    if (!st)
+        st = for_each_line(path, d->n, label_line, &c);
+    if (!st)
+        d->classes = c.max + 1;
+    return st;
+}
+
+int tf_gnn_split_read(const char *path, const int32_t *map, tf_gnn_data *d)
+{
+    int st = alloc_rows((void **)&d->split, d->nrows, sizeof *d->split);
+    line_ctx c = {map, d, 0};
+    return st ? st : for_each_line(path, d->n, split_line, &c);
+}
+
+int tf_gnn_labels_random(uint64_t seed, int classes, tf_gnn_data *d)
+{
+    if (classes < 2 || classes > TF_GNN_MAX_CLASSES)
+        return tf_fail(TF_ERR_ARG, "--random-classes %d: expected 2..%d", classes,
+                       TF_GNN_MAX_CLASSES);
+    int st = alloc_rows((void **)&d->label, d->nrows, sizeof *d->label);
+    if (st)
+        return st;
+    uint64_t key = tf_gnn_rng_key(seed, 0, TF_GNN_RNG_LABELS);
+    for (int64_t i = 0; i < d->nrows; i++)
+        d->label[i] = (int32_t)(tf_gnn_rng_bits(tf_gnn_rng_node(key, (uint64_t)d->ids[i]), 0) %
+                                (uint64_t)classes);
+    d->classes = classes;
+    return TF_OK;
+}
+
+int tf_gnn_split_random(uint64_t seed, tf_gnn_data *d)
+{
+    int st = alloc_rows((void **)&d->split, d->nrows, sizeof *d->split);
+    if (st)
+        return st;
+    uint64_t key = tf_gnn_rng_key(seed, 0, TF_GNN_RNG_SPLIT);
+    for (int64_t i = 0; i < d->nrows; i++) {
+        double u = tf_gnn_rng_u01(tf_gnn_rng_node(key, (uint64_t)d->ids[i]), 0);
+        d->split[i] = u < 0.1 ? TF_GNN_TRAIN : u < 0.2 ? TF_GNN_VAL : u < 0.4 ? TF_GNN_TEST
+                                                                             : TF_GNN_NONE;
+    }
+    return TF_OK;
+}

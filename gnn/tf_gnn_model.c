@@ -1,0 +1,242 @@
+#include "tf_gnn_model.h"
+#include "tf_error.h"
+#include "tf_exec.h"
+#include "tf_gnn_dense.h"
+#include "tf_gnn_init.h"
+#include "tf_gnn_rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NSUMS (2 * TF_GNN_NSPLITS)
+
+static float *alloc_rows(int64_t nrows, int k)
+{
+    return calloc((size_t)(nrows > 0 ? nrows : 1) * (size_t)k, sizeof(float));
+}
+
+/* What every product relies on: C rows = B rows for both plans (a square
+ * plan's bands, and a backward plan made with the forward's), and a plan
+ * that serves A^T: the forward one when symmetric, else the backward one.
+ * Local checks of headers every rank holds alike, except the bands. */
+static int check_plans(tf_handle *fwd, tf_handle *bwd)
+{
+    int64_t r0, nr, b0, nb;
+    tf_get_rows(fwd, &r0, &nr);
+    tf_get_brows(fwd, &b0, &nb);
+    if (tf_get_m(fwd) != tf_get_n(fwd))
+        return tf_fail(TF_ERR_ARG, "the plan's matrix is %lld x %lld: a GCN needs the square "
+                       "adjacency of a graph", (long long)tf_get_m(fwd), (long long)tf_get_n(fwd));
+    if (r0 != b0 || nr != nb)
+        return tf_fail(TF_ERR_ARG, "rank %d: the plan's rows of C (%lld..) differ from its rows "
+                       "of B (%lld..)", tf_get_rank(fwd), (long long)r0, (long long)b0);
+    if (bwd) {
+        int st = tf_check_backward(fwd, bwd);
+        if (st)
+            return st;
+        int64_t s0, ns, c0, nc;
+        tf_get_rows(bwd, &s0, &ns);
+        tf_get_brows(bwd, &c0, &nc);
+        if (s0 != r0 || ns != nr || c0 != r0 || nc != nr)
+            return tf_fail(TF_ERR_ARG, "rank %d: the backward plan's row bands differ from the "
+                           "forward plan's", tf_get_rank(fwd));
+    }
+    else if (!tf_get_symmetric(fwd))
+        return tf_fail(TF_ERR_ARG, "the plan's matrix is not symmetric, so the backward pass "
+                       "needs a plan of its transpose (twoface-gcn --backward-plan; twoface-plan "
+                       "--transpose --bands-from)");
+    return TF_OK;
+}
+
+int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec,
+                        const tf_gnn_data *d, const tf_gnn_hparams *hp, tf_gnn_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->d = d;
+    m->comm = tf_get_comm(fwd);
+    m->hidden = hp->hidden;
+    m->classes = d->classes;
+    m->nfeat = d->x.ncols;
+    m->ntrain = d->count[TF_GNN_TRAIN];
+    m->dropout = hp->dropout;
+    m->weight_decay = hp->weight_decay;
+    m->seed = hp->seed;
+    m->nw0 = (size_t)m->nfeat * (size_t)m->hidden;
+    m->nw = m->nw0 + (size_t)m->hidden * (size_t)m->classes;
+    m->bwd_shared = bwd == NULL;
+    int st = check_plans(fwd, bwd);
+    if (!st) {
+        m->w = malloc(m->nw * sizeof *m->w);
+        m->grad = malloc(m->nw * sizeof *m->grad);
+        m->red = malloc((m->nw + NSUMS) * sizeof *m->red);
+        int64_t nr = d->nrows;
+        m->h = alloc_rows(nr, m->hidden);
+        m->r = alloc_rows(nr, m->hidden);
+        m->dt0 = alloc_rows(nr, m->hidden);
+        m->z = alloc_rows(nr, m->classes);
+        m->dt1 = alloc_rows(nr, m->classes);
+        if (!m->w || !m->grad || !m->red || !m->h || !m->r || !m->dt0 || !m->z || !m->dt1)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for the model (%zu weights, %lld "
+                         "rows)", tf_get_rank(fwd), m->nw, (long long)nr);
+    }
+    st = tf_exec_agree(m->comm, st);
+    if (!st)
+        st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, &m->fh);
+    if (!st)
+        st = tf_gnn_spmm_create(spec, fwd, m->classes, hp->threads, &m->fc);
+    if (!st && bwd)
+        st = tf_gnn_spmm_create(spec, bwd, m->hidden, hp->threads, &m->bh);
+    if (!st && bwd)
+        st = tf_gnn_spmm_create(spec, bwd, m->classes, hp->threads, &m->bc);
+    if (st) {
+        tf_gnn_model_free(m);
+        return st;
+    }
+    tf_gnn_glorot(m->seed, 0, m->nfeat, m->hidden, m->w);
+    tf_gnn_glorot(m->seed, 1, m->hidden, m->classes, m->w + m->nw0);
+    return TF_OK;
+}
+
+void tf_gnn_model_free(tf_gnn_model *m)
+{
+    tf_gnn_spmm_free(&m->bc);
+    tf_gnn_spmm_free(&m->bh);
+    tf_gnn_spmm_free(&m->fc);
+    tf_gnn_spmm_free(&m->fh);
+    free(m->w);
+    free(m->grad);
+    free(m->red);
+    free(m->h);
+    free(m->r);
+    free(m->dt0);
+    free(m->z);
+    free(m->dt1);
+    memset(m, 0, sizeof *m);
+}
+
+double tf_gnn_model_spmm_seconds(const tf_gnn_model *m)
+{
+    return m->fh.seconds + m->fc.seconds + m->bh.seconds + m->bc.seconds;
+}
+
+/* Z from the current weights; dropout with the masks of `epoch` if train. */
+static int forward(tf_gnn_model *m, int64_t epoch, int train)
+{
+    const tf_gnn_data *d = m->d;
+    tf_gnn_drop in = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_INPUT),
+                      train ? m->dropout : 0};
+    tf_gnn_xw(&d->x, d->ids, &in, m->w, m->hidden, tf_gnn_spmm_b(&m->fh));
+    int st = tf_gnn_spmm_run(&m->fh, m->h);
+    if (st)
+        return st;
+    const int hd = m->hidden;
+    tf_gnn_drop hid = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_HIDDEN),
+                       train ? m->dropout : 0};
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < d->nrows; i++) {
+        uint64_t nk = hid.p > 0 ? tf_gnn_rng_node(hid.key, (uint64_t)d->ids[i]) : 0;
+        for (int j = 0; j < hd; j++) {
+            float v = m->h[i * hd + j] > 0 ? m->h[i * hd + j] : 0;
+            if (hid.p > 0 && v > 0)
+                v = (float)(v * tf_gnn_drop_factor(&hid, nk, j));
+            m->r[i * hd + j] = v;
+        }
+    }
+    tf_gnn_hw(m->r, d->nrows, hd, m->w + m->nw0, m->classes, tf_gnn_spmm_b(&m->fc));
+    return tf_gnn_spmm_run(&m->fc, m->z);
+}
+
+static double sum_sq(const double *w, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += w[i] * w[i];
+    return s;
+}
+
+static int allreduce(tf_gnn_model *m, double *buf, int n)
+{
+    double t0 = MPI_Wtime();
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, n, MPI_DOUBLE, MPI_SUM, m->comm);
+    m->t_allreduce += MPI_Wtime() - t0;
+    return rc == MPI_SUCCESS ? TF_OK : tf_fail(TF_ERR_MPI, "MPI_Allreduce of the gradients failed");
+}
+
+static void pack_sums(const tf_gnn_sums *s, double *out)
+{
+    memcpy(out, s->loss, sizeof s->loss);
+    memcpy(out + TF_GNN_NSPLITS, s->correct, sizeof s->correct);
+}
+
+static double train_loss(const tf_gnn_model *m, double loss_sum)
+{
+    return loss_sum / (double)m->ntrain + 0.5 * m->weight_decay * sum_sq(m->w, m->nw0);
+}
+
+int tf_gnn_model_grad(tf_gnn_model *m, int64_t epoch, double *loss)
+{
+    const tf_gnn_data *d = m->d;
+    int st = forward(m, epoch, 1);
+    if (st)
+        return st;
+    tf_gnn_spmm *bh = m->bwd_shared ? &m->fh : &m->bh, *bc = m->bwd_shared ? &m->fc : &m->bc;
+    tf_gnn_sums s;
+    tf_gnn_xent(m->z, d, m->ntrain, &s, tf_gnn_spmm_b(bc));
+    if ((st = tf_gnn_spmm_run(bc, m->dt1)))
+        return st;
+    double *g = m->red;
+    memset(g, 0, m->nw * sizeof *g);
+    tf_gnn_htg(m->r, d->nrows, m->hidden, m->dt1, m->classes, g + m->nw0);
+    float *dh = tf_gnn_spmm_b(bh);
+    tf_gnn_gwt(m->dt1, d->nrows, m->classes, m->w + m->nw0, m->hidden, dh);
+    /* ReLU and hidden dropout: R > 0 exactly where both let the entry through. */
+    const double scale = 1.0 / (1.0 - m->dropout);
+    for (int64_t i = 0; i < d->nrows * m->hidden; i++)
+        dh[i] = m->r[i] > 0 ? (float)(dh[i] * scale) : 0.0f;
+    if ((st = tf_gnn_spmm_run(bh, m->dt0)))
+        return st;
+    tf_gnn_drop in = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_INPUT), m->dropout};
+    tf_gnn_xtg(&d->x, d->ids, &in, m->dt0, m->hidden, g);
+    pack_sums(&s, g + m->nw);
+    if ((st = allreduce(m, g, (int)(m->nw + NSUMS))))
+        return st;
+    for (size_t i = 0; i < m->nw; i++)
+        m->grad[i] = g[i] + (i < m->nw0 ? m->weight_decay * m->w[i] : 0);
+    *loss = train_loss(m, g[m->nw + TF_GNN_TRAIN]);
+    return TF_OK;
+}
+
+int tf_gnn_model_loss(tf_gnn_model *m, int64_t epoch, double *loss)
+{
+    int st = forward(m, epoch, 1);
+    if (st)
+        return st;
+    tf_gnn_sums s;
+    tf_gnn_xent(m->z, m->d, m->ntrain, &s, NULL);
+    double buf[NSUMS];
+    pack_sums(&s, buf);
+    if ((st = allreduce(m, buf, NSUMS)))
+        return st;
+    *loss = train_loss(m, buf[TF_GNN_TRAIN]);
+    return TF_OK;
+}
+
+int tf_gnn_model_eval(tf_gnn_model *m, tf_gnn_eval *e)
+{
+    int st = forward(m, 0, 0);
+    if (st)
+        return st;
+    tf_gnn_sums s;
+    tf_gnn_xent(m->z, m->d, m->ntrain, &s, NULL);
+    double buf[NSUMS];
+    pack_sums(&s, buf);
+    if ((st = allreduce(m, buf, NSUMS)))
+        return st;
+    double wd = 0.5 * m->weight_decay * sum_sq(m->w, m->nw0);
+    for (int sp = 0; sp < TF_GNN_NSPLITS; sp++) {
+        double cnt = (double)m->d->count[sp];
+        e->loss[sp] = cnt > 0 ? buf[sp] / cnt + wd : 0;
+        e->acc[sp] = cnt > 0 ? buf[TF_GNN_NSPLITS + sp] / cnt : 0;
+    }
+    return TF_OK;
+}

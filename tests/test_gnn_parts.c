@@ -1,0 +1,312 @@
+/* The GCN trainer's serial parts (gnn/): the counter-based generator, Glorot
+ * init, early stopping, Adam, the softmax cross-entropy and its gradient, the
+ * dense kernels against naive loops, and the input readers (features from
+ * Matrix Market and from HDF5 give the same rows, labels and split lines,
+ * their error messages). */
+#include "tf_test.h"
+
+#include "tf_dense_h5.h"
+#include "tf_error.h"
+#include "tf_gnn_adam.h"
+#include "tf_gnn_data.h"
+#include "tf_gnn_dense.h"
+#include "tf_gnn_features.h"
+#include "tf_gnn_init.h"
+#include "tf_gnn_labels.h"
+#include "tf_gnn_loss.h"
+#include "tf_gnn_rng.h"
+#include "tf_gnn_rows.h"
+#include "tf_gnn_stop.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+START_TEST(rng_is_a_function_of_its_key)
+{
+    uint64_t k1 = tf_gnn_rng_key(7, 3, TF_GNN_RNG_DROP_INPUT);
+    ck_assert(k1 == tf_gnn_rng_key(7, 3, TF_GNN_RNG_DROP_INPUT));
+    ck_assert(k1 != tf_gnn_rng_key(7, 4, TF_GNN_RNG_DROP_INPUT));
+    ck_assert(k1 != tf_gnn_rng_key(8, 3, TF_GNN_RNG_DROP_INPUT));
+    ck_assert(k1 != tf_gnn_rng_key(7, 3, TF_GNN_RNG_DROP_HIDDEN));
+    /* Uniform enough for dropout: the mean and the kept share of 1e5 draws. */
+    double sum = 0;
+    int kept = 0;
+    for (int i = 0; i < 100000; i++) {
+        double u = tf_gnn_rng_u01(tf_gnn_rng_node(k1, (uint64_t)i / 10), (uint64_t)i % 10);
+        ck_assert(u >= 0 && u < 1);
+        sum += u;
+        kept += u >= 0.5;
+    }
+    ck_assert(fabs(sum / 1e5 - 0.5) < 0.01);
+    ck_assert(abs(kept - 50000) < 1000);
+}
+END_TEST
+
+START_TEST(glorot_range_and_determinism)
+{
+    double a[30 * 7], b[30 * 7];
+    tf_gnn_glorot(5, 0, 30, 7, a);
+    tf_gnn_glorot(5, 0, 30, 7, b);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    double r = sqrt(6.0 / 37), mx = 0;
+    for (int i = 0; i < 30 * 7; i++) {
+        ck_assert(fabs(a[i]) <= r);
+        mx = fabs(a[i]) > mx ? fabs(a[i]) : mx;
+    }
+    ck_assert(mx > 0.8 * r);
+    tf_gnn_glorot(5, 1, 30, 7, b);
+    ck_assert(memcmp(a, b, sizeof a) != 0);
+}
+END_TEST
+
+START_TEST(early_stopping_rule)
+{
+    tf_gnn_stop s;
+    ck_assert_int_eq(tf_gnn_stop_init(&s, 3), TF_OK);
+    /* Epochs 0..3 never stop (e > patience needed), whatever the loss. */
+    double l[] = {5, 4, 3, 9, 2, 2.5, 2.4};
+    int want[] = {0, 0, 0, 0, 0, 0, 1};
+    /* e=4: mean(4,3,9)=5.33 > 2; e=5: mean(3,9,2)=4.67 > 2.5; e=6: mean(9,2,2.5)=4.5 > 2.4
+     * would not stop: replace by a rising loss. */
+    l[6] = 4.6;
+    for (int e = 0; e < 7; e++)
+        ck_assert_int_eq(tf_gnn_stop_update(&s, l[e]), want[e]);
+    tf_gnn_stop_free(&s);
+    ck_assert_int_eq(tf_gnn_stop_init(&s, 0), TF_OK);
+    for (int e = 0; e < 50; e++)
+        ck_assert_int_eq(tf_gnn_stop_update(&s, e), 0);
+    tf_gnn_stop_free(&s);
+}
+END_TEST
+
+START_TEST(adam_first_steps)
+{
+    tf_gnn_adam a;
+    ck_assert_int_eq(tf_gnn_adam_init(&a, 2, 0.1), TF_OK);
+    double w[2] = {1, -1}, g[2] = {0.5, -2};
+    /* Step 1: m^ = g, v^ = g^2, so each weight moves by lr * sign(g). */
+    tf_gnn_adam_step(&a, w, g);
+    ck_assert(fabs(w[0] - 0.9) < 1e-7 && fabs(w[1] + 0.9) < 1e-7);
+    /* Step 2 with the same gradient: again lr * sign(g). */
+    tf_gnn_adam_step(&a, w, g);
+    ck_assert(fabs(w[0] - 0.8) < 1e-7 && fabs(w[1] + 0.8) < 1e-7);
+    tf_gnn_adam_free(&a);
+}
+END_TEST
+
+START_TEST(xent_gradient_by_differences)
+{
+    tf_gnn_data d;
+    memset(&d, 0, sizeof d);
+    int32_t label[4] = {0, 2, 0, 2};
+    int8_t split[4] = {TF_GNN_TRAIN, TF_GNN_TRAIN, TF_GNN_VAL, TF_GNN_NONE};
+    d.nrows = 4;
+    d.classes = 3;
+    d.label = label;
+    d.split = split;
+    float z[12] = {1, 2, 0.5f, -1, 0, 3, 2, 2, 1, 0, 0, 0}, g[12];
+    tf_gnn_sums s;
+    tf_gnn_xent(z, &d, 2, &s, g);
+    ck_assert(s.correct[TF_GNN_TRAIN] == 1 && s.correct[TF_GNN_VAL] == 1); /* tie: first */
+    for (int q = 0; q < 12; q++) {
+        float z2[12];
+        memcpy(z2, z, sizeof z);
+        tf_gnn_sums sp, sm;
+        z2[q] = z[q] + 1e-3f;
+        tf_gnn_xent(z2, &d, 2, &sp, NULL);
+        z2[q] = z[q] - 1e-3f;
+        tf_gnn_xent(z2, &d, 2, &sm, NULL);
+        double h = (double)(z[q] + 1e-3f) - (double)z[q];
+        double fd = (sp.loss[TF_GNN_TRAIN] - sm.loss[TF_GNN_TRAIN]) / (2 * h) / 2; /* ntrain */
+        ck_assert_msg(fabs(fd - g[q]) < 1e-3, "z[%d]: %g vs %g", q, fd, g[q]);
+    }
+}
+END_TEST
+
+START_TEST(dense_kernels_match_loops)
+{
+    enum { N = 5, A = 3, B = 4 };
+    float h[N * A], g[N * B], out[N * B], back[N * A];
+    double w[A * B], gw[A * B] = {0};
+    for (int i = 0; i < N * A; i++)
+        h[i] = (float)((i * 7) % 5) - 2;
+    for (int i = 0; i < N * B; i++)
+        g[i] = (float)((i * 3) % 7) - 3;
+    for (int i = 0; i < A * B; i++)
+        w[i] = 0.25 * (i % 5) - 0.5;
+    tf_gnn_hw(h, N, A, w, B, out);
+    tf_gnn_htg(h, N, A, g, B, gw);
+    tf_gnn_gwt(g, N, B, w, A, back);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < B; j++) {
+            double s = 0;
+            for (int p = 0; p < A; p++)
+                s += h[i * A + p] * w[p * B + j];
+            ck_assert(fabs(s - out[i * B + j]) < 1e-6);
+        }
+    for (int p = 0; p < A; p++)
+        for (int j = 0; j < B; j++) {
+            double s = 0;
+            for (int i = 0; i < N; i++)
+                s += h[i * A + p] * g[i * B + j];
+            ck_assert(fabs(s - gw[p * B + j]) < 1e-9);
+        }
+    for (int i = 0; i < N; i++)
+        for (int p = 0; p < A; p++) {
+            double s = 0;
+            for (int j = 0; j < B; j++)
+                s += g[i * B + j] * w[p * B + j];
+            ck_assert(fabs(s - back[i * A + p]) < 1e-6);
+        }
+    /* X.W and X^T.G with dropout: dense loops over the same masks. */
+    tf_csr x;
+    tf_test_random_csr(&x, N, A, 9, 3);
+    int64_t ids[N] = {10, 11, 12, 13, 14};
+    tf_gnn_drop dr = {tf_gnn_rng_key(1, 2, TF_GNN_RNG_DROP_INPUT), 0.5};
+    double gx[A * B] = {0};
+    tf_gnn_xw(&x, ids, &dr, w, B, out);
+    tf_gnn_xtg(&x, ids, &dr, g, B, gx);
+    double ref_out[N * B] = {0}, ref_gx[A * B] = {0};
+    for (int i = 0; i < N; i++)
+        for (int64_t e = x.rowptr[i]; e < x.rowptr[i + 1]; e++) {
+            double v = x.val[e] * tf_gnn_drop_factor(&dr, tf_gnn_rng_node(dr.key, 10 + i), x.col[e]);
+            for (int j = 0; j < B; j++) {
+                ref_out[i * B + j] += v * w[x.col[e] * B + j];
+                ref_gx[x.col[e] * B + j] += v * g[i * B + j];
+            }
+        }
+    for (int q = 0; q < N * B; q++)
+        ck_assert(fabs(ref_out[q] - out[q]) < 1e-5);
+    for (int q = 0; q < A * B; q++)
+        ck_assert(fabs(ref_gx[q] - gx[q]) < 1e-9);
+    tf_csr_free(&x);
+}
+END_TEST
+
+static void data_for(tf_gnn_data *d, int64_t n, const int64_t *ids, int64_t nrows)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    d->nrows = nrows;
+    d->ids = ids;
+}
+
+START_TEST(features_mtx_and_h5_agree)
+{
+    const char mtx[] = "%%MatrixMarket matrix coordinate real general\n4 3 5\n1 1 1\n2 3 2.5\n"
+                       "3 2 4\n4 1 1\n4 3 3\n";
+    const char *mp = tf_test_tmpfile(0, ".mtx", mtx, sizeof mtx - 1);
+    float dense[12] = {1, 0, 0, 0, 0, 2.5f, 0, 4, 0, 1, 0, 3};
+    char h5[300], spec[320];
+    snprintf(h5, sizeof h5, "%s/tftest_%d_feat.h5", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid());
+    ck_assert_int_eq(tf_dense_h5_write(h5, "/X", 4, 3, dense), TF_OK);
+    snprintf(spec, sizeof spec, "%s:/X", h5);
+    int64_t ids[2] = {3, 1}; /* any order: a permuted plan's rows */
+    tf_gnn_data a, b;
+    data_for(&a, 4, ids, 2);
+    data_for(&b, 4, ids, 2);
+    ck_assert_int_eq(tf_gnn_features_read(mp, &a), TF_OK);
+    ck_assert_int_eq(tf_gnn_features_read(spec, &b), TF_OK);
+    ck_assert_int_eq(a.x.nnz, 3);
+    ck_assert_int_eq(b.x.nnz, 3);
+    for (int64_t e = 0; e < 3; e++) {
+        ck_assert_int_eq(a.x.col[e], b.x.col[e]);
+        ck_assert(a.x.val[e] == b.x.val[e]);
+    }
+    ck_assert(a.x.rowptr[1] == 2 && a.x.val[0] == 1 && a.x.val[1] == 3 && a.x.val[2] == 2.5f);
+    tf_gnn_row_normalise(&a.x);
+    ck_assert(fabs(a.x.val[0] - 0.25) < 1e-7 && fabs(a.x.val[2] - 1) < 1e-7);
+    tf_gnn_data_free(&a);
+    tf_gnn_data_free(&b);
+    tf_gnn_data c;
+    data_for(&c, 5, ids, 2);
+    ck_assert_int_eq(tf_gnn_features_read(spec, &c), TF_ERR_FORMAT);
+    ck_assert(strstr(tf_error_message(), "4 rows of features, but the plan's graph has 5 nodes"));
+    tf_gnn_data_free(&c);
+    unlink(h5);
+    unlink(mp);
+}
+END_TEST
+
+START_TEST(labels_and_split_lines)
+{
+    const char lab[] = "2\r\n 0 \n1\n\t3\n";
+    const char spl[] = "train\nnone\ntest\nval\n";
+    const char *lp = tf_test_tmpfile(1, ".txt", lab, sizeof lab - 1);
+    const char *sp = tf_test_tmpfile(2, ".txt", spl, sizeof spl - 1);
+    int64_t ids[2] = {3, 0};
+    int32_t *map;
+    ck_assert_int_eq(tf_gnn_id_map(ids, 2, 4, &map), TF_OK);
+    tf_gnn_data d;
+    data_for(&d, 4, ids, 2);
+    ck_assert_int_eq(tf_gnn_labels_read(lp, map, &d), TF_OK);
+    ck_assert_int_eq(tf_gnn_split_read(sp, map, &d), TF_OK);
+    ck_assert(d.label[0] == 3 && d.label[1] == 2 && d.classes == 4);
+    ck_assert(d.split[0] == TF_GNN_VAL && d.split[1] == TF_GNN_TRAIN);
+    tf_gnn_data_free(&d);
+    const char *bad[][2] = {{"0\n1\n\n2\n", ":3: expected a class 0..4095, got ''"},
+                            {"0\n1\n2.5\n2\n", ":3: expected a class 0..4095, got '2.5'"},
+                            {"0\n1\n4096\n2\n", ":3: expected a class"},
+                            {"0\n1\n2\n", ":4: the file ends after 3 lines"}};
+    for (int i = 0; i < 4; i++) {
+        const char *p = tf_test_tmpfile(3, ".txt", bad[i][0], strlen(bad[i][0]));
+        data_for(&d, 4, ids, 2);
+        ck_assert_int_eq(tf_gnn_labels_read(p, map, &d), TF_ERR_PARSE);
+        ck_assert_msg(strstr(tf_error_message(), bad[i][1]), "%s", tf_error_message());
+        tf_gnn_data_free(&d);
+        unlink(p);
+    }
+    const char *p = tf_test_tmpfile(3, ".txt", "train\nTrain\n", 12);
+    data_for(&d, 4, ids, 2);
+    ck_assert_int_eq(tf_gnn_split_read(p, map, &d), TF_ERR_PARSE);
+    ck_assert(strstr(tf_error_message(), ":2: expected train, val, test or none, got 'Train'"));
+    tf_gnn_data_free(&d);
+    unlink(p);
+    unlink(lp);
+    unlink(sp);
+    free(map);
+}
+END_TEST
+
+START_TEST(random_inputs_do_not_depend_on_the_rows_held)
+{
+    int64_t all[6] = {0, 1, 2, 3, 4, 5}, some[2] = {4, 1};
+    tf_gnn_data a, b;
+    data_for(&a, 6, all, 6);
+    data_for(&b, 6, some, 2);
+    ck_assert_int_eq(tf_gnn_features_random(9, 5, &a), TF_OK);
+    ck_assert_int_eq(tf_gnn_features_random(9, 5, &b), TF_OK);
+    ck_assert_int_eq(tf_gnn_labels_random(9, 4, &a), TF_OK);
+    ck_assert_int_eq(tf_gnn_labels_random(9, 4, &b), TF_OK);
+    ck_assert_int_eq(tf_gnn_split_random(9, &a), TF_OK);
+    ck_assert_int_eq(tf_gnn_split_random(9, &b), TF_OK);
+    for (int i = 0; i < 2; i++) {
+        int64_t g = some[i];
+        ck_assert(memcmp(a.x.val + g * 5, b.x.val + i * 5, 5 * sizeof(float)) == 0);
+        ck_assert(a.label[g] == b.label[i] && a.split[g] == b.split[i]);
+    }
+    tf_gnn_data_free(&a);
+    tf_gnn_data_free(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("test_gnn_parts");
+    TCase *tc = tcase_create("gnn");
+    tcase_add_test(tc, rng_is_a_function_of_its_key);
+    tcase_add_test(tc, glorot_range_and_determinism);
+    tcase_add_test(tc, early_stopping_rule);
+    tcase_add_test(tc, adam_first_steps);
+    tcase_add_test(tc, xent_gradient_by_differences);
+    tcase_add_test(tc, dense_kernels_match_loops);
+    tcase_add_test(tc, features_mtx_and_h5_agree);
+    tcase_add_test(tc, labels_and_split_lines);
+    tcase_add_test(tc, random_inputs_do_not_depend_on_the_rows_held);
+    suite_add_tcase(s, tc);
+    return tf_test_run_serial(s);
+}
