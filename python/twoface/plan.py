@@ -289,8 +289,9 @@ def _check_b(B, nrows, k, what):
         return f'twoface: {what} must be on the CPU, got {B.device}'
     if B.dim() != 2 or B.shape[0] != nrows or (k is not None and B.shape[1] != k):
         want = f'({nrows}, {k})' if k is not None else f'({nrows}, K)'
+        rows = 'C' if what == 'out' else 'B'
         return f'twoface: {what} has shape {tuple(B.shape)}, expected {want} ' \
-               f'(this rank\'s rows of B)'
+               f'(this rank\'s rows of {rows})'
     if k is None and B.shape[1] < 1:
         return f'twoface: {what} has no columns'
     return None
