@@ -17,31 +17,22 @@ from .plan import Plan, spmm
 
 
 def _backward_problem(fwd, bwd):
-    """None when bwd can compute A^T products for fwd (bwd may be fwd), else
-    why not. Local: plan headers are identical on every rank."""
-    if bwd is None or bwd is fwd:
-        sym = fwd.symmetric
-        if sym is None:
-            return ('twoface.SpMM: this libtwoface cannot tell whether the plan is symmetric '
-                    '(no tf_get_symmetric); pass backward_plan= (a plan of A^T)')
-        if not sym:
-            return (f'twoface.SpMM: {fwd.path} is not symmetric, so its transpose needs its own '
-                    'plan: make one with twoface-plan --transpose and pass it as backward_plan=')
-        if fwd.rows != fwd.brows:
-            return (f'twoface.SpMM: {fwd.path} is symmetric but its row bands differ from its '
-                    'B-row bands, so it cannot serve the backward product')
-        return None
-    if not isinstance(bwd, Plan):
+    """None when bwd (None: fwd itself) can compute A^T products for fwd,
+    else why not. Local: plan headers are identical on every rank, so every
+    rank finds the same."""
+    if bwd is not None and not isinstance(bwd, Plan):
         return f'twoface.SpMM: backward_plan must be a twoface.Plan, got {type(bwd).__name__}'
+    same = bwd is None or bwd is fwd
     if _lib.has('tf_check_backward'):
-        st = lib.tf_check_backward(fwd._handle(), bwd._handle())
-        return _lib.last_error(st) if st else None
-    # Older library: what the layouts need, without the matrix identity.
-    if (bwd.m, bwd.n) != (fwd.n, fwd.m) or bwd.rows != fwd.brows or bwd.brows != fwd.rows:
-        return (f'twoface.SpMM: {bwd.path} ({bwd.m}x{bwd.n}, rows {bwd.rows}, brows {bwd.brows}) '
-                f'is not laid out as the transpose of {fwd.path} ({fwd.m}x{fwd.n}, '
-                f'rows {fwd.rows}, brows {fwd.brows})')
-    return None
+        if same and not fwd.symmetric:
+            return (f'twoface.SpMM: {fwd.path} is not symmetric, so the backward product needs '
+                    'the plan of its transpose: make it with twoface-plan MATRIX --transpose '
+                    '--bands-from FORWARD.h5 (same --normalize) and pass it as backward_plan=')
+        st = lib.tf_check_backward(fwd._handle(), (fwd if same else bwd)._handle())
+        return f'twoface.SpMM: {_lib.last_error(st)}' if st else None
+    # A library without the symmetry attribute cannot vouch for a pairing.
+    return ('twoface.SpMM: this libtwoface has no tf_check_backward, so it cannot tell whether '
+            'a plan serves the backward product; rebuild it')
 
 
 class SpMM(torch.autograd.Function):
