@@ -399,7 +399,8 @@ def main(argv=None):
 
     def out(rec):
         if comm.rank == 0:
-            print(json.dumps(rec) if a.json else rec['text'], flush=True)
+            text = rec.pop('text')
+            print(json.dumps(rec) if a.json else text, flush=True)
 
     spmm_s = lambda: sum(p.spmm_seconds[0] for p in (plan, bplan) if p)  # noqa: E731
     val_hist, t_sum, s_sum, timed = [], 0.0, 0.0, 0
