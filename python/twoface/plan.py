@@ -297,7 +297,7 @@ def _check_b(B, nrows, k, what):
     return None
 
 
-def spmm(target, B=None, out=None, _problem=None):
+def spmm(target, B=None, out=None, _problem=None, _trusted=False):
     """Collective. This rank's rows of C = A @ B, a (nrows, K) float32 tensor.
 
     target: a Plan (its context of width B.shape[1] is made on first use and
@@ -316,6 +316,8 @@ def spmm(target, B=None, out=None, _problem=None):
     else:
         raise TypeError(f'twoface.spmm: expected a Plan or a Context, got {type(target).__name__}')
     plan._handle()
+    if _trusted:  # SpMM's backward: dC has C's shape and dtype, K agreed in forward
+        return _multiply(plan, target if ctx else plan._context_for(B.shape[1]), B, out)
     msg = None
     if ctx is not None and ctx._ctx is None:
         msg = 'twoface: the context has been freed'
@@ -333,6 +335,11 @@ def spmm(target, B=None, out=None, _problem=None):
     agree(plan.comm, msg or _problem, same=k)
     if ctx is None:
         ctx = plan._context_for(k)
+    return _multiply(plan, ctx, B, out)
+
+
+def _multiply(plan, ctx, B, out):
+    k = ctx.k
     t0 = time.perf_counter()
     if B is not None and (ctx.b.numel() == 0 or B.data_ptr() != ctx.b.data_ptr()):
         ctx.b.copy_(B)
