@@ -14,6 +14,16 @@ static int band_diff(const int64_t *x, const int64_t *y, int P)
     return -1;
 }
 
+static int band_fail(int p, const char *what, const int64_t *bwd, const char *fwd_what,
+                     const int64_t *fwd)
+{
+    return tf_fail(TF_ERR_ARG,
+                   "backward plan: rank %d's %s [%lld, %lld) differ from its %s [%lld, %lld) in "
+                   "the forward plan (plan it with --bands-from)",
+                   p, what, (long long)bwd[p], (long long)bwd[p + 1], fwd_what, (long long)fwd[p],
+                   (long long)fwd[p + 1]);
+}
+
 int tf_check_backward(const tf_handle *fwd, const tf_handle *bwd)
 {
     if (!fwd || !bwd)
@@ -49,17 +59,9 @@ int tf_check_backward(const tf_handle *fwd, const tf_handle *bwd)
                        b->nranks, f->nranks);
     int p = band_diff(b->row_off, f->brow_off, f->nranks);
     if (p >= 0)
-        return tf_fail(TF_ERR_ARG,
-                       "backward plan: rank %d's rows [%lld, %lld) differ from its B rows "
-                       "[%lld, %lld) in the forward plan (plan it with --bands-from)",
-                       p, (long long)b->row_off[p], (long long)b->row_off[p + 1],
-                       (long long)f->brow_off[p], (long long)f->brow_off[p + 1]);
+        return band_fail(p, "rows", b->row_off, "B rows", f->brow_off);
     p = band_diff(b->brow_off, f->row_off, f->nranks);
     if (p >= 0)
-        return tf_fail(TF_ERR_ARG,
-                       "backward plan: rank %d's B rows [%lld, %lld) differ from its rows "
-                       "[%lld, %lld) in the forward plan (plan it with --bands-from)",
-                       p, (long long)b->brow_off[p], (long long)b->brow_off[p + 1],
-                       (long long)f->row_off[p], (long long)f->row_off[p + 1]);
+        return band_fail(p, "B rows", b->brow_off, "rows", f->row_off);
     return TF_OK;
 }

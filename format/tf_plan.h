@@ -165,7 +165,8 @@ typedef struct tf_plan {
 void tf_rank_plan_free(tf_rank_plan *rp);
 void tf_plan_free(tf_plan *plan); /* and its alternative */
 /* Checks that `alt` can stand in for `plan`: same matrix (size, nonzeros,
- * fingerprint), ranks, partition, row and B-row bands, planned K, parts
+ * fingerprint, normalisation, symmetry, transposition), ranks, partition,
+ * row and B-row bands, planned K, parts
  * [first_rank, first_rank + n_parts), and no alternative of its own.
  * TF_ERR_FORMAT naming the first difference. */
 int tf_plan_check_alt(const tf_plan *plan, const tf_plan *alt);

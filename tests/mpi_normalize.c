@@ -124,23 +124,37 @@ static void bands(int64_t *off)
     }
 }
 
-/* A plan of the raw matrix, normalised and maybe transposed, with the given
- * bands (row_off for A's rows, brow_off for B's), opened on every rank. */
-static tf_handle *open_plan(int symmetric, uint64_t seed, int norm, int transpose,
-                            const int64_t *row_off, const int64_t *brow_off)
+/* A plan for this communicator of the raw matrix, normalised and maybe
+ * transposed: with the given bands (row_off for A's rows, brow_off for B's),
+ * or with those of the forward plan fwd (tf_bands_from), else partitioned
+ * by nonzeros. */
+static int make_plan(int symmetric, uint64_t seed, int norm, int transpose,
+                     const int64_t *row_off, const int64_t *brow_off, const tf_plan *fwd,
+                     tf_plan *out)
 {
     tf_csr a;
     raw_matrix(&a, symmetric, seed);
     tf_plan_options o;
     tf_plan_options_default(&o);
     o.nranks = g_size;
+    o.partition = TF_PART_NNZ;
     o.row_off = row_off;
     o.brow_off = brow_off;
-    tf_plan plan;
     int st = tf_matrix_prepare(&a, norm, transpose, &o);
+    if (st == TF_OK && fwd)
+        st = tf_bands_from(fwd, "f.h5", "a.mtx", &a, &o);
     if (st == TF_OK)
-        st = tf_plan_build(&a, &o, &plan);
+        st = tf_plan_build(&a, &o, out);
     tf_csr_free(&a);
+    return st;
+}
+
+/* make_plan with fixed bands, opened on every rank. */
+static tf_handle *open_plan(int symmetric, uint64_t seed, int norm, int transpose,
+                            const int64_t *row_off, const int64_t *brow_off)
+{
+    tf_plan plan;
+    int st = make_plan(symmetric, seed, norm, transpose, row_off, brow_off, NULL, &plan);
     ck_assert_msg(all_true(st == TF_OK), "planning: %s", tf_error_message());
     tf_handle *h = NULL;
     st = tf_open_plan(&plan, MPI_COMM_WORLD, &h);
@@ -222,20 +236,12 @@ START_TEST(normalised_plan_from_a_file)
     if (g_rank == 0) {
         snprintf(path, sizeof path, "%s/tf_mpi_normalize_%d.h5",
                  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-        tf_csr a;
-        raw_matrix(&a, 0, 1);
-        tf_plan_options o;
-        tf_plan_options_default(&o);
-        o.nranks = g_size;
-        o.partition = TF_PART_NNZ;
         tf_plan plan;
-        st = tf_matrix_prepare(&a, TF_NORM_GCN, 1, &o);
-        if (st == TF_OK && (st = tf_plan_build(&a, &o, &plan)) == TF_OK) {
+        if ((st = make_plan(0, 1, TF_NORM_GCN, 1, NULL, NULL, NULL, &plan)) == TF_OK) {
             want = plan.checksum;
             st = tf_plan_write(path, &plan, 3);
             tf_plan_free(&plan);
         }
-        tf_csr_free(&a);
     }
     MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
     MPI_Bcast(&want, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -327,25 +333,9 @@ END_TEST
  * the forward plan's B-row bands as its row bands. */
 START_TEST(bands_from_lines_up_the_backward_plan)
 {
-    tf_csr a;
-    raw_matrix(&a, 0, 1);
-    tf_plan_options o;
-    tf_plan_options_default(&o);
-    o.nranks = g_size;
-    o.partition = TF_PART_NNZ;
-    tf_plan fplan;
-    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_GCN, 0, &o), TF_OK);
-    ck_assert_int_eq(tf_plan_build(&a, &o, &fplan), TF_OK);
-    tf_csr_free(&a);
-    raw_matrix(&a, 0, 1);
-    tf_plan_options t;
-    tf_plan_options_default(&t);
-    t.nranks = g_size;
-    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_GCN, 1, &t), TF_OK);
-    ck_assert_int_eq(tf_bands_from(&fplan, "f.h5", "a.mtx", &a, &t), TF_OK);
-    tf_plan bplan;
-    ck_assert_int_eq(tf_plan_build(&a, &t, &bplan), TF_OK);
-    tf_csr_free(&a);
+    tf_plan fplan, bplan;
+    ck_assert_int_eq(make_plan(0, 1, TF_NORM_GCN, 0, NULL, NULL, NULL, &fplan), TF_OK);
+    ck_assert_int_eq(make_plan(0, 1, TF_NORM_GCN, 1, NULL, NULL, &fplan, &bplan), TF_OK);
     ck_assert(memcmp(bplan.row_off, fplan.brow_off, ((size_t)g_size + 1) * 8) == 0);
     ck_assert(memcmp(bplan.brow_off, fplan.row_off, ((size_t)g_size + 1) * 8) == 0);
     ck_assert_int_eq(bplan.partition, TF_PART_NNZ);
