@@ -159,8 +159,9 @@ PYTHON_SITE ?= $(shell $(PYTHON) -c 'import sysconfig as s; p = "$(PREFIX)"; \
   b = "/usr" if local else p; \
   print(s.get_path("purelib", "posix_local" if local else "posix_prefix", {"base": b, "platbase": b}))')
 .PHONY: deps-python install-python
-deps-python:
-	@sh .ci/deps.sh $(PY_DEPS_PKGS) >/dev/null
+# After deps-quiet: two apt-get runs at once would fight over the dpkg lock.
+deps-python: | deps-quiet
+	@$(DEPS_CMD) $(PY_DEPS_PKGS) >/dev/null
 check: deps-python
 install: install-python
 install-python:

@@ -6,7 +6,7 @@
 #                                   one line per run, then mean and std per graph and P
 #   sh bench/torch_gcn.sh time      time per epoch (EPOCHS, default 30, no early stopping)
 #                                   of examples/gcn.py at P = 1, 2, 4, of the same model on
-#                                   torch.sparse.mm in one process, and of twoface-gcn
+#                                   torch.sparse.mm in one process (1 and 2 threads), and of twoface-gcn
 #                                   (TFGCN) at the same P when given, interleaved over
 #                                   ROUNDS (default 3); GRAPHS (default pubmed and the larger
 #                                   graphs of DATA): PubMed with its labels and split and F =
@@ -97,6 +97,8 @@ time)
         for g in $GRAPHS; do
             o="--epochs $EPOCHS --patience 0"
             echo "$g 1 torch.sparse $r $(run_torch $g $o)" | tee -a "$log"
+            echo "$g 1 torch.sparse-2threads $r $(OMP_NUM_THREADS=2 run_torch $g $o --threads 2)" |
+                tee -a "$log"
             for np in 1 2 4; do
                 echo "$g $np gcn.py $r $(run_py $g $np $o)" | tee -a "$log"
                 [ -n "$TFGCN" ] && echo "$g $np twoface-gcn $r $(run_tf $g $np $o)" | tee -a "$log"
