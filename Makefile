@@ -147,6 +147,33 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz
 
+# ---- Python module (python/twoface, docs/python.md) ----------------------------
+# make check runs its pytest suite (tests/python) under Debian's python, so it
+# installs Debian's torch, mpi4py and pytest first (about 800 MB on disk, about
+# a minute here; docs/python.md). `make` alone does not need them.
+# make install puts the module into PYTHON's site directory for PREFIX
+# (/usr/local -> /usr/local/lib/python3.X/dist-packages, in Debian python's
+# sys.path; another PREFIX -> PREFIX/lib/python3.X/site-packages, for
+# PYTHONPATH) and records the installed library's path in twoface/_install.py.
+PYTHON ?= /usr/bin/python3
+PY_DEPS_PKGS = python3-torch python3-mpi4py python3-pytest
+PYTHON_SITE ?= $(shell $(PYTHON) -c 'import sysconfig as s; p = "$(PREFIX)"; \
+  local = p == "/usr/local" and "posix_local" in s.get_scheme_names(); \
+  b = "/usr" if local else p; \
+  print(s.get_path("purelib", "posix_local" if local else "posix_prefix", {"base": b, "platbase": b}))')
+.PHONY: deps-python install-python
+# After deps-quiet: two apt-get runs at once would fight over the dpkg lock.
+deps-python: | deps-quiet
+	@$(DEPS_CMD) $(PY_DEPS_PKGS) >/dev/null
+check: deps-python
+install: install-python
+install-python:
+	@test -n "$(PYTHON_SITE)" || { echo "install-python: $(PYTHON) gave no site directory"; exit 1; }
+	install -d $(DESTDIR)$(PYTHON_SITE)/twoface
+	install -m 644 python/twoface/*.py $(DESTDIR)$(PYTHON_SITE)/twoface/
+	printf '"""Written by make install."""\nLIBRARY = %s\n' "'$(PREFIX)/lib/libtwoface.so'" \
+	  > $(DESTDIR)$(PYTHON_SITE)/twoface/_install.py
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # make bench-petsc: PETSc as an external peer (bench/petsc_spmm.c, bench/petsc.sh).

@@ -311,6 +311,17 @@ void tf_timing_reset(tf_ctx *ctx);
  * free it. Local. */
 MPI_Comm tf_get_comm(const tf_handle *h);
 
+/* ---- Callers without a C MPI_Comm (Python, Fortran) ------------------- */
+
+/* tf_open with the communicator given as its Fortran handle (MPI_Fint, as
+ * returned by MPI_Comm_c2f, mpi4py's Comm.py2f() or a Fortran INTEGER comm),
+ * converted with MPI_Comm_f2c. A foreign function interface cannot build a C
+ * MPI_Comm portably (its type differs between MPI libraries); the Fortran
+ * handle is an integer everywhere. Collective like tf_open; a handle that is
+ * not a communicator fails with TF_ERR_ARG on the calling rank, before any
+ * communication. The Python module python/twoface opens plans through it. */
+int tf_open_fcomm(const char *plan_path, int64_t fortran_comm, tf_handle **h);
+
 /* ---- Errors ------------------------------------------------------------ */
 
 const char *tf_status_string(int status);

@@ -4,6 +4,7 @@
 #   serial suites   build/tests/test_*        (Check, forking)
 #   MPI suites      build/tests/mpi_*         at 1, 2, 3 and 4 ranks, oversubscribed
 #   end-to-end      tests/e2e_*.sh            (print "N passed, M failed")
+#   Python          tests/python/run.sh       (pytest; prints "python: N passed, M failed")
 BUILD=${BUILD:-build}
 export TF_SRCDIR=$(pwd)
 export TF_BUILD=$BUILD
@@ -57,6 +58,12 @@ for t in tests/e2e_*.sh; do
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
     run "$t" timeout "$MPI_TIMEOUT" sh "$t"
 done
+
+# ---- Python module (python/twoface): its pytest suite, one summary line ----
+if [ -f tests/python/run.sh ]; then
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+    run tests/python timeout "$MPI_TIMEOUT" sh tests/python/run.sh
+fi
 
 # Totals over all runners: Check lines count tests, e2e lines count cases.
 awk '

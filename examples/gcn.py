@@ -1,0 +1,457 @@
+#!/usr/bin/python3
+"""The standard two-layer GCN (Kipf & Welling, ICLR 2017) in plain PyTorch,
+its two sparse products on twoface (twoface.SpMM), one process per rank:
+
+    mpirun -n P /usr/bin/python3 examples/gcn.py PLAN --features F --labels L --split S
+
+PLAN is a plan of the normalised adjacency (twoface-plan GRAPH --normalize gcn
+-n P -o PLAN); a non-symmetric matrix also needs --backward-plan (twoface-plan
+GRAPH --normalize gcn --transpose --bands-from PLAN -o PLAN_T). With
+--torch-sparse the first argument is the graph's Matrix Market file instead,
+normalised here, and the same model runs in one process on torch.sparse.mm:
+what a PyTorch user would run without twoface.
+
+Model and recipe as twoface-gcn and ../shared/data/gnn/check_gcn.py:
+Z = A_hat . drop(ReLU(A_hat . drop(X) . W0)) . W1, features row-normalised,
+Glorot-uniform weights, no bias, softmax cross-entropy over the train nodes,
+Adam (lr 0.01), weight decay 5e-4 on W0 only, dropout 0.5, at most 200 epochs,
+stop when the validation loss exceeds the mean of the previous 10. X.W0 and
+H.W1 come before each SpMM, so every SpMM runs at K = hidden or K = classes.
+Each rank reads only its rows of the features, labels and split; weight
+gradients are summed over ranks (one MPI_Allreduce per epoch), weights and
+Adam state are replicated. Dropout masks are drawn per rank (unlike
+twoface-gcn's, they depend on P). docs/python.md and docs/gnn.md.
+"""
+import argparse
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+# ---- inputs ---------------------------------------------------------------------
+
+class InputError(Exception):
+    pass
+
+
+def read_text(path):
+    try:
+        if path.endswith('.zst'):
+            with open(path, 'rb') as f:
+                r = subprocess.run(['zstd', '-dcq'], stdin=f, capture_output=True)
+            if r.returncode:
+                raise InputError(f'{path}: zstd failed: {r.stderr.decode().strip()}')
+            return r.stdout.decode()
+        if path.endswith('.gz'):
+            with gzip.open(path, 'rt') as f:
+                return f.read()
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        raise InputError(f'{path}: cannot read: {e.strerror}')
+    except UnicodeDecodeError:
+        raise InputError(f'{path}: not a text file')
+
+
+def read_mm(path):
+    """Matrix Market coordinate file -> (rows, cols, 0-based i, j, values
+    float64, symmetry), the entries as stored."""
+    text = read_text(path)
+    lines = text.split('\n')
+    head = lines[0].split()
+    if len(head) < 5 or head[0] != '%%MatrixMarket' or head[2] != 'coordinate':
+        raise InputError(f'{path}:1: expected a %%MatrixMarket matrix coordinate header')
+    field, sym = head[3], head[4]
+    k = 1
+    while k < len(lines) and (lines[k].startswith('%') or not lines[k].strip()):
+        k += 1
+    try:
+        m, n, nnz = map(int, lines[k].split())
+    except (ValueError, IndexError):
+        raise InputError(f'{path}:{k + 1}: expected "rows cols nnz"')
+    body = ' '.join(lines[k + 1:]).split()
+    per = 2 if field == 'pattern' else 3
+    if len(body) != per * nnz:
+        raise InputError(f'{path}: expected {nnz} entries of {per} numbers, '
+                         f'found {len(body)} numbers')
+    try:
+        a = np.array(body, dtype=np.float64).reshape(nnz, per)
+    except ValueError:
+        raise InputError(f'{path}: non-numeric entry')
+    i, j = a[:, 0].astype(np.int64) - 1, a[:, 1].astype(np.int64) - 1
+    if nnz and (i.min() < 0 or j.min() < 0 or i.max() >= m or j.max() >= n):
+        raise InputError(f'{path}: entry index outside {m} x {n}')
+    v = a[:, 2] if per == 3 else np.ones(nnz)
+    return m, n, i, j, v, sym
+
+
+def local_index(ids, n):
+    """Global id -> position among this rank's ids (-1 elsewhere)."""
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[ids] = np.arange(len(ids))
+    return pos
+
+
+def row_normalise_coo(i, j, v, nrows):
+    s = np.bincount(i, weights=v, minlength=nrows)
+    return v / np.where(s != 0, s, 1.0)[i]  # an all-zero row stays zero
+
+
+def read_features(path, ids, n):
+    """This rank's rows (ids, in order) of the features, row-normalised, as a
+    sparse COO tensor; and the number of features."""
+    m, nf, i, j, v, _ = read_mm(path)
+    if m != n:
+        raise InputError(f'{path}: {m} rows, but the graph has {n} nodes')
+    pos = local_index(ids, n)[i]
+    keep = pos >= 0
+    li, lj, lv = pos[keep], j[keep], v[keep]
+    lv = row_normalise_coo(li, lj, lv, len(ids))
+    X = torch.sparse_coo_tensor(np.vstack([li, lj]), lv.astype(np.float32), (len(ids), nf))
+    return X.coalesce(), nf
+
+
+def read_lines(path, n, what):
+    words = read_text(path).split('\n')
+    if words and words[-1] == '':
+        words.pop()
+    if len(words) != n:
+        raise InputError(f'{path}: {len(words)} lines, but the graph has {n} nodes')
+    return words
+
+
+def read_labels(path, ids, n):
+    words = read_lines(path, n, 'labels')
+    out = np.empty(len(ids), dtype=np.int64)
+    for k, g in enumerate(ids):
+        try:
+            out[k] = int(words[g])
+        except ValueError:
+            raise InputError(f'{path}:{g + 1}: expected an integer class, got {words[g]!r}')
+        if out[k] < 0:
+            raise InputError(f'{path}:{g + 1}: negative class {out[k]}')
+    return torch.from_numpy(out)
+
+
+SPLITS = ('train', 'val', 'test', 'none')
+
+
+def read_split(path, ids, n):
+    words = read_lines(path, n, 'split')
+    code = {s: c for c, s in enumerate(SPLITS)}
+    out = np.empty(len(ids), dtype=np.int64)
+    for k, g in enumerate(ids):
+        w = words[g].strip()
+        if w not in code:
+            raise InputError(f'{path}:{g + 1}: expected train, val, test or none, got {w!r}')
+        out[k] = code[w]
+    return torch.from_numpy(out)
+
+
+CHUNK = 4096
+
+
+def random_rows(ids, seed, kind, width, draw):
+    """Random per-node rows that depend on the node's global id only (not on
+    P): nodes are drawn in chunks of CHUNK ids, each from its own generator."""
+    out = torch.empty((len(ids), width) if width else (len(ids),))
+    ids_t = torch.as_tensor(ids)
+    for c in torch.unique(ids_t // CHUNK).tolist():
+        g = torch.Generator().manual_seed(((seed * 1000003 + kind) * 1000003 + c) % 2 ** 63)
+        block = draw(g, (CHUNK, width) if width else (CHUNK,))
+        sel = (ids_t // CHUNK) == c
+        out[sel] = block[ids_t[sel] % CHUNK]
+    return out
+
+
+def random_inputs(a, ids, n):
+    X = y = split = None
+    nf = ncls = None
+    if a.random_features:
+        nf = a.random_features
+        X = random_rows(ids, a.seed, 1, nf, lambda g, s: torch.rand(s, generator=g))
+        X = X / X.sum(1, keepdim=True)
+    if a.random_classes:
+        ncls = a.random_classes
+        y = random_rows(ids, a.seed, 2, 0,
+                        lambda g, s: torch.randint(0, ncls, s, generator=g).float()).long()
+    if a.random_split:  # 10 % train, 10 % val, 20 % test, the rest none
+        u = random_rows(ids, a.seed, 3, 0, lambda g, s: torch.rand(s, generator=g))
+        split = torch.full((len(ids),), 3, dtype=torch.int64)
+        split[u < 0.4] = 2
+        split[u < 0.2] = 1
+        split[u < 0.1] = 0
+    return X, nf, y, ncls, split
+
+
+# ---- communication --------------------------------------------------------------
+
+class Serial:
+    """The one-process stand-in of the communicator (--torch-sparse)."""
+    rank, size = 0, 1
+
+    def sum(self, t):
+        return t
+
+    def max(self, x):
+        return x
+
+    def agree(self, msg):
+        if msg:
+            raise InputError(msg)
+
+
+class Ranks:
+    def __init__(self, comm):
+        from mpi4py import MPI
+        self.MPI, self.comm = MPI, comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+
+    def sum(self, t):
+        """Sum a float tensor over ranks, in place (one MPI_Allreduce)."""
+        t = t.contiguous()
+        self.comm.Allreduce(self.MPI.IN_PLACE, t.numpy(), op=self.MPI.SUM)
+        return t
+
+    def max(self, x):
+        return self.comm.allreduce(x, op=self.MPI.MAX)
+
+    def agree(self, msg):
+        import twoface
+        twoface.agree(self.comm, msg)
+
+
+# ---- the adjacency --------------------------------------------------------------
+
+def gcn_normalise(path):
+    """D^-1/2 (A + I) D^-1/2 as twoface-plan --normalize gcn makes it (self
+    loops added where missing; out-degree left, in-degree right), as a torch
+    sparse COO float32 tensor."""
+    m, n, i, j, v, sym = read_mm(path)
+    if m != n:
+        raise InputError(f'{path}: a GCN adjacency must be square, got {m} x {n}')
+    if sym in ('symmetric', 'skew-symmetric'):
+        off = i != j
+        i, j = np.r_[i, j[off]], np.r_[j, i[off]]
+        v = np.r_[v, (-1 if sym == 'skew-symmetric' else 1) * v[off]]
+    A = torch.sparse_coo_tensor(np.vstack([i, j]), v, (n, n)).coalesce()  # sums duplicates
+    (i, j), v = A.indices().numpy(), A.values().numpy()
+    has = np.zeros(n, dtype=bool)
+    has[i[i == j]] = True
+    miss = np.flatnonzero(~has)
+    i, j, v = np.r_[i, miss], np.r_[j, miss], np.r_[v, np.ones(len(miss))]
+    dout = np.bincount(i, weights=v, minlength=n)
+    din = np.bincount(j, weights=v, minlength=n)
+    inv = lambda d: np.where(d > 0, 1 / np.sqrt(np.where(d > 0, d, 1)), 0.0)  # noqa: E731
+    v = inv(dout)[i] * v * inv(din)[j]
+    return torch.sparse_coo_tensor(np.vstack([i, j]), v.astype(np.float32), (n, n)).coalesce()
+
+
+# ---- the model ------------------------------------------------------------------
+
+def glorot(g, fan_in, fan_out):
+    r = math.sqrt(6.0 / (fan_in + fan_out))
+    return ((torch.rand(fan_in, fan_out, generator=g, dtype=torch.float64) * 2 - 1) * r).float()
+
+
+def dropout(X, p, g):
+    if p <= 0:
+        return X
+    if X.is_sparse:  # on the stored entries, as Kipf's sparse_dropout
+        keep = (torch.rand(X._nnz(), generator=g) >= p).float() / (1 - p)
+        return torch.sparse_coo_tensor(X.indices(), X.values() * keep, X.shape)
+    return X * ((torch.rand(X.shape, generator=g) >= p).float() / (1 - p))
+
+
+def matmul(X, W):
+    return torch.sparse.mm(X, W) if X.is_sparse else X @ W
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('plan', help='plan of the normalised adjacency (with --torch-sparse: the '
+                                 'graph as Matrix Market)')
+    ap.add_argument('--features')
+    ap.add_argument('--labels')
+    ap.add_argument('--split')
+    ap.add_argument('--random-features', type=int, metavar='F')
+    ap.add_argument('--random-classes', type=int, metavar='C')
+    ap.add_argument('--random-split', action='store_true')
+    ap.add_argument('--hidden', type=int, default=16)
+    ap.add_argument('--epochs', type=int, default=200)
+    ap.add_argument('--lr', type=float, default=0.01)
+    ap.add_argument('--weight-decay', type=float, default=5e-4)
+    ap.add_argument('--dropout', type=float, default=0.5)
+    ap.add_argument('--patience', type=int, default=10, help='0 = never stop early')
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--backward-plan', help='plan of A^T, for a non-symmetric matrix')
+    ap.add_argument('--torch-sparse', action='store_true',
+                    help='one process, torch.sparse.mm on the graph PLAN (Matrix Market)')
+    ap.add_argument('--threads', type=int, help='torch threads per process')
+    ap.add_argument('--every', type=int, default=1, help='print every N epochs (0 = summary)')
+    ap.add_argument('--json', action='store_true')
+    a = ap.parse_args(argv)
+    for opt, rnd in (('features', 'random_features'), ('labels', 'random_classes'),
+                     ('split', 'random_split')):
+        if (getattr(a, opt) is None) == (not getattr(a, rnd)):
+            ap.error(f'give exactly one of --{opt} and --{rnd.replace("_", "-")}')
+    if a.threads:
+        torch.set_num_threads(a.threads)
+
+    plan = bplan = None
+    if a.torch_sparse:
+        comm = Serial()
+        try:
+            A = gcn_normalise(a.plan)
+        except InputError as e:
+            sys.exit(f'gcn.py: {e}')
+        n = A.shape[0]
+        ids = np.arange(n)
+        prop = lambda H: torch.sparse.mm(A, H)  # noqa: E731
+        algo = 'torch.sparse'
+    else:
+        import twoface
+        from twoface import MPI
+        comm = Ranks(MPI.COMM_WORLD)
+        try:
+            plan = twoface.Plan(a.plan)
+            if a.backward_plan:
+                bplan = twoface.Plan(a.backward_plan)
+        except twoface.TwofaceError as e:
+            sys.exit(f'gcn.py: {e}')
+        n = plan.m
+        ids = plan.row_ids.numpy()
+        msg = None
+        if plan.m != plan.n or not torch.equal(plan.row_ids, plan.brow_ids):
+            msg = f'{a.plan}: the GCN needs a square plan whose row and B-row bands agree'
+        elif plan.normalization not in (None, 'gcn'):
+            msg = f'{a.plan}: normalised {plan.normalization!r}, the GCN expects --normalize gcn'
+        try:
+            comm.agree(msg)
+        except twoface.TwofaceError as e:
+            sys.exit(f'gcn.py: {e}')
+        prop = lambda H: twoface.SpMM.apply(H, plan, bplan)  # noqa: E731
+        algo = 'twoface'
+
+    # Inputs: this rank's rows only; any bad input fails on every rank alike.
+    msg = None
+    X = y = split = None
+    nf = ncls = None
+    try:
+        X, nf, y, ncls, split = random_inputs(a, ids, n)
+        if a.features:
+            X, nf = read_features(a.features, ids, n)
+        if a.labels:
+            y = read_labels(a.labels, ids, n)
+        if a.split:
+            split = read_split(a.split, ids, n)
+    except InputError as e:
+        msg = str(e)
+    try:
+        comm.agree(msg)
+    except Exception as e:
+        sys.exit(f'gcn.py: {e}')
+    if ncls is None:  # classes = 1 + the largest label over all ranks
+        ncls = comm.max(int(y.max()) if len(y) else -1) + 1
+    # Both are sums or maxima over ranks, so every rank exits alike.
+    if ncls < 2:
+        sys.exit(f'gcn.py: {ncls} classes in {a.labels}; need at least 2')
+    counts = comm.sum(torch.tensor([float((split == s).sum()) for s in range(3)]))
+    if counts[0] == 0:
+        sys.exit('gcn.py: no train nodes in the split')
+
+    g = torch.Generator().manual_seed(a.seed)  # replicated: the same weights on every rank
+    W0 = glorot(g, nf, a.hidden).requires_grad_()
+    W1 = glorot(g, a.hidden, ncls).requires_grad_()
+    opt = torch.optim.Adam([{'params': [W0], 'weight_decay': a.weight_decay},
+                            {'params': [W1], 'weight_decay': 0.0}], lr=a.lr)
+    drop_g = torch.Generator().manual_seed(a.seed * 7919 + 1 + comm.rank)
+    masks = [split == s for s in range(3)]
+
+    def forward(train):
+        Xd = dropout(X, a.dropout, drop_g) if train else X
+        H = torch.relu(prop(matmul(Xd, W0)))
+        Hd = dropout(H, a.dropout, drop_g) if train else H
+        return prop(Hd @ W1)
+
+    def evaluate():
+        with torch.no_grad():
+            Z = forward(False)
+            logp = F.log_softmax(Z, 1)
+            stats = []
+            for s in range(3):
+                mk = masks[s]
+                stats += [float(-logp[mk, y[mk]].sum()), float((Z[mk].argmax(1) == y[mk]).sum())]
+            stats = comm.sum(torch.tensor(stats, dtype=torch.float64)).tolist()
+        reg = 0.5 * a.weight_decay * float((W0.detach().double() ** 2).sum())
+        loss = [stats[2 * s] / max(counts[s].item(), 1) + reg for s in range(3)]
+        acc = [stats[2 * s + 1] / max(counts[s].item(), 1) for s in range(3)]
+        return loss, acc
+
+    def out(rec):
+        if comm.rank == 0:
+            text = rec.pop('text')
+            print(json.dumps(rec) if a.json else text, flush=True)
+
+    spmm_s = lambda: sum(p.spmm_seconds[0] for p in (plan, bplan) if p)  # noqa: E731
+    val_hist, t_sum, s_sum, timed = [], 0.0, 0.0, 0
+    stopped = False
+    epochs = 0
+    for epoch in range(a.epochs):
+        t0, s0 = time.perf_counter(), spmm_s()
+        opt.zero_grad()
+        Z = forward(True)
+        tm = masks[0]
+        loss = F.cross_entropy(Z[tm], y[tm], reduction='sum') / counts[0]
+        loss.backward()
+        flat = comm.sum(torch.cat([W0.grad.flatten(), W1.grad.flatten(), loss.detach()[None]]))
+        W0.grad.copy_(flat[:W0.numel()].view_as(W0))
+        W1.grad.copy_(flat[W0.numel():-1].view_as(W1))
+        opt.step()
+        loss_ev, acc_ev = evaluate()
+        dt = time.perf_counter() - t0
+        epochs = epoch + 1
+        if epoch > 0:  # the first epoch pays one-off costs (contexts, trial)
+            t_sum += dt
+            s_sum += spmm_s() - s0
+            timed += 1
+        train_loss = float(flat[-1]) + 0.5 * a.weight_decay * float((W0.detach() ** 2).sum())
+        if a.every and (epochs == 1 or epochs % a.every == 0):
+            out({'epoch': epochs, 'train_loss': train_loss, 'val_loss': loss_ev[1],
+                 'val_acc': acc_ev[1], 'time_ms': 1e3 * dt,
+                 'text': f'epoch {epochs:4d}  train loss {train_loss:.6f}  val loss '
+                         f'{loss_ev[1]:.6f}  val acc {100 * acc_ev[1]:6.2f} %  {1e3 * dt:8.3f} ms'})
+        val_hist.append(loss_ev[1])
+        if a.patience > 0 and epoch > a.patience and \
+                loss_ev[1] > np.mean(val_hist[-(a.patience + 1):-1]):
+            stopped = True
+            break
+    per = comm.sum(torch.tensor([t_sum / max(timed, 1), s_sum / max(timed, 1)],
+                                dtype=torch.float64)) / comm.size
+    ep_ms, sp_ms = 1e3 * per[0].item(), 1e3 * per[1].item()
+    share = sp_ms / ep_ms if ep_ms > 0 else 0.0
+    out({'summary': True, 'algo': algo, 'ranks': comm.size, 'epochs': epochs,
+         'stopped_early': stopped, 'train_acc': acc_ev[0], 'val_acc': acc_ev[1],
+         'test_acc': acc_ev[2], 'test_loss': loss_ev[2], 'epoch_ms': ep_ms, 'spmm_ms': sp_ms,
+         'spmm_share': share,
+         'text': f'test accuracy {100 * acc_ev[2]:.2f} % (val {100 * acc_ev[1]:.2f} %, train '
+                 f'{100 * acc_ev[0]:.2f} %) after {epochs} epochs'
+                 f'{" (early stop)" if stopped else ""}\n'
+                 f'time per epoch {ep_ms:.3f} ms = spmm {sp_ms:.3f} ms ({100 * share:.1f} %) '
+                 f'+ the rest  [{algo}, {comm.size} ranks, mean over ranks]'})
+    for p in (bplan, plan):
+        if p:
+            p.close()
+
+
+if __name__ == '__main__':
+    main()

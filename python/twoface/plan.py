@@ -1,0 +1,354 @@
+"""Plans, contexts and one SpMM, over the C API of include/twoface.h.
+
+Collective calls (opening, context creation, freeing, spmm) must be made by
+every rank of the plan's communicator in the same order, as in C. They never
+run from the garbage collector (its timing differs between ranks): free with
+close() / free() or a `with` block; what is still open at interpreter exit is
+freed then, on every rank alike, before mpi4py finalises MPI.
+"""
+import atexit
+import ctypes
+import os
+import time
+
+import numpy as np
+import torch
+from mpi4py import MPI
+
+from . import _lib
+from ._lib import TwofaceError, check, lib
+
+# Raw handles still open, in creation order: freed newest first at exit.
+_live = []
+
+
+def _free_live():
+    while _live:
+        obj = _live[-1]
+        obj._release()
+
+
+atexit.register(_free_live)
+
+
+def agree(comm, message, same=None):
+    """Collective: every rank passes None or a one-line error message (and
+    optionally an integer that must be equal on every rank, such as the dense
+    width); if any rank has a message, or the integers differ, every rank
+    raises TwofaceError with the lowest failing rank's message, so a bad
+    argument on one rank never leaves the others waiting in the library's
+    collectives. One MPI_Allreduce when all is well."""
+    s = 0 if same is None else int(same)
+    low = np.iinfo(np.int64).min  # a failing rank's integer takes no part
+    v = np.array([1, low, low] if message is not None else [0, s, -s], dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, v, op=MPI.MAX)
+    if not v[0] and v[1] == -v[2]:
+        return
+    own = message is not None
+    if not own and v[1] != -v[2]:
+        message = f'twoface: ranks disagree on the dense width K (from {-v[2]} to {v[1]}); ' \
+                  f'this rank has {s}'
+    # A rank's own reason outranks the disagreement it causes elsewhere.
+    msgs = comm.allgather((own, message))
+    first = min((r for r, (o, m) in enumerate(msgs) if m is not None),
+                key=lambda r: (not msgs[r][0], r))
+    text = msgs[first][1]
+    raise TwofaceError(text if first == comm.Get_rank() else f'rank {first}: {text}')
+
+
+def _range(getter, handle):
+    b, n = ctypes.c_int64(), ctypes.c_int64()
+    getter(handle, ctypes.byref(b), ctypes.byref(n))
+    return b.value, n.value
+
+
+def _ids(getter_name, handle, begin, count):
+    """Original (input-file) ids of local rows: the library's permutation
+    when it has one, else the identity begin + i (a library without the
+    permutation getters cannot make permuted plans)."""
+    if count == 0:
+        return torch.empty(0, dtype=torch.int64)
+    if _lib.has(getter_name):
+        p = getattr(lib, getter_name)(handle)
+        if p:
+            return torch.from_numpy(np.ctypeslib.as_array(p, shape=(count,)).copy())
+    return torch.arange(begin, begin + count, dtype=torch.int64)
+
+
+class Plan:
+    """A plan opened on every rank of `comm` (collective, like tf_open).
+
+    Raises TwofaceError on every rank when any rank fails (missing file, a
+    plan for another number of ranks, a corrupt part)."""
+
+    def __init__(self, path, comm=None):
+        self._h = None
+        comm = MPI.COMM_WORLD if comm is None else comm
+        h = ctypes.c_void_p()
+        check(lib.tf_open_fcomm(os.fsencode(path), comm.py2f(), ctypes.byref(h)))
+        self._h = h
+        self.path = str(path)
+        # Our own agreement traffic stays off the caller's communicator.
+        self.comm = comm.Dup()
+        self._contexts = {}
+        self._seconds = 0.0
+        self._calls = 0
+        _live.append(self)
+        self.row_begin, self.nrows = _range(lib.tf_get_rows, h)
+        self.brow_begin, self.nbrows = _range(lib.tf_get_brows, h)
+
+    # ---- getters (local) ----
+    def _handle(self):
+        if self._h is None:
+            raise TwofaceError('twoface: the plan is closed')
+        return self._h
+
+    @property
+    def nranks(self):
+        return lib.tf_get_nranks(self._handle())
+
+    @property
+    def rank(self):
+        return lib.tf_get_rank(self._handle())
+
+    @property
+    def m(self):
+        return lib.tf_get_m(self._handle())
+
+    @property
+    def n(self):
+        return lib.tf_get_n(self._handle())
+
+    @property
+    def nnz(self):
+        return lib.tf_get_nnz(self._handle())
+
+    @property
+    def rows(self):
+        """(first global row, count) of this rank's rows of A and C."""
+        return self.row_begin, self.nrows
+
+    @property
+    def brows(self):
+        """(first global row, count) of this rank's rows of B."""
+        return self.brow_begin, self.nbrows
+
+    @property
+    def k_planned(self):
+        return lib.tf_get_k_planned(self._handle())
+
+    @property
+    def mode(self):
+        return lib.tf_get_mode_name(self._handle()).decode()
+
+    def _optional(self, name):
+        return getattr(lib, name)(self._handle()) if _lib.has(name) else None
+
+    @property
+    def normalization(self):
+        """'none', 'gcn' or 'mean'; None when the library predates the getter."""
+        v = self._optional('tf_get_normalization')
+        return v.decode() if v is not None else None
+
+    normalisation = normalization
+
+    @property
+    def symmetric(self):
+        """True/False as recorded at plan time; None when the library cannot say."""
+        v = self._optional('tf_get_symmetric')
+        return None if v is None else bool(v)
+
+    @property
+    def transposed(self):
+        v = self._optional('tf_get_transposed')
+        return None if v is None else bool(v)
+
+    @property
+    def fingerprint(self):
+        return self._optional('tf_get_fingerprint')
+
+    @property
+    def permuted(self):
+        """True when the plan renumbers rows; False also when the library has
+        no permutation support (such a library cannot make permuted plans)."""
+        v = self._optional('tf_get_permuted')
+        return bool(v) if v is not None else False
+
+    @property
+    def row_ids(self):
+        """Original ids of this rank's rows of A/C, in local order (int64)."""
+        return _ids('tf_get_row_ids', self._handle(), self.row_begin, self.nrows)
+
+    @property
+    def brow_ids(self):
+        """Original ids of this rank's rows of B, in local order (int64)."""
+        return _ids('tf_get_brow_ids', self._handle(), self.brow_begin, self.nbrows)
+
+    @property
+    def spmm_seconds(self):
+        """Wall time spent in twoface.spmm on this plan's contexts (B copy-in
+        included), and the number of calls."""
+        return self._seconds, self._calls
+
+    # ---- contexts (collective) ----
+    def context(self, k):
+        """A new context for dense width k (collective, like tf_context_create)."""
+        return Context(self, k)
+
+    def _context_for(self, k):
+        """The context of width k that spmm(plan, B) reuses (created on first use)."""
+        c = self._contexts.get(k)
+        if c is None or c._ctx is None:
+            c = self._contexts[k] = Context(self, k)
+        return c
+
+    # ---- freeing (collective) ----
+    def _release(self):
+        # Contexts first (they belong to this handle), newest first.
+        for obj in [o for o in reversed(_live) if isinstance(o, Context) and o.plan is self]:
+            obj._release()
+        if self._h is not None:
+            lib.tf_close(self._h)
+            self._h = None
+            self.comm.Free()
+        if self in _live:
+            _live.remove(self)
+
+    def close(self):
+        """Collective: frees the plan and every context made from it."""
+        self._release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = 'closed' if self._h is None else f'{self.m}x{self.n} nnz {self.nnz}, ' \
+            f'rank {self.rank}/{self.nranks} rows {self.rows} brows {self.brows}'
+        return f'twoface.Plan({self.path!r}: {state})'
+
+
+class Context:
+    """Buffers and communicators of one dense width k (tf_context_create).
+
+    `b` is a float32 tensor of shape (nbrows, k) over the library's B buffer
+    (the memory other ranks read): writing into it and calling spmm(ctx) with
+    no B moves nothing in Python. It is valid until free()."""
+
+    def __init__(self, plan, k):
+        self._ctx = None
+        self.plan = plan
+        h = plan._handle()
+        msg = None
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 2 ** 31 - 1:
+            msg = f'twoface: context width k must be an integer >= 1, got {k!r}'
+        agree(plan.comm, msg, same=k if msg is None else 0)
+        c = ctypes.c_void_p()
+        check(lib.tf_context_create(h, k, None, ctypes.byref(c)))
+        self._ctx = c
+        self.k = k
+        _live.append(self)
+        b0, nb = ctypes.c_int64(), ctypes.c_int64()
+        p = lib.tf_b_rows(c, ctypes.byref(b0), ctypes.byref(nb))
+        if nb.value == 0 or not p:
+            self.b = torch.empty((0, k), dtype=torch.float32)
+        else:
+            buf = (ctypes.c_float * (nb.value * k)).from_address(p)
+            self.b = torch.frombuffer(buf, dtype=torch.float32).view(nb.value, k)
+
+    def free(self):
+        """Collective (tf_context_free)."""
+        self._release()
+
+    def _release(self):
+        if self._ctx is not None:
+            lib.tf_context_free(self._ctx)
+            self._ctx = None
+            self.b = None
+        if self in _live:
+            _live.remove(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+
+def _check_b(B, nrows, k, what):
+    """None when B can serve as this rank's B (nrows x k float32 on the CPU),
+    else the one-line reason."""
+    if not isinstance(B, torch.Tensor):
+        return f'twoface: {what} must be a torch.Tensor, got {type(B).__name__}'
+    if B.dtype != torch.float32:
+        return f'twoface: {what} must be torch.float32 (the library computes in float32), ' \
+               f'got {B.dtype}'
+    if B.device.type != 'cpu':
+        return f'twoface: {what} must be on the CPU, got {B.device}'
+    if B.dim() != 2 or B.shape[0] != nrows or (k is not None and B.shape[1] != k):
+        want = f'({nrows}, {k})' if k is not None else f'({nrows}, K)'
+        rows = 'C' if what == 'out' else 'B'
+        return f'twoface: {what} has shape {tuple(B.shape)}, expected {want} ' \
+               f'(this rank\'s rows of {rows})'
+    if k is None and B.shape[1] < 1:
+        return f'twoface: {what} has no columns'
+    return None
+
+
+def spmm(target, B=None, out=None, _problem=None, _trusted=False):
+    """Collective. This rank's rows of C = A @ B, a (nrows, K) float32 tensor.
+
+    target: a Plan (its context of width B.shape[1] is made on first use and
+    reused) or a Context. B: this rank's rows of B, (nbrows, K) float32; it is
+    copied straight into the library's B buffer, or not at all when it is the
+    context's own `b`. B=None (Context only) uses what `b` holds. out: an
+    optional (nrows, K) float32 contiguous tensor to write C into.
+
+    Shape, dtype and width are checked on every rank and agreed before any
+    communication of the library: a bad B on one rank raises TwofaceError on
+    all of them."""
+    if isinstance(target, Plan):
+        plan, ctx = target, None
+    elif isinstance(target, Context):
+        plan, ctx = target.plan, target
+    else:
+        raise TypeError(f'twoface.spmm: expected a Plan or a Context, got {type(target).__name__}')
+    plan._handle()
+    if _trusted:  # SpMM's backward: dC has C's shape and dtype, K agreed in forward
+        return _multiply(plan, target if ctx else plan._context_for(B.shape[1]), B, out)
+    msg = None
+    if ctx is not None and ctx._ctx is None:
+        msg = 'twoface: the context has been freed'
+    elif B is None and ctx is None:
+        msg = 'twoface: spmm(plan, B) needs B'
+    elif B is not None:
+        msg = _check_b(B, plan.nbrows, ctx.k if ctx is not None else None, 'B')
+    k = ctx.k if ctx is not None else (B.shape[1] if msg is None else 0)
+    if msg is None and out is not None:
+        msg = _check_b(out, plan.nrows, k, 'out')
+        if msg is None and not out.is_contiguous():
+            msg = 'twoface: out must be contiguous'
+    # _problem: a caller's own precondition (SpMM's backward pairing), agreed
+    # in the same reduction.
+    agree(plan.comm, msg or _problem, same=k)
+    if ctx is None:
+        ctx = plan._context_for(k)
+    return _multiply(plan, ctx, B, out)
+
+
+def _multiply(plan, ctx, B, out):
+    k = ctx.k
+    t0 = time.perf_counter()
+    if B is not None and (ctx.b.numel() == 0 or B.data_ptr() != ctx.b.data_ptr()):
+        ctx.b.copy_(B)
+    if out is None:
+        out = torch.empty((plan.nrows, k), dtype=torch.float32)
+    st = lib.tf_spmm(ctx._ctx, out.data_ptr() if out.numel() else None)
+    if st:
+        raise TwofaceError(_lib.last_error(st) + ' (an SpMM failure is not recoverable: '
+                           'call MPI.COMM_WORLD.Abort())', st)
+    plan._seconds += time.perf_counter() - t0
+    plan._calls += 1
+    return out

@@ -1,0 +1,184 @@
+"""Run under mpirun by test_twoface.py: mpi_cases.py SPEC.json.
+
+SPEC is a list of cases ({"case": name, "kind": ..., paths ...}). Every rank
+runs every case; rank 0 prints one JSON line per case with "ok" true only
+when the case passed on every rank, and each rank's detail. A case that
+hangs makes the whole run time out, which the test reports."""
+import json
+import sys
+import traceback
+
+import torch
+
+import twoface
+from twoface import MPI
+from tfutil import read_mtx
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+
+
+def global_b(n, k, seed=7):
+    return torch.rand(n, k, generator=torch.Generator().manual_seed(seed)) - 0.5
+
+
+def expect_error(fn, *needles):
+    """fn() must raise TwofaceError whose text contains every needle."""
+    try:
+        fn()
+    except twoface.TwofaceError as e:
+        text = str(e)
+        missing = [s for s in needles if s not in text]
+        return (not missing), text
+    return False, 'no exception'
+
+
+def case_spmm(c):
+    A = read_mtx(c['mtx'])
+    k = c['k']
+    with twoface.Plan(c['plan']) as p:
+        assert (p.m, p.n, p.nnz) == (A.shape[0], A.shape[1], int((A != 0).sum())), 'getters'
+        assert p.nranks == size and p.rank == rank, 'rank getters'
+        (r0, nr), (b0, nb) = p.rows, p.brows
+        Bg = global_b(p.n, k)
+        B = Bg[b0:b0 + nb].contiguous()
+        C = twoface.spmm(p, B)
+        ref = (A @ Bg.double())[r0:r0 + nr]
+        err = (C.double() - ref).abs().max().item() if nr else 0.0
+        scale = max(1.0, ref.abs().max().item() if nr else 1.0)
+        # The same product through a context whose B buffer is filled in
+        # place (no copy in spmm), into caller memory: bit-identical.
+        with p.context(k) as ctx:
+            ctx.b.copy_(B)
+            out = torch.full((nr, k), float('nan'))
+            C2 = twoface.spmm(ctx, out=out)
+            # (not bit-identical: a plan with a runner-up alternates plans
+            # in its first calls, which sum in different orders)
+            same = C2.data_ptr() == out.data_ptr() and torch.allclose(C2, C, rtol=1e-5, atol=1e-6)
+        # A non-contiguous B (a transposed view) is copied into the buffer.
+        C3 = twoface.spmm(p, B.T.contiguous().T)
+        ok = err <= 1e-5 * scale and same and torch.allclose(C3, C, rtol=1e-5, atol=1e-6)
+        return ok, f'rows {p.rows} brows {p.brows} max err {err:.3g} (scale {scale:.3g}) ' \
+                   f'in-place same {same}'
+
+
+def case_bad_path(c):
+    return expect_error(lambda: twoface.Plan(c['plan']), 'cannot open')
+
+
+def case_wrong_ranks(c):
+    return expect_error(lambda: twoface.Plan(c['plan']), 'plan is for', f'{size} ranks')
+
+
+def case_bad_b(c):
+    k = 3
+    with twoface.Plan(c['plan']) as p:
+        nb = p.nbrows
+        good = torch.ones(nb, k)
+        last = size - 1
+        results = []
+        results.append(expect_error(
+            lambda: twoface.spmm(p, good.double() if rank == last else good), 'float32'))
+        results.append(expect_error(
+            lambda: twoface.spmm(p, torch.ones(nb + 1, k) if rank == 0 else good), 'shape'))
+        if size > 1:
+            results.append(expect_error(
+                lambda: twoface.spmm(p, torch.ones(nb, k + 1) if rank == last else good),
+                'disagree on the dense width'))
+        results.append(expect_error(
+            lambda: twoface.spmm(p, [1.0] if rank == last else good), 'torch.Tensor'))
+        with p.context(k) as ctx:
+            results.append(expect_error(lambda: twoface.spmm(ctx, torch.ones(nb, k + 1)),
+                                        f', {k}) (this rank'))
+            results.append(expect_error(
+                lambda: twoface.spmm(ctx, good, out=torch.ones(p.nrows + 1, k)), 'out has shape'))
+        results.append(expect_error(lambda: p.context(0 if rank == last else 2), 'k must be'))
+        # After all of that the plan still works.
+        C = twoface.spmm(p, good)
+        ok = all(r[0] for r in results) and C.shape == (p.nrows, k)
+        return ok, ' | '.join(f'{r[0]}: {r[1]}' for r in results)
+
+
+def case_gradcheck(c):
+    """gradcheck of B -> A @ B over the global B: every rank holds the same
+    global B and gets the same global C, so gradcheck's many calls are made
+    by all ranks alike; the rank's rows go through twoface.SpMM."""
+    with twoface.Plan(c['plan']) as p, \
+            (twoface.Plan(c['backward']) if c.get('backward') else _null()) as q:
+        (r0, nr), (b0, nb) = p.rows, p.brows
+        counts = comm.allgather(nr)
+
+        class Rows(torch.autograd.Function):  # global B -> this rank's rows
+            @staticmethod
+            def forward(ctx, Bg):
+                return Bg[b0:b0 + nb].contiguous()
+
+            @staticmethod
+            def backward(ctx, g):
+                return torch.cat(comm.allgather(g))  # B-row bands tile B
+
+        class Gather(torch.autograd.Function):  # this rank's rows of C -> global C
+            @staticmethod
+            def forward(ctx, C):
+                return torch.cat(comm.allgather(C))
+
+            @staticmethod
+            def backward(ctx, g):
+                return g[sum(counts[:rank]):sum(counts[:rank]) + nr].contiguous()
+
+        def f(Bg):
+            return Gather.apply(twoface.SpMM.apply(Rows.apply(Bg), p, q))
+
+        Bg = global_b(p.n, c['k']).requires_grad_()
+        ok = torch.autograd.gradcheck(f, (Bg,), eps=1e-2, atol=1e-3, rtol=1e-3,
+                                      raise_exception=False)
+        # and against the dense transpose product
+        A = read_mtx(c['mtx'])
+        G = global_b(p.m, c['k'], seed=11)
+        f(Bg).backward(G)
+        err = (Bg.grad.double() - A.T @ G.double()).abs().max().item()
+        return ok and err < 1e-4, f'gradcheck {ok}, |dB - A^T dC| {err:.3g}'
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        pass
+
+
+def case_needs_backward(c):
+    """A non-symmetric plan without a backward plan, or with the plan of a
+    matrix that is not its transpose plan: an error on every rank, before
+    any product."""
+    with twoface.Plan(c['plan']) as p:
+        assert p.symmetric is False, 'plan of a non-symmetric matrix reported symmetric'
+        B = torch.ones(p.nbrows, 2).requires_grad_()
+        r1 = expect_error(lambda: twoface.SpMM.apply(B, p), '--transpose')
+        with twoface.Plan(c['wrong_backward']) as w:
+            r2 = expect_error(lambda: twoface.SpMM.apply(B, p, w), 'twoface.SpMM: ')
+        # without a gradient the forward product needs no backward plan
+        C = twoface.SpMM.apply(torch.ones(p.nbrows, 2), p)
+        return r1[0] and r2[0] and C.shape == (p.nrows, 2), r1[1] + ' | ' + r2[1]
+
+
+CASES = {'spmm': case_spmm, 'bad_path': case_bad_path, 'wrong_ranks': case_wrong_ranks,
+         'bad_b': case_bad_b, 'gradcheck': case_gradcheck, 'needs_backward': case_needs_backward}
+
+
+def main():
+    spec = json.load(open(sys.argv[1]))
+    for c in spec:
+        try:
+            ok, detail = CASES[c['kind']](c)
+        except Exception:  # a failed case, reported; the other ranks raise too or hang-> timeout
+            ok, detail = False, traceback.format_exc(limit=3).strip().replace('\n', ' / ')
+        res = comm.gather((bool(ok), detail), root=0)
+        if rank == 0:
+            print(json.dumps({'case': c['case'], 'ok': all(r[0] for r in res),
+                              'details': [r[1] for r in res]}), flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,73 @@
+"""examples/gcn.py: training on twoface at 3 ranks follows, epoch by epoch,
+the same model run in one process on torch.sparse.mm (an independent path:
+the adjacency normalised by the script itself, PyTorch's own sparse products
+and gradients). Dropout 0 makes both deterministic; the random features,
+labels and split depend on node ids only, not on P. Graphs generated here:
+a symmetric one (the plan serves the backward product) and a non-symmetric
+one (--backward-plan). Bad input fails on every rank, without a hang."""
+import json
+import os
+
+import pytest
+import torch
+
+import tfutil
+
+EXAMPLE = os.path.join(tfutil.SRC, 'examples', 'gcn.py')
+ARGS = ['--random-features', '12', '--random-classes', '3', '--random-split', '--dropout', '0',
+        '--epochs', '12', '--patience', '0', '--hidden', '8', '--json']
+
+
+def pattern_mtx(path, A):
+    idx = (A != 0).nonzero().tolist()
+    with open(path, 'w') as f:
+        f.write('%%MatrixMarket matrix coordinate pattern general\n')
+        f.write(f'{A.shape[0]} {A.shape[1]} {len(idx)}\n')
+        for i, j in idx:
+            f.write(f'{i + 1} {j + 1}\n')
+
+
+def losses(text):
+    recs = [json.loads(l) for l in text.splitlines() if l.startswith('{')]
+    return [r['train_loss'] for r in recs if 'epoch' in r], [r for r in recs if r.get('summary')]
+
+
+def run_torch(mtx):
+    import subprocess
+    r = subprocess.run([tfutil.PYTHON, EXAMPLE, '--torch-sparse', mtx, *ARGS], capture_output=True,
+                       text=True, env=tfutil.mpi_env(), timeout=tfutil.TIMEOUT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return losses(r.stdout)
+
+
+@pytest.mark.parametrize('symmetric', [True, False], ids=['symmetric', 'backward_plan'])
+def test_gcn_at_3_ranks_follows_torch_sparse(tmp_path, symmetric):
+    A = tfutil.random_sparse(45, 45, 0.08, seed=9, symmetric=symmetric)
+    mtx = str(tmp_path / 'g.mtx')
+    pattern_mtx(mtx, A)
+    plan = tfutil.plan(mtx, 3, str(tmp_path / 'g.h5'), '--normalize', 'gcn', '-k', '8')
+    extra = []
+    if not symmetric:
+        extra = ['--backward-plan', tfutil.plan(mtx, 3, str(tmp_path / 'gT.h5'), '--normalize',
+                                                'gcn', '--transpose', '--bands-from', plan)]
+    rc, out, err = tfutil.mpirun(3, EXAMPLE, plan, *ARGS, *extra)
+    assert rc == 0, err[-2000:]
+    got, summary = losses(out)
+    want, _ = run_torch(mtx)
+    assert len(got) == len(want) == 12 and summary and summary[0]['ranks'] == 3
+    rel = max(abs(a - b) / abs(b) for a, b in zip(got, want))
+    assert rel < 1e-4, f'train losses differ by {rel:.3g} (relative): {got} vs {want}'
+    assert got[-1] < got[0], 'training did not lower the loss'
+
+
+def test_gcn_bad_labels_fail_on_every_rank(tmp_path):
+    A = tfutil.random_sparse(20, 20, 0.2, seed=2, symmetric=True)
+    mtx = str(tmp_path / 'g.mtx')
+    pattern_mtx(mtx, A)
+    plan = tfutil.plan(mtx, 2, str(tmp_path / 'g.h5'), '--normalize', 'gcn')
+    labels = tmp_path / 'labels.txt'
+    labels.write_text('0\n1\n' * 9)  # 18 lines for 20 nodes
+    rc, out, err = tfutil.mpirun(2, EXAMPLE, plan, '--random-features', '4', '--labels', labels,
+                                 '--random-split')
+    assert rc != 0
+    assert err.count('18 lines, but the graph has 20 nodes') == 2, err[-2000:]
