@@ -120,7 +120,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' twoface.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/twoface.pc
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-smpi
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -161,3 +161,18 @@ fuzz:
 	@sh .ci/deps.sh $(DEPS_PKGS) clang libclang-rt-14-dev >/dev/null
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# ---- SimGrid SMPI (docs/scale.md) ----------------------------------------------
+# make smpi: libtwoface and twoface-exec compiled with smpicc into build-smpi/, to
+# run the real executor on a simulated cluster (bench/smpi/run.sh). SMPI 3.32 has
+# no neighbourhood collectives, so this build defaults to the MPI_Ialltoall{v,w}
+# exchange (executor/tf_exchange.h). Installs libsimgrid-dev when missing.
+SMPI_BUILD ?= build-smpi
+ifeq ($(SMPI),1)
+CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC
+endif
+.PHONY: smpi
+smpi:
+	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev >/dev/null
+	@$(MAKE) --no-print-directory BUILD=$(SMPI_BUILD) CC=smpicc SMPI=1 \
+	  $(SMPI_BUILD)/bin/twoface-exec
