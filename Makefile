@@ -163,10 +163,12 @@ fuzz:
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # ---- SimGrid SMPI (docs/scale.md) ----------------------------------------------
-# make smpi: libtwoface and twoface-exec compiled with smpicc into build-smpi/, to
-# run the real executor on a simulated cluster (bench/smpi/run.sh). SMPI 3.32 has
-# no neighbourhood collectives, so this build defaults to the MPI_Ialltoall{v,w}
-# exchange (executor/tf_exchange.h). Installs libsimgrid-dev when missing.
+# make smpi: libtwoface, twoface-exec and twoface-calibrate compiled with smpicc
+# into build-smpi/, to run the real executor on a simulated cluster
+# (bench/smpi/run.sh). SMPI 3.32 has no neighbourhood collectives, so this build
+# defaults to the MPI_Ialltoall{v,w} exchange (executor/tf_exchange.h); SMPI's
+# malloc interception is off (it redefines malloc before <stdlib.h>).
+# Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
 CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC
@@ -175,4 +177,4 @@ endif
 smpi:
 	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev >/dev/null
 	@$(MAKE) --no-print-directory BUILD=$(SMPI_BUILD) CC=smpicc SMPI=1 \
-	  $(SMPI_BUILD)/bin/twoface-exec
+	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate

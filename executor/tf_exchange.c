@@ -57,7 +57,7 @@ void tf_xchg_free(tf_xchg *x)
     free(x->a_rdispl);
     free(x->src);
     free(x->dst);
-    if (x->comm != MPI_COMM_NULL)
+    if (x->comm != MPI_COMM_NULL && !x->borrowed)
         MPI_Comm_free(&x->comm);
     tf_xchg_init(x);
 }
@@ -113,6 +113,22 @@ int tf_xchg_create(tf_xchg *x, MPI_Comm comm, int mode, int n_src, const int *sr
                                                        : "MPI_Comm_dup");
     }
     return tf_exec_agree(comm, st);
+}
+
+int tf_xchg_borrow(tf_xchg *x, const tf_xchg *base)
+{
+    tf_xchg_init(x);
+    x->mode = base->mode;
+    x->nranks = base->nranks;
+    x->n_src = base->n_src;
+    x->n_dst = base->n_dst;
+    x->src = copy_ints(base->src, base->n_src);
+    x->dst = copy_ints(base->dst, base->n_dst);
+    if (!x->src || !x->dst)
+        return tf_fail(TF_ERR_NOMEM, "cannot allocate the neighbour lists");
+    x->comm = base->comm;
+    x->borrowed = 1;
+    return TF_OK;
 }
 
 int tf_xchg_alltoall_i64(tf_xchg *x, const int64_t *send, int64_t *recv)

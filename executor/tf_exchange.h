@@ -25,6 +25,7 @@ typedef struct {
     int mode; /* TF_XCHG_* */
     int nranks;
     MPI_Comm comm; /* graph communicator or duplicate; MPI_COMM_NULL before create */
+    int borrowed;  /* comm belongs to another tf_xchg (tf_xchg_borrow) */
     int n_src, n_dst;
     int *src, *dst; /* copies of the neighbour lists */
     /* alltoall mode: the per-rank arguments (nranks each), zero outside the
@@ -46,6 +47,9 @@ void tf_xchg_init(tf_xchg *x);
  * Agrees on the outcome. */
 int tf_xchg_create(tf_xchg *x, MPI_Comm comm, int mode, int n_src, const int *src, int n_dst,
                    const int *dst);
+/* x uses base's communicator and neighbours, with blocks of its own (one
+ * communicator serves several block layouts). base must outlive x. Local. */
+int tf_xchg_borrow(tf_xchg *x, const tf_xchg *base);
 /* One int64 to each destination, one from each source (blocking). */
 int tf_xchg_alltoall_i64(tf_xchg *x, const int64_t *send, int64_t *recv);
 /* Sets the blocks of start_w, once (alltoall mode builds its arguments and
