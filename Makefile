@@ -167,11 +167,12 @@ fuzz:
 # into build-smpi/, to run the real executor on a simulated cluster
 # (bench/smpi/run.sh). SMPI 3.32 has no neighbourhood collectives, so this build
 # defaults to the MPI_Ialltoall{v,w} exchange (executor/tf_exchange.h); SMPI's
-# malloc interception is off (it redefines malloc before <stdlib.h>).
+# malloc interception is off (it redefines malloc before <stdlib.h>); the
+# collective's warm-up is 2 exchanges (nothing to warm in a simulated MPI).
 # Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
-CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC
+CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2
 endif
 .PHONY: smpi
 smpi:

@@ -215,8 +215,14 @@ int tf_coll_start(tf_ctx *ctx, MPI_Request *req)
  * 1-1.5x the warm time; stopping when three in a row were within 25% of
  * the fastest stopped too early (the times fall slowly). So: WARM_MAX
  * exchanges, or fewer once WARM_BUDGET seconds are spent (at least
- * WARM_MIN), which bounds the cost for large exchanges that warm at once. */
-#define WARM_MAX 20
+ * WARM_MIN), which bounds the cost for large exchanges that warm at once.
+ * The SMPI build sets TF_COLL_WARM_MAX to 2: a simulated MPI has no lazy
+ * setup to warm, and at P = 256 every exchange of the MPI_Ialltoallw
+ * fallback is 2 (P - 1) simulated messages per rank. */
+#ifndef TF_COLL_WARM_MAX
+#define TF_COLL_WARM_MAX 20
+#endif
+#define WARM_MAX TF_COLL_WARM_MAX
 #define WARM_MIN 2
 #define WARM_BUDGET 0.2
 

@@ -12,11 +12,17 @@
 #   GRAPHS   graph names in DATA [luxembourg_osm copter2 pubmed email-Enron
 #            soc-Slashdot0902 cit-HepPh]
 #   DATA     [/work/shared/data, else ../shared/data]
-#   PS [16 64 256]   KS [32 128]   ITER [3] timed rounds   WARMUP [1]
+#   PS [16 64 256]   KS [32 128]   ITER [2] timed rounds   WARMUP [0]
+#   ALGOS [twoface,allgather,shift,p2p]: the pure plans' times come from
+#            twoface's start-up trial (both run when the plan carries its
+#            runner-up); add fetch,collective to run them on their own too
+#   REPL [1,4,16] shift's replications (those dividing P)
+#   SELECT_CALLS [1] timed calls per plan of the start-up trial
 #   BW [12GBps] LAT [0.5us]  link bandwidth / latency (platform.sh)
 #   OUT      plans, logs, raw JSON [/tmp/twoface-smpi]
-#   CALIB    planner coefficients; default: $OUT/calibration-sim.txt, made
-#            once by twoface-calibrate --quick at CAL_NP [16] simulated ranks
+#   CALIB    planner coefficients [bench/smpi/calibration-sim.txt]; CALIB=sim:
+#            run twoface-calibrate --quick at CAL_NP [16] simulated ranks
+#            (slow: ~10^6 MPI_Rget, see docs/scale.md)
 #   MAX_GB   [6] skip allgather where its B copies (P n K 4 bytes, all ranks
 #            live in one process here) would exceed this
 #   TIMEOUT  [900] seconds per simulated job
@@ -34,8 +40,11 @@ if [ -z "${DATA:-}" ]; then
 fi
 PS=${PS:-"16 64 256"}
 KS=${KS:-"32 128"}
-ITER=${ITER:-3}
-WARMUP=${WARMUP:-1}
+ITER=${ITER:-2}
+WARMUP=${WARMUP:-0}
+ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
+REPL=${REPL:-1,4,16}
+SELECT_CALLS=${SELECT_CALLS:-1}
 BW=${BW:-12GBps}
 LAT=${LAT:-0.5us}
 CAL_NP=${CAL_NP:-16}
@@ -81,7 +90,8 @@ sim() { # ranks, program and arguments
     timeout "$TIMEOUT" smpirun -np "$np" -platform "$OUT/platform.xml" $SIMOPTS "$@"
 }
 
-if [ -z "${CALIB:-}" ]; then
+CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim.txt}
+if [ "$CALIB" = sim ]; then
     CALIB=$OUT/calibration-sim.txt
     if [ ! -s "$CALIB" ]; then
         say "calibrating the simulated cluster at $CAL_NP ranks"
@@ -108,16 +118,17 @@ for g in $GRAPHS; do
                 plans="$plans $f"
             done
             "$STATS" $plans >"$OUT/runs/$tag.stats.json" || { say "FAILED: stats $tag"; continue; }
-            algo=twoface,fetch,collective,allgather,shift,p2p
+            [ -s "$OUT/runs/$tag.json" ] && { say "$tag: done before"; continue; }
+            algo=$ALGOS
             gb=$(awk -v p="$P" -v n="$n" -v k="$K" 'BEGIN { printf "%d", p * n * k * 4 / 1e9 }')
-            [ "$gb" -ge "$MAX_GB" ] && algo=twoface,fetch,collective,shift,p2p
+            [ "$gb" -ge "$MAX_GB" ] && algo=$(echo "$algo" | sed 's/allgather,//; s/,allgather//')
             reps=""
-            for c in 1 2 4 8 16; do
+            for c in $(echo "$REPL" | tr ',' ' '); do
                 [ "$c" -le "$P" ] && [ $((P % c)) -eq 0 ] && reps="$reps${reps:+,}$c"
             done
             t0=$(date +%s)
             if sim "$P" "$EXEC" $plans --algo "$algo" --replication "$reps" -k "$K" \
-                -i "$ITER" --warmup "$WARMUP" --check --json \
+                -i "$ITER" --warmup "$WARMUP" --select-calls "$SELECT_CALLS" --check --json \
                 >"$OUT/runs/$tag.json" 2>"$OUT/runs/$tag.err"; then
                 say "$tag: $(( $(date +%s) - t0 )) s wall ($algo)"
             else

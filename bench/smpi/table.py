@@ -52,6 +52,14 @@ def summarise(g, P, K, objs, stats):
             t[a] = ms
     tw = next(o for o in objs if o["algo"] == "twoface")
     sel = tw.get("selection")
+    # Pure plans not run on their own: their calls in twoface's start-up trial
+    # (slowest rank per call, the median of SELECT_CALLS calls).
+    trial = set()
+    if sel:
+        for cls, ts in zip((sel["planned"], sel["alternative"]), sel["trial_median_s"]):
+            if cls in ("fetch", "collective") and cls not in t:
+                t[cls] = 1e3 * ts
+                trial.add(cls)
     chose_alt = bool(sel) and sel.get("chose") == "alternative"
     twoface_plan = os.path.basename(tw["plan"])
     st = [s for s in stats if os.path.basename(s["plan"]) == twoface_plan]
@@ -63,12 +71,14 @@ def summarise(g, P, K, objs, stats):
         "vs_pure": t["twoface"] / min(t.get("fetch", math.inf), t.get("collective", math.inf)),
         "classes": tw.get("classes", "-") + ("*" if chose_alt else ""), "ran": ran,
         "planned": next(s for s in st if s["which"] == "planned"), "check": check,
-        "trial": sel is not None,
+        "trial": sel is not None, "from_trial": trial,
     }
 
 
-def fmt(x):
-    return "-" if x is None else ("%.3f" % x if x < 10 else "%.1f" % x)
+def fmt(x, mark=False):
+    if x is None:
+        return "-"
+    return ("%.3f" % x if x < 10 else "%.1f" % x) + ("'" if mark else "")
 
 
 def main():
@@ -99,8 +109,10 @@ def main():
         t, s = r["t"], r["ran"]
         print("| %s | %d | %d | %s | %s | %s | %s | %s (%s) | %s | **%.2f** (%s) | %.2f | %s (%.0f%%) | "
               "%.1f / %d, %.1f / %d | %d / %.0f (%d / %.0f) |" % (
-                  r["graph"], r["K"], r["P"], fmt(t["twoface"]), fmt(t.get("fetch")),
-                  fmt(t.get("collective")), fmt(t.get("allgather")), fmt(t["shift"]),
+                  r["graph"], r["K"], r["P"], fmt(t["twoface"]),
+                  fmt(t.get("fetch"), "fetch" in r["from_trial"]),
+                  fmt(t.get("collective"), "collective" in r["from_trial"]),
+                  fmt(t.get("allgather")), fmt(t["shift"]),
                   r["shift_c"], fmt(t.get("p2p")), r["ratio"], r["best"], r["vs_shift"],
                   r["classes"], 100 * s["coll_share"], s["recip_mean"], s["recip_max"],
                   s["want_mean"], s["want_max"], s["rows_max"], s["rows_mean"], s["min_max"],
