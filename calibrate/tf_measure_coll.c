@@ -24,6 +24,7 @@
  * out-of-sample check of the owner term: their error is printed. */
 #include "tf_calibrate.h"
 #include "tf_error.h"
+#include "tf_exchange.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ enum { PAT_RING = 0, PAT_FANOUT = 1 };
 
 typedef struct {
     int pattern, d, rows;
-    MPI_Comm graph; /* borrowed from the pattern's communicator list */
+    tf_xchg x; /* borrows the pattern's communicator */
     int nsrc, ndst;
     int *scount, *rcount;
     MPI_Aint *sdispl, *rdispl;
@@ -50,6 +51,7 @@ static void point_free(coll_point *pt, MPI_Datatype row)
         for (int j = 0; j < pt->ndst; j++)
             if (pt->stype[j] != MPI_DATATYPE_NULL && pt->stype[j] != row)
                 MPI_Type_free(&pt->stype[j]);
+    tf_xchg_free(&pt->x);
     free(pt->scount);
     free(pt->rcount);
     free(pt->sdispl);
@@ -164,14 +166,16 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     MPI_Win win = MPI_WIN_NULL;
     float *wbuf = NULL, *rbuf = NULL;
     double *t = NULL, *te = NULL, *x = NULL, *y = NULL;
-    MPI_Comm *graphs = calloc((size_t)npat, sizeof *graphs);
+    tf_xchg *graphs = calloc((size_t)npat, sizeof *graphs);
     coll_point *pts = calloc((size_t)npts, sizeof *pts);
     int *src = malloc((size_t)P * sizeof *src), *dst = malloc((size_t)P * sizeof *dst);
     int st = TF_OK;
     if (!graphs || !pts || !src || !dst)
         st = tf_fail(TF_ERR_NOMEM, "collective measurement: out of memory");
     for (int g = 0; g < npat && graphs; g++)
-        graphs[g] = MPI_COMM_NULL;
+        tf_xchg_init(&graphs[g]);
+    for (int i = 0; i < npts && pts; i++)
+        tf_xchg_init(&pts[i].x);
     if (st == TF_OK && (MPI_Type_contiguous(NET_K, MPI_FLOAT, &row) != MPI_SUCCESS ||
                         MPI_Type_commit(&row) != MPI_SUCCESS))
         st = tf_fail(TF_ERR_MPI, "collective measurement: MPI_Type_contiguous failed");
@@ -209,24 +213,21 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     for (int g = 0; g < npat && st == TF_OK; g++) {
         int pat = g < P - 1 ? PAT_RING : PAT_FANOUT, d = g % (P - 1) + 1, ns, nd;
         neighbours(pat, d, rank, P, &ns, src, &nd, dst);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-        /* gcc 12 misreads the MPI_UNWEIGHTED sentinel as an array. */
-        int err = MPI_Dist_graph_create_adjacent(cfg->comm, ns, src, MPI_UNWEIGHTED, nd, dst,
-                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graphs[g]);
-#pragma GCC diagnostic pop
-        if (err != MPI_SUCCESS) {
-            graphs[g] = MPI_COMM_NULL;
-            st = tf_fail(TF_ERR_MPI, "collective measurement: MPI_Dist_graph_create_adjacent failed");
-        }
+        int mode = TF_XCHG_NEIGHBOR;
+        st = tf_cal_agree(cfg->comm, tf_xchg_mode(&mode));
+        if (st == TF_OK) /* agrees */
+            st = tf_xchg_create(&graphs[g], cfg->comm, mode, ns, src, nd, dst);
         for (int s = 0; s < nsizes && st == TF_OK; s++) {
             coll_point *pt = &pts[g * nsizes + s];
             pt->pattern = pat;
             pt->d = d;
             pt->rows = sizes[s];
-            pt->graph = graphs[g];
             st = make_point(pt, ns, nd, sizes[s], rmax, pat, row);
+            if (st == TF_OK)
+                st = tf_xchg_borrow(&pt->x, &graphs[g]);
+            if (st == TF_OK)
+                st = tf_xchg_prepare_w(&pt->x, pt->scount, pt->sdispl, pt->stype, pt->rcount,
+                                       pt->rdispl, pt->rtype);
             double blk = (double)sizes[s] * (double)rowbytes;
             pt->peers = pat == PAT_RING ? 2.0 * d : d;
             pt->bytes = pt->peers * blk;
@@ -241,13 +242,11 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
             MPI_Request req;
             MPI_Barrier(cfg->comm);
             double t0 = tf_cal_now();
-            int err = MPI_Ineighbor_alltoallw(wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
-                                              pt->rcount, pt->rdispl, pt->rtype, pt->graph, &req);
-            if (err == MPI_SUCCESS)
-                err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+            st = tf_xchg_start_w(&pt->x, wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
+                                 pt->rcount, pt->rdispl, pt->rtype, &req);
+            if (st == TF_OK && MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Wait (collective measurement) failed", rank);
             double t1 = tf_cal_now();
-            if (err != MPI_SUCCESS)
-                st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Ineighbor_alltoallw failed", rank);
             if (r >= 0) {
                 t[(size_t)r * npts + i] = t0;
                 te[(size_t)r * npts + i] = t1;
@@ -329,8 +328,7 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
     for (int i = 0; pts && i < npts; i++)
         point_free(&pts[i], row);
     for (int g = 0; graphs && g < npat; g++)
-        if (graphs[g] != MPI_COMM_NULL)
-            MPI_Comm_free(&graphs[g]);
+        tf_xchg_free(&graphs[g]);
     if (win != MPI_WIN_NULL)
         MPI_Win_free(&win);
     if (row != MPI_DATATYPE_NULL)

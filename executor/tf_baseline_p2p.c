@@ -5,7 +5,8 @@
  * nonzeros touch (sorted, so grouped by owner), sends each owner its list
  * (MPI_Alltoall of counts + MPI_Alltoallv of row indices) and builds one
  * distributed-graph communicator whose sources are the owners it needs rows
- * from and whose destinations are the ranks that need rows from it. Its CSR
+ * from and whose destinations are the ranks that need rows from it (or the
+ * MPI_Ialltoallv fallback, tf_exchange.h). Its CSR
  * is split into a local part (columns in its own band, band-local indices)
  * and a remote part (only the rows with remote nonzeros; columns remapped to
  * positions in the packed receive buffer, which holds the needed rows in
@@ -18,13 +19,14 @@
  * per source. */
 #include "tf_baseline.h"
 #include "tf_error.h"
+#include "tf_exchange.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    MPI_Comm graph;
+    tf_xchg xchg;
     int n_src, n_dst;
     int *src, *dst;             /* neighbour ranks */
     int *rcounts, *rdispls;     /* per source, in rows */
@@ -77,28 +79,17 @@ static int owner_of(const int64_t *off, int nranks, int64_t j)
     return lo;
 }
 
+/* The exchange over the neighbours: a distributed-graph communicator, or
+ * the MPI_Ialltoallv fallback (tf_exchange.h). Collective, agrees. */
 static int build_graph(tf_baseline *b, p2p_state *s)
 {
-    int src_dummy = 0, dst_dummy = 0;
-    /* gcc 12 warns (-Wstringop-overread) that MPI_UNWEIGHTED, a pointer
-     * constant to a 1-int sentinel, is read as an array of degree ints. Open
-     * MPI never reads through it: it compares the pointer. The warning is
-     * false; silence it for this call only. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-    int err = MPI_Dist_graph_create_adjacent(
-        b->comm, s->n_src, s->n_src > 0 ? s->src : &src_dummy, MPI_UNWEIGHTED, s->n_dst,
-        s->n_dst > 0 ? s->dst : &dst_dummy, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &s->graph);
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#pragma GCC diagnostic pop
-#endif
-    if (err != MPI_SUCCESS) {
-        s->graph = MPI_COMM_NULL;
-        return tf_mpi_fail(err, "MPI_Dist_graph_create_adjacent");
-    }
-    return TF_OK;
+    int mode = TF_XCHG_NEIGHBOR;
+    int st = tf_exec_agree(b->comm, tf_xchg_mode(&mode));
+    if (st == TF_OK)
+        st = tf_xchg_create(&s->xchg, b->comm, mode, s->n_src, s->src, s->n_dst, s->dst);
+    if (st == TF_OK)
+        st = tf_xchg_prepare_v(&s->xchg, s->scounts, s->sdispls, s->rcounts, s->rdispls);
+    return st;
 }
 
 int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
@@ -117,7 +108,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
     if (!s)
         st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the p2p state", b->rank);
     else
-        s->graph = MPI_COMM_NULL;
+        tf_xchg_init(&s->xchg);
 
     /* The distinct remote rows, and the counts of both parts. */
     int64_t nnz_remote = 0;
@@ -281,15 +272,14 @@ int tf_bl_p2p_run(tf_baseline *b, const float *b_rows, float *c)
     double t1 = MPI_Wtime();
 
     MPI_Request req;
-    int err = MPI_Ineighbor_alltoallv(s->sendbuf, s->scounts, s->sdispls, b->row_type,
-                                      s->recvbuf, s->rcounts, s->rdispls, b->row_type, s->graph,
-                                      &req);
-    if (err != MPI_SUCCESS)
-        return tf_mpi_fail(err, "p2p: MPI_Ineighbor_alltoallv");
+    int st = tf_xchg_start_v(&s->xchg, s->sendbuf, s->scounts, s->sdispls, s->recvbuf,
+                             s->rcounts, s->rdispls, b->row_type, &req);
+    if (st != TF_OK)
+        return st;
     double t2 = MPI_Wtime();
     tf_bl_csr(b->nrows, s->lptr, s->lcol, s->lval, b_rows, k, c, 0);
     double t3 = MPI_Wtime();
-    err = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    int err = MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (err != MPI_SUCCESS)
         return tf_mpi_fail(err, "p2p: MPI_Wait");
     double t4 = MPI_Wtime();
@@ -305,8 +295,7 @@ void tf_bl_p2p_free(tf_baseline *b)
     p2p_state *s = b->impl;
     if (!s)
         return;
-    if (s->graph != MPI_COMM_NULL)
-        MPI_Comm_free(&s->graph);
+    tf_xchg_free(&s->xchg);
     free(s->src);
     free(s->dst);
     free(s->rcounts);

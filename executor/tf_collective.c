@@ -1,7 +1,8 @@
 /* The collective half's machinery, created once per context: one
  * distributed-graph communicator whose sources are the ranks this rank
  * receives B stripes from and whose destinations are the ranks it sends
- * stripes to, and the per-neighbour arguments of MPI_Ineighbor_alltoallw.
+ * stripes to, and the per-neighbour arguments of MPI_Ineighbor_alltoallw
+ * (or of its MPI_Ialltoallw fallback: tf_exchange.h).
  *
  * Send side, zero-copy: the block to destination d is described by a
  * datatype over the window memory holding this rank's B (one hindexed type
@@ -45,9 +46,7 @@ void tf_coll_free(tf_spmm_ctx *ctx)
     ctx->send_counts = ctx->recv_counts = NULL;
     ctx->send_displs = ctx->recv_displs = NULL;
     ctx->src_ranks = ctx->dst_ranks = NULL;
-    if (ctx->graph != MPI_COMM_NULL)
-        MPI_Comm_free(&ctx->graph);
-    ctx->graph = MPI_COMM_NULL;
+    tf_xchg_free(&ctx->xchg);
 }
 
 /* Local part of the setup: neighbour lists, counts, datatypes. */
@@ -154,19 +153,16 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     st = tf_exec_agree(h->comm, st);
     if (st)
         return st;
-    /* gcc 12 warns (-Wstringop-overread) that MPI_UNWEIGHTED, a one-int
-     * sentinel address, is read as an array of degree elements: a false
-     * positive, MPI never reads through the sentinel. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-    int err = MPI_Dist_graph_create_adjacent(h->comm, ctx->n_src, ctx->src_ranks, MPI_UNWEIGHTED,
-                                             ctx->n_dst, ctx->dst_ranks, MPI_UNWEIGHTED,
-                                             MPI_INFO_NULL, 0, &ctx->graph);
-#pragma GCC diagnostic pop
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "MPI_Dist_graph_create_adjacent");
-    st = tf_exec_agree(h->comm, st);
+    int mode = TF_XCHG_NEIGHBOR;
+    st = tf_exec_agree(h->comm, tf_xchg_mode(&mode));
+    if (st == TF_OK)
+        st = tf_xchg_create(&ctx->xchg, h->comm, mode, ctx->n_src, ctx->src_ranks, ctx->n_dst,
+                            ctx->dst_ranks); /* agrees */
+    if (st == TF_OK)
+        st = tf_exec_agree(h->comm,
+                           tf_xchg_prepare_w(&ctx->xchg, ctx->send_counts, ctx->send_displs,
+                                             ctx->send_types, ctx->recv_counts,
+                                             ctx->recv_displs, ctx->recv_types));
     if (st)
         return st;
 
@@ -187,9 +183,7 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
     if (all_ok) {
-        err = MPI_Neighbor_alltoall(sent, 1, MPI_INT64_T, got, 1, MPI_INT64_T, ctx->graph);
-        if (err != MPI_SUCCESS)
-            st = tf_mpi_fail(err, "MPI_Neighbor_alltoall");
+        st = tf_xchg_alltoall_i64(&ctx->xchg, sent, got);
         for (int i = 0; i < ctx->n_src && st == TF_OK; i++)
             if (got[i] != ctx->recv_counts[i])
                 st = tf_fail(TF_ERR_FORMAT,
@@ -204,10 +198,9 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
 
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
 {
-    int err = MPI_Ineighbor_alltoallw(ctx->b, ctx->send_counts, ctx->send_displs,
-                                      ctx->send_types, ctx->coll_buf, ctx->recv_counts,
-                                      ctx->recv_displs, ctx->recv_types, ctx->graph, req);
-    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Ineighbor_alltoallw");
+    return tf_xchg_start_w(&ctx->xchg, ctx->b, ctx->send_counts, ctx->send_displs,
+                           ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
+                           ctx->recv_types, req);
 }
 
 /* The first exchanges of a fresh context are slow: on the development VM
@@ -222,8 +215,14 @@ int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
  * 1-1.5x the warm time; stopping when three in a row were within 25% of
  * the fastest stopped too early (the times fall slowly). So: WARM_MAX
  * exchanges, or fewer once WARM_BUDGET seconds are spent (at least
- * WARM_MIN), which bounds the cost for large exchanges that warm at once. */
-#define WARM_MAX 20
+ * WARM_MIN), which bounds the cost for large exchanges that warm at once.
+ * The SMPI build sets TF_COLL_WARM_MAX to 2: a simulated MPI has no lazy
+ * setup to warm, and at P = 256 every exchange of the MPI_Ialltoallw
+ * fallback is 2 (P - 1) simulated messages per rank. */
+#ifndef TF_COLL_WARM_MAX
+#define TF_COLL_WARM_MAX 20
+#endif
+#define WARM_MAX TF_COLL_WARM_MAX
 #define WARM_MIN 2
 #define WARM_BUDGET 0.2
 

@@ -5,6 +5,7 @@
 #define TF_EXEC_H
 
 #include "tf_error.h"
+#include "tf_exchange.h"
 #include "tf_csr.h"
 #include "tf_plan.h"
 #include "twoface.h"
@@ -84,7 +85,7 @@ struct tf_spmm_ctx {
      * the collective), per-neighbour datatypes. */
     int any_coll;  /* some rank receives through the collective */
     int any_fetch; /* some rank fetches */
-    MPI_Comm graph;
+    tf_xchg xchg; /* the exchange over the neighbours (tf_exchange.h) */
     int n_src, n_dst;
     int *src_ranks, *dst_ranks;
     MPI_Datatype *send_types, *recv_types;

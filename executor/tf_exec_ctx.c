@@ -111,7 +111,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->h = h;
         ctx->k = k;
         ctx->win = MPI_WIN_NULL;
-        ctx->graph = MPI_COMM_NULL;
+        tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
         ctx->row_type = MPI_DATATYPE_NULL;
     }

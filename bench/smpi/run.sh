@@ -1,0 +1,140 @@
+#!/bin/sh
+# Scale evidence by simulation (docs/scale.md): the real twoface-exec, built
+# with smpicc (`make smpi`), on a simulated fat-tree cluster of one-core nodes
+# (SimGrid SMPI 3.32). For every graph, K and P: plans the three modes for P
+# ranks, runs twoface and every baseline interleaved in one simulated job
+# (--check: every C is compared with a serial reference), and records the
+# plans' statistics (plan_stats.c). Then bench/smpi/table.sh makes the table.
+#
+#   sh bench/smpi/run.sh            (from the source tree; `make smpi` first)
+#
+# Environment (defaults in brackets):
+#   GRAPHS   graph names in DATA [luxembourg_osm copter2 pubmed email-Enron
+#            soc-Slashdot0902 cit-HepPh]
+#   DATA     [/work/shared/data, else ../shared/data]
+#   PS [16 64 256]   KS [32 128]   ITER [2] timed rounds   WARMUP [0]
+#   ALGOS [twoface,allgather,shift,p2p]: the pure plans' times come from
+#            twoface's start-up trial (both run when the plan carries its
+#            runner-up); add fetch,collective to run them on their own too
+#   REPL [1,4,16] shift's replications (those dividing P)
+#   SELECT_CALLS [1] timed calls per plan of the start-up trial
+#   BW [12GBps] LAT [0.5us]  link bandwidth / latency (platform.sh)
+#   OUT      plans, logs, raw JSON [/tmp/twoface-smpi]
+#   CALIB    planner coefficients [bench/smpi/calibration-sim.txt]; CALIB=sim:
+#            run twoface-calibrate --quick at CAL_NP [16] simulated ranks
+#            (slow: ~10^6 MPI_Rget, see docs/scale.md)
+#   MAX_GB   [6] skip allgather where its B copies (P n K 4 bytes, all ranks
+#            live in one process here) would exceed this
+#   TIMEOUT  [900] seconds per simulated job
+# Simulated ranks run as threads of one process, one at a time: compute
+# blocks are timed on this machine and injected (host speed = node speed),
+# OpenMP is one thread per rank, and times are simulated seconds.
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SMPI_BUILD=${SMPI_BUILD:-$SRC/build-smpi}
+BUILD=${BUILD:-$SRC/build}
+OUT=${OUT:-/tmp/twoface-smpi}
+GRAPHS=${GRAPHS:-"luxembourg_osm copter2 pubmed email-Enron soc-Slashdot0902 cit-HepPh"}
+if [ -z "${DATA:-}" ]; then
+    DATA=/work/shared/data
+    [ -d "$DATA" ] || DATA=$SRC/../shared/data
+fi
+PS=${PS:-"16 64 256"}
+KS=${KS:-"32 128"}
+ITER=${ITER:-2}
+WARMUP=${WARMUP:-0}
+ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
+REPL=${REPL:-1,4,16}
+SELECT_CALLS=${SELECT_CALLS:-1}
+BW=${BW:-12GBps}
+LAT=${LAT:-0.5us}
+CAL_NP=${CAL_NP:-16}
+MAX_GB=${MAX_GB:-6}
+TIMEOUT=${TIMEOUT:-900}
+EXEC=$SMPI_BUILD/bin/twoface-exec
+CALIBRATE=$SMPI_BUILD/bin/twoface-calibrate
+PLAN=$BUILD/bin/twoface-plan
+STATS=$OUT/plan_stats
+
+say() { echo "[$(date -u +%H:%M:%S)] $*"; }
+for f in "$EXEC" "$CALIBRATE" "$PLAN"; do
+    [ -x "$f" ] || { echo "run.sh: $f is not built (make && make smpi)" >&2; exit 1; }
+done
+command -v smpirun >/dev/null || { echo "run.sh: smpirun not found (make smpi installs it)" >&2; exit 1; }
+mkdir -p "$OUT/plans" "$OUT/runs" || exit 1
+mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -fopenmp \
+    -I"$SRC/include" -I"$SRC/format" -I"$SRC/planner" \
+    $(pkg-config --cflags hdf5-serial libzstd zlib) -o "$STATS" "$SRC/bench/smpi/plan_stats.c" \
+    "$BUILD/lib/libtwoface.a" $(pkg-config --libs hdf5-serial libzstd zlib) -lm || exit 1
+
+# One platform with enough nodes for the largest P; a job of P ranks uses
+# its first P nodes (16 per leaf switch).
+maxp=16
+for p in $PS; do [ "$p" -gt "$maxp" ] && maxp=$p; done
+nodes=$(( (maxp + 15) / 16 * 16 ))
+sh "$SRC/bench/smpi/platform.sh" "$nodes" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" || exit 1
+
+# smpi/test, iprobe: SMPI charges 100 us per MPI_Test by default (and grows
+# it on repeated calls) to stop busy loops from freezing simulated time; the
+# executor tests between compute chunks, so that would be a fake 0.8 ms per
+# SpMM. 0.1 us is the order of a real MPI_Test. bw/lat factors 1: the
+# platform's numbers as they are (the defaults are fitted to an Ethernet
+# cluster). privatization: every rank gets its own copy of our globals.
+export OMP_NUM_THREADS=1
+SIMOPTS="--cfg=smpi/host-speed:1Gf --cfg=smpi/test:1e-7 --cfg=smpi/iprobe:1e-7
+ --cfg=smpi/grow-injected-times:no --cfg=smpi/wtime:0 --cfg=smpi/bw-factor:0:1
+ --cfg=smpi/lat-factor:0:1 --cfg=smpi/privatization:1
+ --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:error"
+sim() { # ranks, program and arguments
+    np=$1
+    shift
+    timeout "$TIMEOUT" smpirun -np "$np" -platform "$OUT/platform.xml" $SIMOPTS "$@"
+}
+
+CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim.txt}
+if [ "$CALIB" = sim ]; then
+    CALIB=$OUT/calibration-sim.txt
+    if [ ! -s "$CALIB" ]; then
+        say "calibrating the simulated cluster at $CAL_NP ranks"
+        sim "$CAL_NP" "$CALIBRATE" -o "$CALIB" --quick >"$OUT/calibrate.log" 2>&1 ||
+            { echo "run.sh: calibration failed, see $OUT/calibrate.log" >&2; exit 1; }
+    fi
+fi
+say "platform: $nodes nodes, links $BW / $LAT; coefficients $CALIB"
+
+for g in $GRAPHS; do
+    mtx=$DATA/$g.mtx.zst
+    [ -f "$mtx" ] || { say "skip $g: $mtx missing"; continue; }
+    n=$(zstd -dc "$mtx" | awk '!/^%/ { print $1; exit }')
+    for K in $KS; do
+        for P in $PS; do
+            tag=$g-P$P-K$K
+            plans=""
+            for m in twoface fetch collective; do
+                f=$OUT/plans/$tag-$m.h5
+                if [ ! -s "$f" ]; then
+                    "$PLAN" "$mtx" -n "$P" -k "$K" --mode "$m" --calibration "$CALIB" -o "$f" -q \
+                        >"$OUT/plans/$tag-$m.log" 2>&1 || { say "FAILED: plan $tag $m"; continue 2; }
+                fi
+                plans="$plans $f"
+            done
+            "$STATS" $plans >"$OUT/runs/$tag.stats.json" || { say "FAILED: stats $tag"; continue; }
+            [ -s "$OUT/runs/$tag.json" ] && { say "$tag: done before"; continue; }
+            algo=$ALGOS
+            gb=$(awk -v p="$P" -v n="$n" -v k="$K" 'BEGIN { printf "%d", p * n * k * 4 / 1e9 }')
+            [ "$gb" -ge "$MAX_GB" ] && algo=$(echo "$algo" | sed 's/allgather,//; s/,allgather//')
+            reps=""
+            for c in $(echo "$REPL" | tr ',' ' '); do
+                [ "$c" -le "$P" ] && [ $((P % c)) -eq 0 ] && reps="$reps${reps:+,}$c"
+            done
+            t0=$(date +%s)
+            if sim "$P" "$EXEC" $plans --algo "$algo" --replication "$reps" -k "$K" \
+                -i "$ITER" --warmup "$WARMUP" --select-calls "$SELECT_CALLS" --check --json \
+                >"$OUT/runs/$tag.json" 2>"$OUT/runs/$tag.err"; then
+                say "$tag: $(( $(date +%s) - t0 )) s wall ($algo)"
+            else
+                say "FAILED: $tag (see $OUT/runs/$tag.err)"
+                rm -f "$OUT/runs/$tag.json"
+            fi
+        done
+    done
+done

@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""docs/scale.md's table, its CSV and the ratio plot, from bench/smpi/run.sh's
+output directory (OUT/runs/GRAPH-PP-KK.json: twoface-exec --json lines;
+.stats.json: plan_stats lines for the twoface, fetch and collective plans).
+
+    /usr/bin/python3 bench/smpi/table.py OUT CSV PNG > table.md
+
+Per case: simulated median time per SpMM (ms) of every strategy; shift = the
+best replication c; best baseline = the fastest of allgather, shift, p2p;
+ratio = twoface / best baseline (< 1: twoface faster); the classes twoface
+ran (after its start-up trial; * = the trial kept the runner-up), the
+collective share of its remote sparse stripes, recipients per dense stripe
+(collective recipients, and all ranks wanting the stripe), and the planner's
+volumes for the plan twoface ran: B rows received per rank, max / mean."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+BASE = ("allgather", "shift", "p2p")
+
+
+def load(out):
+    cases = []
+    runs = os.path.join(out, "runs")
+    for name in sorted(os.listdir(runs)):
+        if not name.endswith(".json") or name.endswith(".stats.json"):
+            continue
+        tag = name[:-5]
+        g, p, k = tag.rsplit("-", 2)
+        objs = [json.loads(l) for l in open(os.path.join(runs, name)) if l.startswith("{")]
+        if not objs:
+            continue
+        stats = [json.loads(l) for l in open(os.path.join(runs, tag + ".stats.json"))]
+        cases.append((g, int(p[1:]), int(k[1:]), objs, stats))
+    order = {g: i for i, g in enumerate(dict.fromkeys(c[0] for c in cases))}
+    cases.sort(key=lambda c: (order[c[0]], c[2], c[1]))
+    return cases
+
+
+def summarise(g, P, K, objs, stats):
+    t = {}
+    shift_c = None
+    check = all(o.get("check_passed", True) for o in objs)
+    for o in objs:
+        a, ms = o["algo"], 1e3 * o["median_s"]
+        if a.startswith("shift"):
+            if "shift" not in t or ms < t["shift"]:
+                t["shift"], shift_c = ms, o.get("replication")
+        else:
+            t[a] = ms
+    tw = next(o for o in objs if o["algo"] == "twoface")
+    sel = tw.get("selection")
+    # Pure plans not run on their own: their calls in twoface's start-up trial
+    # (slowest rank per call, the median of SELECT_CALLS calls).
+    trial = set()
+    if sel:
+        for cls, ts in zip((sel["planned"], sel["alternative"]), sel["trial_median_s"]):
+            if cls in ("fetch", "collective") and cls not in t:
+                t[cls] = 1e3 * ts
+                trial.add(cls)
+    chose_alt = bool(sel) and sel.get("chose") == "alternative"
+    twoface_plan = os.path.basename(tw["plan"])
+    st = [s for s in stats if os.path.basename(s["plan"]) == twoface_plan]
+    ran = next((s for s in st if s["which"] == ("alternative" if chose_alt else "planned")), st[0])
+    best = min((b for b in BASE if b in t), key=lambda b: t[b])
+    return {
+        "graph": g, "P": P, "K": K, "t": t, "shift_c": shift_c, "best": best,
+        "ratio": t["twoface"] / t[best], "vs_shift": t["shift"] / t["twoface"],
+        "vs_pure": t["twoface"] / min(t.get("fetch", math.inf), t.get("collective", math.inf)),
+        "classes": tw.get("classes", "-") + ("*" if chose_alt else ""), "ran": ran,
+        "planned": next(s for s in st if s["which"] == "planned"), "check": check,
+        "trial": sel is not None, "from_trial": trial,
+    }
+
+
+def fmt(x, mark=False):
+    if x is None:
+        return "-"
+    return ("%.3f" % x if x < 10 else "%.1f" % x) + ("'" if mark else "")
+
+
+def main():
+    out, csv_path, png = sys.argv[1], sys.argv[2], sys.argv[3]
+    rows = [summarise(*c) for c in load(out)]
+    algos = ("twoface", "fetch", "collective", "allgather", "shift", "p2p")
+    with open(csv_path, "w") as f:
+        f.write("graph,P,K," + ",".join(a + "_ms" for a in algos) +
+                ",shift_c,best_baseline,twoface_over_best,shift_over_twoface,classes,coll_share,"
+                "recip_mean,recip_max,want_mean,want_max,rows_max,rows_mean,min_rows_max,"
+                "min_rows_mean,pred_ms,check_passed\n")
+        for r in rows:
+            s = r["ran"]
+            f.write("%s,%d,%d,%s,%s,%s,%.4f,%.4f,%s,%.4f,%.2f,%d,%.2f,%d,%d,%.1f,%d,%.1f,%.4f,%s\n" % (
+                r["graph"], r["P"], r["K"],
+                ",".join("%.5f" % r["t"][a] if a in r["t"] else "" for a in algos),
+                r["shift_c"] or "", r["best"], r["ratio"], r["vs_shift"], r["classes"],
+                s["coll_share"], s["recip_mean"], s["recip_max"], s["want_mean"], s["want_max"],
+                s["rows_max"], s["rows_mean"], s["min_max"], s["min_mean"], s["pred_ms"],
+                "yes" if r["check"] else "NO"))
+
+    print("| graph | K | P | twoface | fetch | collective | allgather | shift (c) | p2p | "
+          "twoface / best baseline | shift / twoface | classes (coll. share) | recipients "
+          "per stripe: coll. mean / max, wanting mean / max | B rows received max / mean "
+          "(minimum max / mean) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+    for r in rows:
+        t, s = r["t"], r["ran"]
+        print("| %s | %d | %d | %s | %s | %s | %s | %s (%s) | %s | **%.2f** (%s) | %.2f | %s (%.0f%%) | "
+              "%.1f / %d, %.1f / %d | %d / %.0f (%d / %.0f) |" % (
+                  r["graph"], r["K"], r["P"], fmt(t["twoface"]),
+                  fmt(t.get("fetch"), "fetch" in r["from_trial"]),
+                  fmt(t.get("collective"), "collective" in r["from_trial"]),
+                  fmt(t.get("allgather")), fmt(t["shift"]),
+                  r["shift_c"], fmt(t.get("p2p")), r["ratio"], r["best"], r["vs_shift"],
+                  r["classes"], 100 * s["coll_share"], s["recip_mean"], s["recip_max"],
+                  s["want_mean"], s["want_max"], s["rows_max"], s["rows_mean"], s["min_max"],
+                  s["min_mean"]))
+    print()
+    for K in sorted({r["K"] for r in rows}):
+        for P in sorted({r["P"] for r in rows}):
+            sel = [r for r in rows if r["K"] == K and r["P"] == P]
+            if not sel:
+                continue
+            gm = math.exp(sum(math.log(r["vs_shift"]) for r in sel) / len(sel))
+            worst = max(sel, key=lambda r: r["ratio"])
+            print("- K = %d, P = %d: twoface is %.2fx faster than shift(best c), geometric mean "
+                  "over %d graphs; twoface / best baseline <= 1.0 on %d of %d (worst %.2f, %s)" % (
+                      K, P, gm, len(sel), sum(r["ratio"] <= 1.0 for r in sel), len(sel),
+                      worst["ratio"], worst["graph"]))
+    bad = [r for r in rows if not r["check"]]
+    print("- --check: %s" % ("every C matched the serial reference (1e-5)" if not bad else
+                             "FAILED in " + ", ".join("%s P=%d K=%d" % (r["graph"], r["P"], r["K"])
+                                                      for r in bad)))
+
+    # ratio vs P, one line per graph and K
+    dat = png + ".dat"
+    graphs = list(dict.fromkeys(r["graph"] for r in rows))
+    Ks = sorted({r["K"] for r in rows})
+    with open(dat, "w") as f:
+        for g in graphs:
+            for K in Ks:
+                f.write('"%s K=%d"\n' % (g, K))
+                for r in sorted((r for r in rows if r["graph"] == g and r["K"] == K),
+                                key=lambda r: r["P"]):
+                    f.write("%d %.4f\n" % (r["P"], r["ratio"]))
+                f.write("\n\n")
+    n = len(graphs) * len(Ks)
+    gp = """set terminal pngcairo size 1000,600 noenhanced font ",10"
+set output "%s"
+set title "simulated (SimGrid SMPI, fat tree 12 GB/s, 2 us): twoface / best baseline (< 1: twoface faster)"
+set logscale x 2
+set logscale y 2
+set xtics (16, 64, 256)
+set xlabel "P (simulated one-core nodes)"
+set ylabel "time of twoface / time of best of allgather, shift(best c), p2p"
+set grid
+set key outside right
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 dt 2
+plot for [i=0:%d] "%s" index i using 1:2 with linespoints lw 2 title columnheader(1)
+""" % (png, n - 1, dat)
+    subprocess.run(["gnuplot"], input=gp.encode(), check=True)
+    os.remove(dat)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/bin/sh
+# End to end: the neighbour exchange's fallback (executor/tf_exchange.h,
+# TWOFACE_EXCHANGE=alltoall: MPI_Ialltoall{v,w} instead of the neighbourhood
+# collectives, what the SMPI build runs) at 1-4 ranks on the shipped Cora
+# graph: every strategy that exchanges (twoface's collective half, the pure
+# collective plan, p2p) passes --check against the serial reference, its C
+# is bitwise the C of the default exchange (same blocks, same order of
+# accumulation), and a bad TWOFACE_EXCHANGE is a one-line error on exit 1.
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_exchange: N passed, M failed"; exit status 1 if M > 0.
+SRC=${TF_SRCDIR:-.}
+B=${TF_BUILD:-build}
+case $B in /*) ;; *) B=$(pwd)/$B ;; esac
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_osc=${OMPI_MCA_osc:-sm,rdma}
+export OMPI_MCA_mpi_yield_when_idle=1
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+unset TWOFACE_EXCHANGE
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+finish() {
+    rm -rf "$work"
+    echo "e2e_exchange: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_exchange.XXXXXX") || exit 1
+PLAN=$B/bin/twoface-plan
+EXEC=$B/bin/twoface-exec
+MATRIX=$SRC/examples/data/cora.mtx.zst
+for p in "$PLAN" "$EXEC"; do
+    [ -x "$p" ] || { bad "$p is not built"; finish; }
+done
+[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+run() { # ranks, args...
+    np=$1; shift
+    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE "$EXEC" "$@"
+}
+
+for np in 1 2 3 4; do
+    "$PLAN" "$MATRIX" -n $np -k 32 --mode collective -o "$work/c$np.h5" -q >"$work/plan.log" 2>&1 &&
+        "$PLAN" "$MATRIX" -n $np -k 32 -o "$work/t$np.h5" -q >>"$work/plan.log" 2>&1 ||
+        { bad "plans at $np ranks: $(head -2 "$work/plan.log")"; continue; }
+    for algo in collective p2p; do
+        plan=$work/c$np.h5
+        for x in neighbor alltoall; do
+            if TWOFACE_EXCHANGE=$x run $np "$plan" --algo $algo -k 24 -i 2 --warmup 1 --check \
+                --c-out "$work/C-$algo-$x.h5" >"$work/out-$x.txt" 2>"$work/err.log"; then
+                grep -q "check $algo: .*passed" "$work/out-$x.txt" &&
+                    ok "$np ranks, $algo, $x exchange: --check passed" ||
+                    bad "$np ranks, $algo, $x exchange: no passing check line"
+            else
+                bad "$np ranks, $algo, $x exchange: exit $? ($(head -1 "$work/err.log"))"
+            fi
+        done
+        if h5diff -q "$work/C-$algo-neighbor.h5" "$work/C-$algo-alltoall.h5" /C /C; then
+            ok "$np ranks, $algo: C of both exchanges identical"
+        else
+            bad "$np ranks, $algo: C differs between the exchanges"
+        fi
+    done
+    if TWOFACE_EXCHANGE=alltoall run $np "$work/t$np.h5" "$work/c$np.h5" \
+        --algo twoface,collective,p2p -k 32 -i 2 --warmup 1 --check >"$work/out.txt" 2>"$work/err.log" &&
+        [ "$(grep -c 'check .*: max scaled error .*passed' "$work/out.txt")" -eq 3 ]; then
+        ok "$np ranks: twoface, collective, p2p interleaved on the fallback, all checks passed"
+    else
+        bad "$np ranks: interleaved run on the fallback failed: $(head -1 "$work/err.log")"
+    fi
+done
+
+# Ranks in different modes would wait in different collectives: they must
+# stop with one message instead (and this shows the variable is read).
+timeout 300 mpirun --bind-to none -n 1 env TWOFACE_EXCHANGE=neighbor "$EXEC" "$work/c2.h5" -k 8 -i 1 : \
+    -n 1 env TWOFACE_EXCHANGE=alltoall "$EXEC" "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_EXCHANGE differs between ranks" "$work/err.log"; then
+    ok "different TWOFACE_EXCHANGE on two ranks: one line, exit 1"
+else
+    bad "different TWOFACE_EXCHANGE on two ranks: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+
+# A bad value: every rank stops with the same one-line message, exit 1.
+TWOFACE_EXCHANGE=bogus run 3 "$work/c3.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_EXCHANGE=bogus: expected neighbor or alltoall$" \
+    "$work/err.log" && [ "$(grep -c TWOFACE_EXCHANGE "$work/err.log")" -eq 1 ]; then
+    ok "TWOFACE_EXCHANGE=bogus: one line, exit 1"
+else
+    bad "TWOFACE_EXCHANGE=bogus: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+finish
