@@ -26,7 +26,6 @@ import argparse
 import gzip
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -119,7 +118,7 @@ def read_features(path, ids, n):
     return X.coalesce(), nf
 
 
-def read_lines(path, n, what):
+def read_lines(path, n):
     words = read_text(path).split('\n')
     if words and words[-1] == '':
         words.pop()
@@ -129,7 +128,7 @@ def read_lines(path, n, what):
 
 
 def read_labels(path, ids, n):
-    words = read_lines(path, n, 'labels')
+    words = read_lines(path, n)
     out = np.empty(len(ids), dtype=np.int64)
     for k, g in enumerate(ids):
         try:
@@ -145,7 +144,7 @@ SPLITS = ('train', 'val', 'test', 'none')
 
 
 def read_split(path, ids, n):
-    words = read_lines(path, n, 'split')
+    words = read_lines(path, n)
     code = {s: c for c, s in enumerate(SPLITS)}
     out = np.empty(len(ids), dtype=np.int64)
     for k, g in enumerate(ids):

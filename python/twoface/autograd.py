@@ -12,7 +12,7 @@ rather than a silently wrong gradient.
 import torch
 
 from . import _lib
-from ._lib import TwofaceError, lib
+from ._lib import TwofaceError, lib  # noqa: F401  (re-exported)
 from .plan import Plan, spmm
 
 

@@ -8,6 +8,7 @@ freed then, on every rank alike, before mpi4py finalises MPI.
 """
 import atexit
 import ctypes
+import operator
 import os
 import time
 
@@ -23,6 +24,8 @@ _live = []
 
 
 def _free_live():
+    if MPI.Is_finalized():  # the program finalised MPI itself: nothing can be freed
+        return
     while _live:
         obj = _live[-1]
         obj._release()
@@ -242,6 +245,10 @@ class Context:
         self.plan = plan
         h = plan._handle()
         msg = None
+        try:  # Python and numpy integers; not floats, not bools
+            k = k if isinstance(k, bool) else operator.index(k)
+        except TypeError:
+            pass
         if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 2 ** 31 - 1:
             msg = f'twoface: context width k must be an integer >= 1, got {k!r}'
         agree(plan.comm, msg, same=k if msg is None else 0)

@@ -105,7 +105,7 @@ def case_gradcheck(c):
     by all ranks alike; the rank's rows go through twoface.SpMM."""
     with twoface.Plan(c['plan']) as p, \
             (twoface.Plan(c['backward']) if c.get('backward') else _null()) as q:
-        (r0, nr), (b0, nb) = p.rows, p.brows
+        nr, (b0, nb) = p.nrows, p.brows
         counts = comm.allgather(nr)
 
         class Rows(torch.autograd.Function):  # global B -> this rank's rows

@@ -9,7 +9,6 @@ import json
 import os
 
 import pytest
-import torch
 
 import tfutil
 
