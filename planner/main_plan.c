@@ -1,6 +1,7 @@
 /* twoface-plan: the costly preprocessing, once per graph. */
 #include "tf_bands_from.h"
 #include "tf_calib_file.h"
+#include "tf_cli.h"
 #include "tf_error.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
@@ -74,18 +75,13 @@ static void usage(FILE *f)
             TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO, TF_PLAN_ZSTD_DEFAULT);
 }
 
+/* Prints the one-line message of tf_cli_int. */
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-        fprintf(stderr, "twoface-plan: %s '%s': expected a whole number in %ld..%ld\n", opt, s,
-                lo, hi);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
+    if (tf_cli_int(opt, s, lo, hi, out) == TF_OK)
+        return 0;
+    fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    return -1;
 }
 
 /* ---- Memory estimates ----------------------------------------------------
@@ -407,7 +403,8 @@ int main(int argc, char **argv)
         {"metis-objective", required_argument, 0, O_MOBJ},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* tf_cli_getopt_error says it in one line */
+    while ((c = getopt_long(argc, argv, ":n:o:k:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_int("-n", optarg, 1, 1 << 20, &o.nranks))
@@ -480,7 +477,10 @@ int main(int argc, char **argv)
             break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            tf_cli_getopt_error(c, argv, longopts);
+            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            return 2;
         }
     }
     /* The forward plan's header first: cheap, and it gives the ranks. */
@@ -500,12 +500,11 @@ int main(int argc, char **argv)
         o.nranks = fwd.nranks;
     }
     if (optind != argc - 1 || o.nranks < 1 || !out_path) {
-        fprintf(stderr, "twoface-plan: %s\n",
+        fprintf(stderr, "twoface-plan: %s (--help lists the options)\n",
                 optind >= argc ? "missing MATRIX"
                 : optind < argc - 1 ? "more than one MATRIX given"
                 : o.nranks < 1 ? "missing -n P (ranks the plan is for)"
                                : "missing -o PLAN.h5");
-        usage(stderr);
         return 2;
     }
     const char *matrix = argv[optind];
