@@ -6,6 +6,7 @@
  * the sparsity-aware minimum), computed from the parts alone.
  *
  * usage: metis_objective [-p 4,16,64] [-r ROUNDS] MATRIX...   (Markdown out) */
+#include "tf_bench_list.h"
 #include "tf_csr.h"
 #include "tf_error.h"
 #include "tf_median.h"
@@ -76,13 +77,10 @@ int main(int argc, char **argv)
     }
     if (rounds < 1 || rounds > 100)
         rounds = 3;
-    int Ps[16], nP = 0;
-    for (const char *s = plist; *s && nP < 16;) {
-        Ps[nP++] = atoi(s);
-        const char *c = strchr(s, ',');
-        if (!c)
-            break;
-        s = c + 1;
+    int Ps[16], nP = tf_bench_int_list(plist, Ps, 16);
+    if (nP < 1) {
+        fprintf(stderr, "metis_objective: -p '%s': expected rank counts like 4,16,64\n", plist);
+        return 2;
     }
     const tf_metis_options var[3] = {{TF_METIS_BALANCE_NNZ, TF_METIS_OBJ_CUT},
                                      {TF_METIS_BALANCE_NNZ, TF_METIS_OBJ_VOL},

@@ -16,6 +16,7 @@
  *                  [--metis-objective cut|vol] MATRIX...
  * Markdown on stdout. */
 #include "tf_calib_file.h"
+#include "tf_bench_list.h"
 #include "tf_csr.h"
 #include "tf_error.h"
 #include "tf_mm_read.h"
@@ -89,13 +90,10 @@ int main(int argc, char **argv)
         } else if (nf < 64)
             files[nf++] = argv[i];
     }
-    int Ps[16], nP = 0;
-    for (const char *s = plist; *s && nP < 16;) {
-        Ps[nP++] = atoi(s);
-        const char *c = strchr(s, ',');
-        if (!c)
-            break;
-        s = c + 1;
+    int Ps[16], nP = tf_bench_int_list(plist, Ps, 16);
+    if (nP < 1) {
+        fprintf(stderr, "partition: -p '%s': expected rank counts like 4,16,64\n", plist);
+        return 2;
     }
     int kinds[3], nk = 0;
     for (const char *s = parts; *s && nk < 3;) {

@@ -1,9 +1,9 @@
 #include "tf_exec_check.h"
-#include "tf_perm_exec.h"
 
 #include "tf_csr.h"
 #include "tf_dense_h5.h"
 #include "tf_error.h"
+#include "tf_perm_exec.h"
 #include "tf_reference.h"
 
 #include <math.h>
@@ -29,8 +29,7 @@ static double *abs_row_sums(const tf_csr *rows)
 int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t seed,
                        float *const *cs, int nc, double *errs)
 {
-    /* The reference multiplies in original ids (the B generator and --b are
-     * keyed by them), so a permuted plan's rows get their columns back. */
+    /* Columns in original ids: B (generated or from b_path) is in those. */
     tf_csr orig;
     const tf_csr *rows;
     if (tf_exec_rows_original(h, &orig, &rows))
