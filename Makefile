@@ -5,6 +5,8 @@
 #   format/*.c planner/*.c executor/*.c calibrate/*.c  -> libtwoface
 #     (except files named main_*.c, which are programs)
 #   format/plugin/*.c                                  -> HDF5 zstd filter plugin
+#   cli/*.c          -> option parsing and reports of the programs (libtwoface-cli.a,
+#                       linked into the programs only, never installed)
 #   tests/test_*.c   -> serial Check suites         tests/mpi_*.c -> MPI Check suites
 #   tests/util_*.c   -> linked into every test       tests/e2e_*.sh -> end-to-end scripts
 
@@ -27,7 +29,7 @@ OPT = -O1
 endif
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
               -fopenmp -fPIC $(SAN_FLAGS)
-INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate
+INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate -Icli
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL = $(PKG_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
@@ -41,22 +43,32 @@ TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mp
 EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 STATIC_LIB = $(BUILD)/lib/libtwoface.a
+CLI_LIB = $(BUILD)/lib/libtwoface-cli.a
+CLI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/*.c))
 SHARED_LIB = $(BUILD)/lib/libtwoface.so
 PLUGIN = $(if $(PLUGIN_SRC),$(BUILD)/hdf5-plugins/libh5zstd.so)
+# h5dump with the plugin's absolute path set (format/plugin/twoface-h5dump.in).
+H5DUMP = $(if $(PLUGIN_SRC),$(BUILD)/bin/twoface-h5dump)
 
 # Keep objects of tests and programs between runs.
 .SECONDARY:
 
-.PHONY: all deps check sanitize demo install clean bench fuzz calibrate bench-petsc
-all: deps-quiet $(STATIC_LIB) $(SHARED_LIB) $(PLUGIN) $(PROGS) $(EXAMPLES)
+.PHONY: all deps deps-quiet tests check sanitize demo install clean bench fuzz calibrate bench-petsc
+all: deps-quiet $(STATIC_LIB) $(SHARED_LIB) $(PLUGIN) $(H5DUMP) $(PROGS) $(EXAMPLES)
+tests: $(TESTS)
 
 # Checks first (instant when everything is present), installs what is missing.
+# Every rule that runs the compiler has deps-quiet as an order-only
+# prerequisite (after the |): under make -j nothing compiles before the
+# compiler is installed, and nothing is rebuilt because the step ran.
+# tests/e2e_make.sh checks that with a slow stand-in for DEPS_CMD.
+DEPS_CMD ?= sh .ci/deps.sh
 deps:
-	@sh .ci/deps.sh $(DEPS_PKGS)
+	@$(DEPS_CMD) $(DEPS_PKGS)
 deps-quiet:
-	@sh .ci/deps.sh $(DEPS_PKGS) >/dev/null
+	@$(DEPS_CMD) $(DEPS_PKGS) >/dev/null
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -64,37 +76,45 @@ $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+$(CLI_LIB): $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 $(SHARED_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(LDLIBS_ALL)
 
-$(PLUGIN): $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_h5zstd.h
+$(PLUGIN): $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_h5zstd.h | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -shared -o $@ $(PLUGIN_SRC) format/tf_h5zstd.c format/tf_error.c $(LDLIBS_ALL)
 
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(STATIC_LIB)
+$(H5DUMP): format/plugin/twoface-h5dump.in
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(STATIC_LIB)
+	sed -e 's|@PLUGIN_DIR@|$(abspath $(BUILD))/hdf5-plugins|g' $< > $@ && chmod 755 $@
+
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(STATIC_LIB)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(CLI_LIB) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_UTIL_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
-$(BUILD)/obj/tests/%.o: tests/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
 
-$(BUILD)/examples/%: examples/%.c $(STATIC_LIB)
+$(BUILD)/examples/%: examples/%.c $(STATIC_LIB) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(STATIC_LIB) $(LDLIBS_ALL)
 
 # The README's test command. Prints every Check summary line and a total.
-check: all $(TESTS)
+check: all tests
 	@BUILD=$(BUILD) sh tests/run_tests.sh
 
 sanitize:
@@ -117,6 +137,8 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/twoface.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/hdf5/plugins/
+	sed -e 's|@PLUGIN_DIR@|$(PREFIX)/lib/hdf5/plugins|g' format/plugin/twoface-h5dump.in \
+	  > $(DESTDIR)$(PREFIX)/bin/twoface-h5dump && chmod 755 $(DESTDIR)$(PREFIX)/bin/twoface-h5dump
 	sed -e 's|@PREFIX@|$(PREFIX)|g' twoface.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/twoface.pc
 
 clean:

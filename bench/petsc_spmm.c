@@ -402,8 +402,8 @@ int main(int argc, char **argv)
                    "\"mean\": %.0f}, \"messages\": {\"total\": %.0f}, \"messages_per_rank\": "
                    "{\"max\": %.0f, \"mean\": %.4g}",
                    sum[0], mx[0], sum[0] / P, sum[1], mx[1], sum[1] / P);
-            printf(", \"max_error\": %.6g, \"check_passed\": %s, \"peak_rss_mb\": %.1f, "
-                   "\"peak_rss_mb_mean\": %.1f}\n",
+            printf(", \"max_error\": %.6g, \"check_passed\": %s, \"peak_rss_mib\": %.1f, "
+                   "\"peak_rss_mib_mean\": %.1f}\n",
                    worst, worst <= 1e-5 ? "true" : "false", rss_max, rss_sum / P);
         } else {
             printf("petsc %s (double precision): %s, %d ranks, %lld x %lld, %lld nonzeros, K = %d, "
@@ -412,9 +412,9 @@ int main(int argc, char **argv)
             printf("time per MatMatMult (max over ranks): median %.3f ms, min %.3f ms, max %.3f ms "
                    "over %d rounds after %d warm-up\n",
                    med * 1e3, times[0] * 1e3, times[timed - 1] * 1e3, timed, warmup);
-            printf("received per SpMM (model): max %.3f MB per rank in %.0f messages; max scaled "
+            printf("received per SpMM (model): max %.3f MiB per rank in %.0f messages; max scaled "
                    "error vs double reference %.3g\n",
-                   mx[0] / 1e6, mx[1], worst);
+                   mx[0] / (1024.0 * 1024.0), mx[1], worst);
         }
         fflush(stdout);
     }

@@ -11,6 +11,7 @@
  * one line on stderr (rank 0) and a non-zero exit on every rank. */
 #include "tf_calib_file.h"
 #include "tf_calibrate.h"
+#include "tf_cli.h"
 #include "tf_insitu.h"
 #include "tf_error.h"
 
@@ -64,17 +65,6 @@ static void say(const char *msg)
     }
 }
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
-        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in %ld..%ld", opt, s, lo, hi);
-    *out = (int)v;
-    return TF_OK;
-}
-
 typedef struct {
     const char *output;
     int quick, threads, json, iters, warmup, help, no_insitu;
@@ -111,7 +101,7 @@ static int parse_args(int argc, char **argv, args *a)
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                 if (a->nk == TF_CAL_MAXK)
                     return tf_fail(TF_ERR_ARG, "-k: at most %d values", TF_CAL_MAXK);
-                if (parse_int("-k", tok, 1, 1 << 16, &a->k[a->nk]))
+                if (tf_cli_int("-k", tok, 1, 1 << 16, &a->k[a->nk]))
                     return TF_ERR_ARG;
                 a->nk++;
             }
@@ -120,7 +110,7 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         }
         case O_THREADS:
-            if (parse_int("--threads", optarg, 1, 4096, &a->threads))
+            if (tf_cli_int("--threads", optarg, 1, 4096, &a->threads))
                 return TF_ERR_ARG;
             break;
         case O_VALIDATE:
@@ -128,18 +118,17 @@ static int parse_args(int argc, char **argv, args *a)
             first_plan = optarg;
             break;
         case 'i':
-            if (parse_int("-i", optarg, 1, 1000000, &a->iters))
+            if (tf_cli_int("-i", optarg, 1, 1000000, &a->iters))
                 return TF_ERR_ARG;
             break;
         case O_WARMUP:
-            if (parse_int("--warmup", optarg, 0, 1000000, &a->warmup))
+            if (tf_cli_int("--warmup", optarg, 0, 1000000, &a->warmup))
                 return TF_ERR_ARG;
             break;
         case O_JSON: a->json = 1; break;
         case O_NO_INSITU: a->no_insitu = 1; break;
         case 'h': a->help = 1; return TF_OK;
-        case ':': return tf_fail(TF_ERR_ARG, "option '%s' needs a value", argv[optind - 1]);
-        default: return tf_fail(TF_ERR_ARG, "unknown option '%s' (--help lists them)", argv[optind - 1]);
+        default: return tf_cli_getopt_error(c, argv, longopts);
         }
     }
     if (a->validate) {

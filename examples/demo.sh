@@ -10,6 +10,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 MATRIX=examples/data/cora.mtx.zst
 OUT=${TMPDIR:-/tmp}/twoface-demo
 mkdir -p "$OUT"
+echo "== files (plans, plan picture) go to $OUT"
 echo "== twoface demo: $MATRIX (Cora citation graph, Planetoid/GCN distribution, MIT licence)"
 echo "== plan for 4 ranks, K = 64"
 "$BUILD/bin/twoface-plan" "$MATRIX" -n 4 -k 64 -o "$OUT/cora.h5" --svg "$OUT/cora.svg" --explain

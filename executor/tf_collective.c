@@ -26,7 +26,7 @@ static int count_distinct(const int32_t *a, int64_t n)
     return c;
 }
 
-void tf_coll_free(tf_ctx *ctx)
+void tf_coll_free(tf_spmm_ctx *ctx)
 {
     if (ctx->send_types) {
         for (int j = 0; j < ctx->n_dst; j++)
@@ -51,7 +51,7 @@ void tf_coll_free(tf_ctx *ctx)
 }
 
 /* Local part of the setup: neighbour lists, counts, datatypes. */
-static int coll_describe(tf_ctx *ctx)
+static int coll_describe(tf_spmm_ctx *ctx)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float);
@@ -147,7 +147,7 @@ static int coll_describe(tf_ctx *ctx)
     return st;
 }
 
-int tf_coll_setup(tf_ctx *ctx)
+int tf_coll_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     int st = coll_describe(ctx);
@@ -202,7 +202,7 @@ int tf_coll_setup(tf_ctx *ctx)
     return tf_exec_agree(h->comm, st);
 }
 
-int tf_coll_start(tf_ctx *ctx, MPI_Request *req)
+int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
 {
     int err = MPI_Ineighbor_alltoallw(ctx->b, ctx->send_counts, ctx->send_displs,
                                       ctx->send_types, ctx->coll_buf, ctx->recv_counts,
@@ -227,7 +227,7 @@ int tf_coll_start(tf_ctx *ctx, MPI_Request *req)
 #define WARM_MIN 2
 #define WARM_BUDGET 0.2
 
-int tf_coll_warm(tf_ctx *ctx)
+int tf_coll_warm(tf_spmm_ctx *ctx)
 {
     double spent = 0;
     for (int i = 0; i < WARM_MAX && (i < WARM_MIN || spent < WARM_BUDGET); i++) {

@@ -51,7 +51,12 @@ typedef struct {
     double t_wait, t_comp;
 } tf_fetch_thread;
 
-struct tf_ctx {
+/* An ordinary SpMM context: everything one plan's SpMMs at dense width K
+ * need (tf_exec_ctx.c creates it, tf_spmm.c runs it). The public tf_ctx
+ * (tf_select.c) is a layer over one of these, or two during the start-up
+ * trial between a plan and its runner-up. */
+typedef struct tf_spmm_ctx tf_spmm_ctx;
+struct tf_spmm_ctx {
     tf_handle *h;
     int k;
     int threads;       /* total OpenMP threads of an SpMM */
@@ -61,17 +66,11 @@ struct tf_ctx {
     /* B rows of this rank, inside the window. */
     MPI_Win win;
     float *b;
-    /* The window (and its B) is this context's to free; a runner-up's
-     * context shares the window of the context it stands beside. */
+    /* The window (and its B) is this context's to free; a context created
+     * with `share` uses the window of the one it stands beside. */
     int owns_win;
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
-
-    /* Start-up trial (tf_select.c): the runner-up's context while it runs,
-     * NULL before a trial-less context and after the decision. */
-    struct tf_ctx *alt;
-    double *trial_t; /* 2 x sel.calls call times on this rank, then the max */
-    tf_selection sel;
 
     float *coll_buf;  /* coll_buf_rows * K */
     float *fetch_buf; /* fetch_buf_rows * K */
@@ -143,47 +142,54 @@ int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
 /* The reconstructed rows of A (global columns) of this rank. */
 const tf_csr *tf_handle_rows(const tf_handle *h);
 
-/* tf_spmm.c: one SpMM with this context's own plan (no trial). */
-int tf_spmm_run(tf_ctx *ctx, float *c);
+/* tf_exec_ctx.c: a context for h's own plan (collective, agreed). With
+ * `share`, the context of another plan of the same matrix and partition, B
+ * and its window are share's: a runner-up reads and serves the very rows the
+ * caller fills. opt must not be NULL. */
+int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
+                       tf_spmm_ctx **out);
+/* Frees a context (collective parts included; NULL is a no-op). A context
+ * that shares another's window goes first. */
+void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx);
+/* Hands the window (and its passive-target epoch) of `from` to `to`, which
+ * shares it, so that `from` can be destroyed while `to` stays. */
+void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from);
 
-/* tf_select.c: one tf_spmm call during the trial (ctx->alt set); the last
- * one decides. The trial starts with one untimed call of each plan. */
-#define TF_SELECT_COLD_CALLS 2
-int tf_select_step(tf_ctx *ctx, float *c);
-/* Ends the trial at once keeping the planner's choice (which = 0) or the
- * runner-up (1): collective, the same `which` on every rank. Tests use it to
- * force either outcome. */
+/* tf_spmm.c: one SpMM with this context's plan. */
+int tf_spmm_run(tf_spmm_ctx *ctx, float *c);
+
+/* tf_select.c: ends a running start-up trial at once, keeping the planner's
+ * choice (which = 0) or the runner-up (1): collective, the same `which` on
+ * every rank. Tests use it to force either outcome. */
 int tf_select_finish(tf_ctx *ctx, int which);
-/* tf_exec_ctx.c: frees a context (collective parts included). */
-void tf_ctx_destroy(tf_ctx *ctx);
 
 /* tf_collective.c */
-int tf_coll_setup(tf_ctx *ctx);
-void tf_coll_free(tf_ctx *ctx);
-int tf_coll_start(tf_ctx *ctx, MPI_Request *req);
+int tf_coll_setup(tf_spmm_ctx *ctx);
+void tf_coll_free(tf_spmm_ctx *ctx);
+int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req);
 /* Collective: exchanges until their time settles (context creation). */
-int tf_coll_warm(tf_ctx *ctx);
+int tf_coll_warm(tf_spmm_ctx *ctx);
 
 /* tf_fetch.c */
-int tf_fetch_setup(tf_ctx *ctx);
-void tf_fetch_free(tf_ctx *ctx);
+int tf_fetch_setup(tf_spmm_ctx *ctx);
+void tf_fetch_free(tf_spmm_ctx *ctx);
 
 /* Resets a fetch thread's slots before an SpMM; its requests go to
  * req[req_off..] (the single-thread path keeps other requests first).
  * Free slots are reused lowest first, so MPI_Waitsome only scans
  * req[0, req_off + hwm). */
-void tf_fetch_reset(tf_ctx *ctx, tf_fetch_thread *ft, int req_off);
+void tf_fetch_reset(tf_spmm_ctx *ctx, tf_fetch_thread *ft, int req_off);
 /* Issues MPI_Rget for the thread's next runs while request slots are free,
  * skipping owners whose READY has not arrived (ready NULL: all arrived). */
-int tf_fetch_issue(tf_ctx *ctx, tf_fetch_thread *ft, const char *ready);
+int tf_fetch_issue(tf_spmm_ctx *ctx, tf_fetch_thread *ft, const char *ready);
 /* The pairwise B protection: setup (collective), per-SpMM start (post
  * READY sends to fetchers, READY receives from owners, DONE receives from
  * fetchers) and free. */
-int tf_sync_setup(tf_ctx *ctx);
-int tf_sync_start(tf_ctx *ctx);
-void tf_sync_free(tf_ctx *ctx);
+int tf_sync_setup(tf_spmm_ctx *ctx);
+int tf_sync_start(tf_spmm_ctx *ctx);
+void tf_sync_free(tf_spmm_ctx *ctx);
 /* Frees the slot of a completed request (index into req) and returns its run. */
-int64_t tf_fetch_complete(tf_ctx *ctx, tf_fetch_thread *ft, int index);
+int64_t tf_fetch_complete(tf_spmm_ctx *ctx, tf_fetch_thread *ft, int index);
 
 /* The first failing MPI call's message. */
 int tf_mpi_fail(int err, const char *what);

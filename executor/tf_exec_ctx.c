@@ -1,6 +1,7 @@
-/* Contexts: everything an SpMM at dense width K needs, allocated and touched
- * once (first-touch page faults cost 12-17 us per page on the development
- * VM), so that tf_spmm allocates nothing. */
+/* Ordinary SpMM contexts (tf_spmm_ctx): everything one plan's SpMM at dense
+ * width K needs, allocated and touched once (first-touch page faults cost
+ * 12-17 us per page on the development VM), so that an SpMM allocates
+ * nothing. The public tf_ctx over them is tf_select.c's. */
 #include "tf_exec.h"
 
 #include <omp.h>
@@ -18,8 +19,6 @@ void tf_exec_options_default(tf_exec_options *o)
     o->baseline = 0;
     o->select_calls = 0;
 }
-
-#define SELECT_CALLS_DEFAULT 4
 
 /* Splits rows [0, n) into parts bounds (parts + 1 entries) with about equal
  * weight, weight of row i = w0[i+1]-w0[i] + w1[i+1]-w1[i] + 1 (w1 may be NULL). */
@@ -67,14 +66,11 @@ static float *alloc_floats(int64_t n)
     return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
 }
 
-/* Frees what ctx holds; collective (window, communicator) when those exist.
- * A runner-up's context goes first: it uses the window. */
-void tf_ctx_destroy(tf_ctx *ctx)
+/* Collective (window, communicator) when those exist. */
+void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
 {
     if (!ctx)
         return;
-    tf_ctx_destroy(ctx->alt);
-    free(ctx->trial_t);
     if (ctx->owns_win) {
         if (ctx->locked)
             MPI_Win_unlock_all(ctx->win);
@@ -93,17 +89,22 @@ void tf_ctx_destroy(tf_ctx *ctx)
     free(ctx);
 }
 
-/* One context for h's own plan. With `share`, the context of another plan of
- * the same matrix and partition, B and its window are share's: the runner-up
- * of a trial reads and serves the very rows the caller fills. */
-static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *share,
-                      tf_ctx **out)
+void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from)
+{
+    to->owns_win = from->owns_win;
+    to->locked = from->locked;
+    from->owns_win = 0;
+    from->locked = 0;
+}
+
+int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
+                       tf_spmm_ctx **out)
 {
     *out = NULL;
     const tf_rank_plan *rp = h->rp;
     int st = TF_OK;
 
-    tf_ctx *ctx = calloc(1, sizeof *ctx);
+    tf_spmm_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate a context", h->rank);
     else {
@@ -183,7 +184,7 @@ static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *s
     }
     st = tf_exec_agree(h->comm, st);
     if (st != TF_OK) {
-        tf_ctx_destroy(ctx); /* nothing collective exists yet */
+        tf_spmm_ctx_destroy(ctx); /* nothing collective exists yet */
         return st;
     }
 
@@ -218,7 +219,7 @@ static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *s
     if (st == TF_OK && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
     if (st != TF_OK) {
-        tf_ctx_destroy(ctx);
+        tf_spmm_ctx_destroy(ctx);
         return st;
     }
 
@@ -236,13 +237,13 @@ static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *s
         st = tf_coll_warm(ctx); /* after B holds zeros */
     st = tf_exec_agree(h->comm, st);
     if (st != TF_OK) {
-        tf_ctx_destroy(ctx);
+        tf_spmm_ctx_destroy(ctx);
         return st;
     }
 
     /* One passive-target epoch for the window's lifetime, opened by the
      * first context on it that fetches (any_fetch is the same everywhere). */
-    tf_ctx *owner = share ? share : ctx;
+    tf_spmm_ctx *owner = share ? share : ctx;
     if (ctx->any_fetch && !owner->locked) {
         err = MPI_Win_lock_all(MPI_MODE_NOCHECK, owner->win);
         if (err != MPI_SUCCESS)
@@ -252,71 +253,9 @@ static int ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx *s
     }
     st = tf_exec_agree(h->comm, st);
     if (st != TF_OK) {
-        tf_ctx_destroy(ctx);
+        tf_spmm_ctx_destroy(ctx);
         return st;
     }
     *out = ctx;
     return TF_OK;
 }
-
-int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
-{
-    if (!h || !out)
-        return tf_fail(TF_ERR_ARG, "tf_context_create: NULL argument");
-    *out = NULL;
-    tf_exec_options defaults;
-    tf_exec_options_default(&defaults);
-    if (!opt)
-        opt = &defaults;
-    tf_ctx *ctx;
-    int st = ctx_create(h, k, opt, NULL, &ctx); /* agrees */
-    if (st != TF_OK)
-        return st;
-    snprintf(ctx->sel.classes[0], sizeof ctx->sel.classes[0], "%s", tf_plan_classes(&h->plan));
-    /* h->alt is the same on every rank (tf_open agreed on the plan file). */
-    if (h->alt && opt->select_calls >= 0) {
-        st = ctx_create(h->alt, k, opt, ctx, &ctx->alt); /* agrees */
-        if (st == TF_OK) {
-            ctx->sel.trial = 1;
-            ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
-            ctx->sel.calls_total = TF_SELECT_COLD_CALLS + 2 * ctx->sel.calls;
-            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
-                     tf_plan_classes(&h->alt->plan));
-            /* 2 x calls times, then room to split them for the medians */
-            ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
-            st = ctx->trial_t ? TF_OK
-                              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
-                                        h->rank);
-            st = tf_exec_agree(h->comm, st);
-        }
-        if (st != TF_OK) {
-            tf_ctx_destroy(ctx);
-            return st;
-        }
-    }
-    *out = ctx;
-    return TF_OK;
-}
-
-int tf_context_free(tf_ctx *ctx)
-{
-    tf_ctx_destroy(ctx);
-    return TF_OK;
-}
-
-float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows)
-{
-    if (row_begin)
-        *row_begin = ctx->h->rp->brow_begin;
-    if (nrows)
-        *nrows = ctx->h->rp->nbrows;
-    return ctx->h->rp->nbrows > 0 ? ctx->b : NULL;
-}
-
-int tf_ctx_k(const tf_ctx *ctx) { return ctx->k; }
-int tf_ctx_threads(const tf_ctx *ctx) { return ctx->threads; }
-int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->threads_fetch; }
-
-void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->timing; }
-void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
-void tf_timing_reset(tf_ctx *ctx) { memset(&ctx->timing, 0, sizeof ctx->timing); }

@@ -384,7 +384,9 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         st = tf_fail(TF_ERR_FORMAT,
                      "plan parts hold %lld nonzeros in total, the header says %lld",
                      (long long)nnz_all, (long long)h->plan.nnz);
-    else if (total != h->plan.checksum)
+    /* The plan's checksum is salted with its normalisation (tf_fingerprint.h). */
+    else if ((total += tf_fingerprint_salt(tf_norm_name(h->plan.normalization))) !=
+             h->plan.checksum)
         st = tf_fail(TF_ERR_FORMAT,
                      "matrix fingerprint mismatch: the plan says %016llx, its parts give %016llx",
                      (unsigned long long)h->plan.checksum, (unsigned long long)total);
@@ -503,6 +505,10 @@ void tf_get_brows(const tf_handle *h, int64_t *brow_begin, int64_t *nbrows)
 int tf_get_k_planned(const tf_handle *h) { return h->plan.k_planned; }
 int tf_get_mode(const tf_handle *h) { return h->plan.mode; }
 const char *tf_get_mode_name(const tf_handle *h) { return tf_mode_name(h->plan.mode); }
+const char *tf_get_normalization(const tf_handle *h) { return tf_norm_name(h->plan.normalization); }
+int tf_get_symmetric(const tf_handle *h) { return h->plan.symmetric; }
+int tf_get_transposed(const tf_handle *h) { return h->plan.transposed; }
+uint64_t tf_get_fingerprint(const tf_handle *h) { return h->plan.checksum; }
 
 const char *tf_status_string(int status) { return tf_strerror(status); }
 const char *tf_last_error(void) { return tf_error_message(); }

@@ -20,7 +20,7 @@
 #define TAG_READY 1
 #define TAG_DONE 2
 
-void tf_fetch_free(tf_ctx *ctx)
+void tf_fetch_free(tf_spmm_ctx *ctx)
 {
     if (ctx->ft) {
         for (int f = 0; f < ctx->n_fetch_threads; f++) {
@@ -58,7 +58,7 @@ static double run_cost(const tf_rank_plan *rp, int64_t r, int64_t k)
 
 /* Owners this rank fetches from (ascending by distance from rank + 1), the
  * owner index of every run, and the run order. */
-static int order_runs(tf_ctx *ctx)
+static int order_runs(tf_spmm_ctx *ctx)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     const int P = ctx->h->nranks, me = ctx->h->rank;
@@ -109,7 +109,7 @@ static int order_runs(tf_ctx *ctx)
     return st;
 }
 
-int tf_fetch_setup(tf_ctx *ctx)
+int tf_fetch_setup(tf_spmm_ctx *ctx)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     int st = order_runs(ctx);
@@ -184,7 +184,7 @@ int tf_fetch_setup(tf_ctx *ctx)
     return TF_OK;
 }
 
-void tf_fetch_reset(tf_ctx *ctx, tf_fetch_thread *ft, int req_off)
+void tf_fetch_reset(tf_spmm_ctx *ctx, tf_fetch_thread *ft, int req_off)
 {
     ft->req_off = req_off;
     ft->hwm = 0;
@@ -200,7 +200,7 @@ void tf_fetch_reset(tf_ctx *ctx, tf_fetch_thread *ft, int req_off)
     ft->nlanded = 0;
 }
 
-int tf_fetch_issue(tf_ctx *ctx, tf_fetch_thread *ft, const char *ready)
+int tf_fetch_issue(tf_spmm_ctx *ctx, tf_fetch_thread *ft, const char *ready)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     const int64_t k = ctx->k;
@@ -227,7 +227,7 @@ int tf_fetch_issue(tf_ctx *ctx, tf_fetch_thread *ft, const char *ready)
     return TF_OK;
 }
 
-int64_t tf_fetch_complete(tf_ctx *ctx, tf_fetch_thread *ft, int index)
+int64_t tf_fetch_complete(tf_spmm_ctx *ctx, tf_fetch_thread *ft, int index)
 {
     int slot = index - ft->req_off;
     int64_t r = ft->slot_run[slot];
@@ -240,7 +240,7 @@ int64_t tf_fetch_complete(tf_ctx *ctx, tf_fetch_thread *ft, int index)
 
 /* ---- Pairwise protection of B ------------------------------------------ */
 
-void tf_sync_free(tf_ctx *ctx)
+void tf_sync_free(tf_spmm_ctx *ctx)
 {
     MPI_Request *arrs[4] = {ctx->ready_recv, ctx->done_send, ctx->ready_send, ctx->done_recv};
     int ns[4] = {ctx->n_owners, ctx->n_owners, ctx->n_fetchers, ctx->n_fetchers};
@@ -267,7 +267,7 @@ void tf_sync_free(tf_ctx *ctx)
 
 /* Collective over h->comm; run after tf_fetch_setup (which finds the owners)
  * on every rank. Finds the fetchers with one MPI_Alltoall of flags. */
-int tf_sync_setup(tf_ctx *ctx)
+int tf_sync_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     const int P = h->nranks;
@@ -334,7 +334,7 @@ int tf_sync_setup(tf_ctx *ctx)
     return tf_exec_agree(h->comm, st);
 }
 
-int tf_sync_start(tf_ctx *ctx)
+int tf_sync_start(tf_spmm_ctx *ctx)
 {
     int err = MPI_SUCCESS;
     for (int i = 0; i < ctx->n_owners; i++) {

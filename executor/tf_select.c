@@ -1,5 +1,7 @@
-/* The start-up trial between the planner's choice and its runner-up
- * (twoface.h, tf_selection; docs/executor.md "Start-up trial").
+/* The public context (twoface.h, tf_ctx): a layer over one ordinary SpMM
+ * context (tf_spmm_ctx), or two while the start-up trial between the
+ * planner's choice and its runner-up runs (tf_selection; docs/executor.md
+ * "Start-up trial"). tf_spmm.c runs one plan and knows nothing of the trial.
  *
  * Why at run time: the cost model ranks the two within its own error (the
  * per-graph prediction error reached +160% on skewed graphs on the
@@ -10,18 +12,83 @@
 #include "tf_exec.h"
 #include "tf_median.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define SELECT_CALLS_DEFAULT 4
+/* The trial starts with one untimed call of each plan. */
+#define COLD_CALLS 2
+
+struct tf_ctx {
+    tf_spmm_ctx *use; /* the plan in use: the planner's choice, after a trial the winner */
+    tf_spmm_ctx *alt; /* the runner-up while the trial runs (it shares use's window) */
+    double *trial_t;  /* 2 x sel.calls call times on this rank, then the max */
+    tf_selection sel;
+};
+
+int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
+{
+    if (!h || !out)
+        return tf_fail(TF_ERR_ARG, "tf_context_create: NULL argument");
+    *out = NULL;
+    tf_exec_options defaults;
+    tf_exec_options_default(&defaults);
+    if (!opt)
+        opt = &defaults;
+    tf_ctx *ctx = calloc(1, sizeof *ctx);
+    int st = tf_exec_agree(h->comm, ctx ? TF_OK
+                                        : tf_fail(TF_ERR_NOMEM,
+                                                  "rank %d: cannot allocate a context", h->rank));
+    if (st == TF_OK)
+        st = tf_spmm_ctx_create(h, k, opt, NULL, &ctx->use); /* agrees */
+    /* h->alt is the same on every rank (tf_open agreed on the plan file). */
+    if (st == TF_OK && h->alt && opt->select_calls >= 0) {
+        st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, &ctx->alt); /* agrees */
+        if (st == TF_OK) {
+            ctx->sel.trial = 1;
+            ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
+            ctx->sel.calls_total = COLD_CALLS + 2 * ctx->sel.calls;
+            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
+                     tf_plan_classes(&h->alt->plan));
+            /* 2 x calls times, then room to split them for the medians */
+            ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
+            st = ctx->trial_t ? TF_OK
+                              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
+                                        h->rank);
+            st = tf_exec_agree(h->comm, st);
+        }
+    }
+    if (st != TF_OK) {
+        tf_context_free(ctx);
+        return st;
+    }
+    snprintf(ctx->sel.classes[0], sizeof ctx->sel.classes[0], "%s", tf_plan_classes(&h->plan));
+    *out = ctx;
+    return TF_OK;
+}
+
+int tf_context_free(tf_ctx *ctx)
+{
+    if (!ctx)
+        return TF_OK;
+    tf_spmm_ctx_destroy(ctx->alt); /* first: it uses the window of ctx->use */
+    tf_spmm_ctx_destroy(ctx->use);
+    free(ctx->trial_t);
+    free(ctx);
+    return TF_OK;
+}
 
 /* ABBA order: call i runs the runner-up when i % 4 is 1 or 2, so that a
  * drift in the machine's speed during the trial (caches warming, a
  * neighbour's load fading) falls on both plans alike. */
 static int runs_alt(int i) { return i % 4 == 1 || i % 4 == 2; }
 
-int tf_select_step(tf_ctx *ctx, float *c)
+/* One tf_spmm call during the trial; the last one decides. */
+static int trial_step(tf_ctx *ctx, float *c)
 {
     const int n = 2 * ctx->sel.calls;
-    int i = ctx->sel.calls_made - TF_SELECT_COLD_CALLS;
+    int i = ctx->sel.calls_made - COLD_CALLS;
     if (i < 0) {
         /* The first call of each plan pays for what no later call does
          * (connections set up lazily over TCP, first touches inside MPI):
@@ -29,17 +96,18 @@ int tf_select_step(tf_ctx *ctx, float *c)
          * runs first, lose 5 of 5 trials it should have won (bench run of
          * 17:05): it is run, not timed. */
         ctx->sel.calls_made++;
-        return tf_spmm_run(i == -TF_SELECT_COLD_CALLS ? ctx : ctx->alt, c);
+        return tf_spmm_run(i == -COLD_CALLS ? ctx->use : ctx->alt, c);
     }
     double t0 = MPI_Wtime();
-    int st = tf_spmm_run(runs_alt(i) ? ctx->alt : ctx, c);
+    int st = tf_spmm_run(runs_alt(i) ? ctx->alt : ctx->use, c);
     ctx->trial_t[i] = MPI_Wtime() - t0;
     ctx->sel.calls_made++;
     if (st != TF_OK || i + 1 < n)
         return st;
     /* An SpMM ends when its slowest rank does. Every rank then holds the same
      * numbers and reaches the same decision. */
-    int err = MPI_Allreduce(MPI_IN_PLACE, ctx->trial_t, n, MPI_DOUBLE, MPI_MAX, ctx->h->comm);
+    MPI_Comm comm = ctx->use->h->comm;
+    int err = MPI_Allreduce(MPI_IN_PLACE, ctx->trial_t, n, MPI_DOUBLE, MPI_MAX, comm);
     if (err != MPI_SUCCESS)
         return tf_mpi_fail(err, "MPI_Allreduce (start-up trial times)");
     double *mine = ctx->trial_t + n, *other = ctx->trial_t + n + ctx->sel.calls;
@@ -59,27 +127,54 @@ int tf_select_finish(tf_ctx *ctx, int which)
 {
     if (!ctx || !ctx->alt)
         return tf_fail(TF_ERR_ARG, "tf_select_finish: no start-up trial is running");
-    tf_ctx *loser = ctx->alt;
-    ctx->alt = NULL;
+    tf_spmm_ctx *loser = which ? ctx->use : ctx->alt;
     if (which) {
-        /* The caller's pointer must hold the winner: swap the structures
-         * (nothing points into one), then hand over the window, which the
-         * first context allocated, and the trial's bookkeeping. */
-        tf_ctx tmp = *ctx;
-        *ctx = *loser;
-        *loser = tmp;
-        ctx->owns_win = 1;
-        ctx->locked = loser->locked;
-        loser->owns_win = 0;
-        loser->locked = 0;
-        ctx->sel = loser->sel;
-        ctx->trial_t = loser->trial_t;
-        loser->trial_t = NULL;
+        /* The runner-up shares the window the planner's choice allocated. */
+        tf_spmm_ctx_take_window(ctx->alt, ctx->use);
+        ctx->use = ctx->alt;
     }
+    ctx->alt = NULL;
     ctx->sel.decided = 1;
     ctx->sel.chose_alternative = which != 0;
     free(ctx->trial_t);
     ctx->trial_t = NULL;
-    tf_ctx_destroy(loser); /* collective: the same call on every rank */
+    tf_spmm_ctx_destroy(loser); /* collective: the same call on every rank */
     return TF_OK;
+}
+
+int tf_spmm(tf_ctx *ctx, float *c)
+{
+    if (!ctx)
+        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL context");
+    const tf_rank_plan *rp = ctx->use->h->rp;
+    if (!c && rp->nrows > 0)
+        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)rp->nrows);
+    return ctx->alt ? trial_step(ctx, c) : tf_spmm_run(ctx->use, c);
+}
+
+/* Both plans of a trial share B and use the same options: the context in
+ * use answers for both. */
+float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows)
+{
+    const tf_rank_plan *rp = ctx->use->h->rp;
+    if (row_begin)
+        *row_begin = rp->brow_begin;
+    if (nrows)
+        *nrows = rp->nbrows;
+    return rp->nbrows > 0 ? ctx->use->b : NULL;
+}
+
+int tf_ctx_k(const tf_ctx *ctx) { return ctx->use->k; }
+int tf_ctx_threads(const tf_ctx *ctx) { return ctx->use->threads; }
+int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->use->threads_fetch; }
+
+void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->use->timing; }
+void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
+
+/* Both plans' timings: whichever wins a trial still running counts from here. */
+void tf_timing_reset(tf_ctx *ctx)
+{
+    memset(&ctx->use->timing, 0, sizeof ctx->use->timing);
+    if (ctx->alt)
+        memset(&ctx->alt->timing, 0, sizeof ctx->alt->timing);
 }

@@ -44,7 +44,7 @@ static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
         tf_kern_csr(x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, ptr, idx, val, b, k, c, add);
 }
 
-static void compute_run_into_c(tf_ctx *ctx, int64_t r, float *c)
+static void compute_run_into_c(tf_spmm_ctx *ctx, int64_t r, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
@@ -52,7 +52,7 @@ static void compute_run_into_c(tf_ctx *ctx, int64_t r, float *c)
                     rp->fetch_rows, c);
 }
 
-static void compute_run_into_acc(tf_ctx *ctx, int64_t r, float *acc)
+static void compute_run_into_acc(tf_spmm_ctx *ctx, int64_t r, float *acc)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
@@ -60,7 +60,7 @@ static void compute_run_into_acc(tf_ctx *ctx, int64_t r, float *acc)
 }
 
 /* A get of run r completed: the last one from its owner releases the owner. */
-static int run_completed(tf_ctx *ctx, int64_t r)
+static int run_completed(tf_spmm_ctx *ctx, int64_t r)
 {
     int oi = ctx->run_owner_idx[r];
     if (atomic_fetch_sub(&ctx->owner_left[oi], 1) == 1) {
@@ -73,7 +73,7 @@ static int run_completed(tf_ctx *ctx, int64_t r)
 
 /* End of an SpMM: my DONE and READY sends complete, then wait until every
  * rank fetching from me has said DONE. */
-static int sync_finish(tf_ctx *ctx)
+static int sync_finish(tf_spmm_ctx *ctx)
 {
     if (!ctx->any_fetch)
         return TF_OK;
@@ -93,7 +93,7 @@ static int sync_finish(tf_ctx *ctx)
 
 /* ---- Single-thread overlap --------------------------------------------- */
 
-static int spmm_single(tf_ctx *ctx, float *c)
+static int spmm_single(tf_spmm_ctx *ctx, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     const int64_t k = ctx->k;
@@ -239,7 +239,7 @@ static void spin_until(atomic_int *flag)
 
 /* One fetch thread: issue its runs (every owner is READY), compute each as
  * it lands into its accumulator. */
-static int fetch_thread(tf_ctx *ctx, tf_fetch_thread *ft)
+static int fetch_thread(tf_spmm_ctx *ctx, tf_fetch_thread *ft)
 {
     int st = TF_OK;
     double t0 = MPI_Wtime();
@@ -274,7 +274,7 @@ static int fetch_thread(tf_ctx *ctx, tf_fetch_thread *ft)
     return TF_OK;
 }
 
-static int spmm_threaded(tf_ctx *ctx, float *c)
+static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     const int64_t k = ctx->k;
@@ -393,16 +393,7 @@ static int spmm_threaded(tf_ctx *ctx, float *c)
     return TF_OK;
 }
 
-int tf_spmm(tf_ctx *ctx, float *c)
-{
-    if (!ctx)
-        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL context");
-    if (!c && ctx->h->rp->nrows > 0)
-        return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)ctx->h->rp->nrows);
-    return ctx->alt ? tf_select_step(ctx, c) : tf_spmm_run(ctx, c);
-}
-
-int tf_spmm_run(tf_ctx *ctx, float *c)
+int tf_spmm_run(tf_spmm_ctx *ctx, float *c)
 {
     double t0 = MPI_Wtime();
     int st = ctx->threads_fetch > 0 ? spmm_threaded(ctx, c) : spmm_single(ctx, c);

@@ -24,3 +24,14 @@ uint64_t tf_fingerprint_rows(const int64_t *rowptr, const int32_t *col, const fl
                            rowptr[r + 1] - rowptr[r]);
     return sum;
 }
+
+uint64_t tf_fingerprint_salt(const char *normalization)
+{
+    if (!normalization || strcmp(normalization, "none") == 0)
+        return 0;
+    uint64_t h = tf_mix64(0x6e6f726dULL); /* "norm" */
+    size_t len = strlen(normalization);
+    for (size_t i = 0; i < len; i++)
+        h = tf_mix64(h ^ (uint64_t)(unsigned char)normalization[i]);
+    return tf_mix64(h ^ (uint64_t)len);
+}

@@ -8,7 +8,13 @@
  *
  * A sum of per-row hashes lets the planner compute it from the whole CSR and
  * each executor rank compute its rows' share from what it loaded; an
- * MPI_Allreduce(SUM) of the shares must equal the planner's value. */
+ * MPI_Allreduce(SUM) of the shares must equal the planner's value.
+ *
+ * A plan's checksum is fingerprint(A) + salt(normalisation) (mod 2^64), so
+ * that plans of one file under two normalisations never share a checksum,
+ * even where the normalised values happen to coincide (mean of a matrix
+ * whose rows each hold a single 1). salt("none") = 0 keeps the checksums of
+ * unnormalised plans (and of format 2.1 files) what they were. */
 #ifndef TF_FINGERPRINT_H
 #define TF_FINGERPRINT_H
 
@@ -21,5 +27,9 @@ uint64_t tf_row_hash(int64_t row, const int32_t *cols, const float *vals, int64_
  * row_begin + r. */
 uint64_t tf_fingerprint_rows(const int64_t *rowptr, const int32_t *col, const float *val,
                              int64_t row_begin, int64_t nrows);
+
+/* 0 for "none" (or NULL); otherwise h = mix64(0x6e6f726d), then
+ * h = mix64(h ^ c) for every byte c of the name, then mix64(h ^ length). */
+uint64_t tf_fingerprint_salt(const char *normalization);
 
 #endif

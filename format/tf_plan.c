@@ -67,6 +67,9 @@ int tf_plan_check_alt(const tf_plan *p, const tf_plan *a)
         DIFF("partition");
     if (a->k_planned != p->k_planned)
         DIFF("planned K");
+    if (a->normalization != p->normalization || a->symmetric != p->symmetric ||
+        a->transposed != p->transposed || a->transpose_of != p->transpose_of)
+        DIFF("normalisation, symmetry or transposition");
     if (!a->row_off || !a->brow_off || !p->row_off || !p->brow_off ||
         memcmp(a->row_off, p->row_off, ((size_t)p->nranks + 1) * sizeof *p->row_off) != 0 ||
         memcmp(a->brow_off, p->brow_off, ((size_t)p->nranks + 1) * sizeof *p->brow_off) != 0)
@@ -138,5 +141,27 @@ int tf_mode_parse(const char *s, int *mode)
         *mode = TF_MODE_COLLECTIVE;
     else
         return tf_fail(TF_ERR_ARG, "mode '%s': expected twoface, fetch or collective", s);
+    return TF_OK;
+}
+
+const char *tf_norm_name(int normalization)
+{
+    switch (normalization) {
+    case TF_NORM_GCN: return "gcn";
+    case TF_NORM_MEAN: return "mean";
+    default: return "none";
+    }
+}
+
+int tf_norm_parse(const char *s, int *normalization)
+{
+    if (strcmp(s, "none") == 0)
+        *normalization = TF_NORM_NONE;
+    else if (strcmp(s, "gcn") == 0)
+        *normalization = TF_NORM_GCN;
+    else if (strcmp(s, "mean") == 0)
+        *normalization = TF_NORM_MEAN;
+    else
+        return tf_fail(TF_ERR_ARG, "normalisation '%s': expected gcn, mean or none", s);
     return TF_OK;
 }

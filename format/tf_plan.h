@@ -19,13 +19,16 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 1
+#define TF_PLAN_VERSION_MINOR 2
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
 /* What the collective moves of a collective stripe: the runs of rows the
  * recipient needs (spanning gaps <= G, like fetch runs), or all W rows. */
 typedef enum { TF_COLL_NEEDED = 0, TF_COLL_STRIPE = 1 } tf_coll_rows;
+/* How the planner turned the matrix read from the file into the one it
+ * stores (planner/tf_normalize.h, docs/normalization.md). */
+typedef enum { TF_NORM_NONE = 0, TF_NORM_GCN = 1, TF_NORM_MEAN = 2 } tf_normalization;
 
 /* Predicted times and counts for one rank (all per SpMM at the planned K). */
 typedef struct {
@@ -116,7 +119,16 @@ typedef struct {
 typedef struct tf_plan {
     /* Matrix fingerprint */
     int64_t m, n, nnz;
-    uint64_t checksum; /* tf_fingerprint.h */
+    uint64_t checksum; /* tf_fingerprint.h, salted with the normalisation */
+
+    /* What the stored matrix is (format 2.2; a 2.1 file reads as none, 0, 0). */
+    int32_t normalization; /* tf_normalization of the matrix read */
+    int32_t symmetric;     /* 1: the stored matrix equals its transpose (pattern
+                              and float32 bits); 0: it does not, or unknown */
+    int32_t transposed;    /* 1: the stored matrix is the transpose of the
+                              (normalised) matrix read (--transpose) */
+    uint64_t transpose_of; /* when transposed: the checksum a plan of the
+                              untransposed matrix has (its forward plan); else 0 */
 
     int32_t nranks;
     int32_t k_planned;
@@ -153,7 +165,8 @@ typedef struct tf_plan {
 void tf_rank_plan_free(tf_rank_plan *rp);
 void tf_plan_free(tf_plan *plan); /* and its alternative */
 /* Checks that `alt` can stand in for `plan`: same matrix (size, nonzeros,
- * fingerprint), ranks, partition, row and B-row bands, planned K, parts
+ * fingerprint, normalisation, symmetry, transposition), ranks, partition,
+ * row and B-row bands, planned K, parts
  * [first_rank, first_rank + n_parts), and no alternative of its own.
  * TF_ERR_FORMAT naming the first difference. */
 int tf_plan_check_alt(const tf_plan *plan, const tf_plan *alt);
@@ -167,5 +180,8 @@ const char *tf_mode_name(int mode);
 int tf_mode_parse(const char *s, int *mode);
 const char *tf_coll_rows_name(int coll_rows);
 int tf_coll_rows_parse(const char *s, int *coll_rows);
+/* "none", "gcn" or "mean"; parse refuses anything else (TF_ERR_ARG). */
+const char *tf_norm_name(int normalization);
+int tf_norm_parse(const char *s, int *normalization);
 
 #endif

@@ -95,6 +95,39 @@ int tf_get_mode(const tf_handle *h);
 /* "twoface", "fetch" or "collective". */
 const char *tf_get_mode_name(const tf_handle *h);
 
+/* ---- The plan's matrix: normalisation, symmetry, backward plans --------
+ * (twoface-plan --normalize, --transpose, --bands-from; docs/normalization.md).
+ * Local getters, no communication. */
+
+/* How the planner normalised the matrix read: "none", "gcn"
+ * (D_out^-1/2 (A + I) D_in^-1/2) or "mean" (D_out^-1 A). "none" for plans
+ * of format 2.1. */
+const char *tf_get_normalization(const tf_handle *h);
+/* 1 if the plan's matrix, as stored (pattern and float32 values, after
+ * normalisation), equals its transpose: then the plan serves both the
+ * forward product and the backward one (dH = A^T dZ). Detected at plan
+ * time; 0 when not symmetric, and for plans of format 2.1 (unknown). */
+int tf_get_symmetric(const tf_handle *h);
+/* 1 if the plan is the transpose of another plan's matrix
+ * (twoface-plan --transpose): its matrix is (normalised A)^T. */
+int tf_get_transposed(const tf_handle *h);
+/* The matrix fingerprint stored in the plan (checked against the parts at
+ * tf_open): a checksum of the stored matrix salted with the normalisation,
+ * the same for any partition and number of ranks. */
+uint64_t tf_get_fingerprint(const tf_handle *h);
+/* TF_OK if bwd can serve the products with the transpose of fwd's matrix:
+ * either bwd was made by --transpose from the same matrix and normalisation
+ * as fwd (bwd's transpose_of = fwd's fingerprint), or fwd's matrix is
+ * symmetric and bwd is a plan of that same matrix; in both cases with the
+ * same number of ranks, bwd's row bands equal to fwd's B-row bands and bwd's
+ * B-row bands to fwd's row bands, so that this rank's rows of dZ (= its rows
+ * of fwd's C) are its rows of bwd's B, and its rows of bwd's C its rows of
+ * fwd's B. Otherwise TF_ERR_ARG with a one-line message (tf_last_error())
+ * naming the first difference. Local: the headers it compares are the same
+ * on every rank, so every rank returns the same. fwd == bwd is allowed (a
+ * symmetric plan). */
+int tf_check_backward(const tf_handle *fwd, const tf_handle *bwd);
+
 /* ---- Contexts ---------------------------------------------------------- */
 
 typedef struct {

@@ -1,5 +1,7 @@
 /* twoface-plan: the costly preprocessing, once per graph. */
+#include "tf_bands_from.h"
 #include "tf_calib_file.h"
+#include "tf_cli.h"
 #include "tf_error.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
@@ -7,6 +9,7 @@
 #include "tf_plan.h"
 #include "tf_plan_io.h"
 #include "tf_planner.h"
+#include "tf_prepare.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,8 +30,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: twoface-plan MATRIX -n P -o PLAN.h5 [options]\n"
+            "       twoface-plan MATRIX --transpose --bands-from FORWARD.h5 -o PLAN.h5 [options]\n"
             "  MATRIX                 Matrix Market file (.mtx, .mtx.zst, .mtx.gz)\n"
-            "  -n, --ranks P          number of MPI ranks the plan is for (required)\n"
+            "  -n, --ranks P          number of MPI ranks the plan is for (required\n"
+            "                         unless --bands-from gives it)\n"
             "  -o, --output PLAN.h5   plan file to write (atomically)\n"
             "  -k K                   dense width to optimise for (default %d)\n"
             "  --calibration FILE     cost-model coefficients from twoface-calibrate\n"
@@ -49,6 +54,14 @@ static void usage(FILE *f)
             "  --max-memory BYTES     refuse to start a phase whose estimated peak memory\n"
             "                         exceeds BYTES (suffix K, M, G or T; default: the\n"
             "                         machine's physical memory)\n"
+            "  --normalize N          gcn: D^-1/2 (A + I) D^-1/2 (self loops added where\n"
+            "                         missing), mean: D^-1 A, none (default); pattern\n"
+            "                         entries count as 1 (docs/normalization.md)\n"
+            "  --transpose            plan the transpose of the (normalised) matrix, for\n"
+            "                         the backward products dH = A^T dZ\n"
+            "  --bands-from PLAN.h5   take the row bands (and the number of ranks) from a\n"
+            "                         plan of the same matrix and normalisation; with\n"
+            "                         --transpose its B-row bands become the row bands\n"
             "  --explain              print the per-rank classification and predictions\n"
             "  --svg FILE             draw ranks x column stripes coloured by class\n"
             "  -q, --quiet            no phase timings on stderr\n"
@@ -56,18 +69,13 @@ static void usage(FILE *f)
             TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO, TF_PLAN_ZSTD_DEFAULT);
 }
 
+/* Prints the one-line message of tf_cli_int. */
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi) {
-        fprintf(stderr, "twoface-plan: %s '%s': expected a whole number in %ld..%ld\n", opt, s,
-                lo, hi);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
+    if (tf_cli_int(opt, s, lo, hi, out) == TF_OK)
+        return 0;
+    fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    return -1;
 }
 
 /* ---- Memory estimates ----------------------------------------------------
@@ -365,9 +373,11 @@ int main(int argc, char **argv)
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
+    int normalization = TF_NORM_NONE, transpose = 0;
+    const char *bands_from = NULL;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT
+        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -379,9 +389,12 @@ int main(int argc, char **argv)
         {"max-memory", required_argument, 0, O_MAXMEM},
         {"collective-rows", required_argument, 0, O_CROWS},
         {"no-alternative", no_argument, 0, O_NOALT},
+        {"normalize", required_argument, 0, O_NORM}, {"transpose", no_argument, 0, O_TRANSPOSE},
+        {"bands-from", required_argument, 0, O_BANDS},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "n:o:k:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* tf_cli_getopt_error says it in one line */
+    while ((c = getopt_long(argc, argv, ":n:o:k:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_int("-n", optarg, 1, 1 << 20, &o.nranks))
@@ -420,6 +433,14 @@ int main(int argc, char **argv)
             }
             break;
         case O_EXPLAIN: explain = 1; break;
+        case O_NORM:
+            if (tf_norm_parse(optarg, &normalization)) {
+                fprintf(stderr, "twoface-plan: --normalize: %s\n", tf_error_message());
+                return 2;
+            }
+            break;
+        case O_TRANSPOSE: transpose = 1; break;
+        case O_BANDS: bands_from = optarg; break;
         case O_NOALT: o.no_alternative = 1; break;
         case O_SVG: svg = optarg; break;
         case O_LEVEL:
@@ -436,16 +457,34 @@ int main(int argc, char **argv)
             break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            tf_cli_getopt_error(c, argv, longopts);
+            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            return 2;
         }
     }
+    /* The forward plan's header first: cheap, and it gives the ranks. */
+    tf_plan fwd;
+    memset(&fwd, 0, sizeof fwd);
+    if (bands_from && optind == argc - 1 && out_path) {
+        if (tf_plan_read(bands_from, TF_PLAN_READ_HEADER, &fwd)) {
+            fprintf(stderr, "twoface-plan: --bands-from: %s\n", tf_error_message());
+            return 1;
+        }
+        if (o.nranks > 0 && o.nranks != fwd.nranks) {
+            fprintf(stderr, "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
+                            "ranks\n", o.nranks, bands_from, fwd.nranks);
+            tf_plan_free(&fwd);
+            return 2;
+        }
+        o.nranks = fwd.nranks;
+    }
     if (optind != argc - 1 || o.nranks < 1 || !out_path) {
-        fprintf(stderr, "twoface-plan: %s\n",
+        fprintf(stderr, "twoface-plan: %s (--help lists the options)\n",
                 optind >= argc ? "missing MATRIX"
                 : optind < argc - 1 ? "more than one MATRIX given"
                 : o.nranks < 1 ? "missing -n P (ranks the plan is for)"
                                : "missing -o PLAN.h5");
-        usage(stderr);
         return 2;
     }
     const char *matrix = argv[optind];
@@ -453,6 +492,7 @@ int main(int argc, char **argv)
         tf_calibration cal;
         if (tf_calib_read(calib, &cal)) {
             fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            tf_plan_free(&fwd);
             return 1;
         }
         o.coeffs = cal.coeffs;
@@ -476,8 +516,10 @@ int main(int argc, char **argv)
         snprintf(detail, sizeof detail, "%lld x %lld, %lld entr%s%s", (long long)hdr.m,
                  (long long)hdr.n, entries, entries == 1 ? "y" : "ies",
                  hdr.symmetric ? " with the mirrored triangle" : "");
-        if (over_limit(&lim, matrix, "reading", need, detail))
+        if (over_limit(&lim, matrix, "reading", need, detail)) {
+            tf_plan_free(&fwd);
             return 1;
+        }
     }
 
     double t0 = omp_get_wtime();
@@ -485,9 +527,24 @@ int main(int argc, char **argv)
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
     if (tf_mm_read(matrix, &a, &ro)) {
         fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        tf_plan_free(&fwd);
         return 1;
     }
     double t_read = omp_get_wtime() - t0;
+    /* The matrix the plan stores: normalised, maybe transposed (a transpose
+     * and the symmetry test each hold a second copy of A for a moment, less
+     * than planning holds below). */
+    int st = tf_matrix_prepare(&a, normalization, transpose, &o);
+    if (st)
+        fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+    else if (bands_from && (st = tf_bands_from(&fwd, bands_from, matrix, &a, &o)))
+        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    if (st) {
+        tf_csr_free(&a);
+        tf_plan_free(&fwd);
+        return 1;
+    }
+    double t_prep = omp_get_wtime() - t0 - t_read;
     {
         double need = estimate_plan(&a, o.nranks, o.stripe_width, level, o.mode);
         char detail[160];
@@ -495,6 +552,7 @@ int main(int argc, char **argv)
                  (long long)a.nrows, (long long)a.ncols, (long long)a.nnz, o.nranks);
         if (over_limit(&lim, matrix, "planning", need, detail)) {
             tf_csr_free(&a);
+            tf_plan_free(&fwd);
             return 1;
         }
     }
@@ -504,9 +562,11 @@ int main(int argc, char **argv)
     if (tf_plan_build(&a, &o, &plan)) {
         fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
         tf_csr_free(&a);
+        tf_plan_free(&fwd);
         return 1;
     }
     tf_csr_free(&a);
+    tf_plan_free(&fwd); /* o.row_off pointed into it */
     double t1 = omp_get_wtime();
     if (tf_plan_write(out_path, &plan, level)) {
         fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
@@ -525,15 +585,16 @@ int main(int argc, char **argv)
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
         fprintf(stderr,
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
-                "(classes %s%s%s)\n"
-                "  time: read %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "
+                "(classes %s%s%s); normalize %s, %s%s\n"
+                "  time: read %.3f s, normalise/transpose/symmetry %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "
                 "build %.3f s, write %.3f s; planning %.3f s without I/O, %.3f s with "
                 "(%d OpenMP threads)\n",
                 matrix, out_path, (long long)plan.m, (long long)plan.n, (long long)plan.nnz,
                 plan.nranks, plan.k_planned, tf_mode_name(plan.mode), tf_plan_classes(&plan),
                 plan.alt ? "; runner-up carried: " : "", plan.alt ? tf_plan_classes(plan.alt) : "",
-                t_read, phase[0], phase[1],
-                phase[2], phase[3], t_write, plan_s, plan_s + t_read + t_write,
+                tf_norm_name(plan.normalization), plan.symmetric ? "symmetric" : "not symmetric",
+                plan.transposed ? ", transposed" : "", t_read, t_prep, phase[0], phase[1],
+                phase[2], phase[3], t_write, plan_s + t_prep, plan_s + t_prep + t_read + t_write,
                 omp_get_max_threads());
     }
     tf_plan_free(&plan);

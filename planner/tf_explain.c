@@ -7,6 +7,19 @@
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
+void tf_explain_matrix(FILE *f, const tf_plan *plan)
+{
+    fprintf(f, "matrix: normalize %s; %s; ", tf_norm_name(plan->normalization),
+            plan->symmetric ? "symmetric (this plan also serves the transpose)"
+                            : "not symmetric (the transpose needs its own plan: --transpose)");
+    if (plan->transposed)
+        fprintf(f, "transposed: the backward plan of the plan with fingerprint %016llx",
+                (unsigned long long)plan->transpose_of);
+    else
+        fprintf(f, "not transposed");
+    fprintf(f, "; fingerprint %016llx\n", (unsigned long long)plan->checksum);
+}
+
 void tf_explain_print(FILE *f, const tf_plan *plan)
 {
     const double row_bytes = 4.0 * plan->k_planned;
@@ -15,16 +28,22 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
             (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
             plan->k_planned, plan->stripe_width, plan->gap,
             plan->partition ? "nnz" : "rows", tf_mode_name(plan->mode), plan->coeffs.threads);
-    fprintf(f, "%6s %10s %10s %10s %7s %7s %9s %9s %9s %8s %9s %9s %9s\n", "rank", "nnz_loc",
-            "nnz_coll", "nnz_fetch", "st_coll", "st_fet", "coll_in", "coll_out", "fetch_in",
-            "requests", "t_coll_ms", "t_fet_ms", "t_pred_ms");
+    tf_explain_matrix(f, plan);
+    /* Column names are explained in docs/cost-model.md ("Reading --explain");
+     * calibrate/validate.sh reads columns 5, 6 and 10 of the 13. */
+    fprintf(f, "per rank and SpMM at K = %d, as the cost model predicts (MiB = 2^20 bytes):\n",
+            plan->k_planned);
+    fprintf(f, "%6s %10s %10s %10s %12s %13s %11s %12s %12s %14s %13s %10s %9s\n", "rank",
+            "nnz_local", "nnz_coll", "nnz_fetch", "stripes_coll", "stripes_fetch", "coll_in_MiB",
+            "coll_out_MiB", "fetch_in_MiB", "fetch_requests", "t_loc+coll_ms", "t_fetch_ms",
+            "t_rank_ms");
     double tot_coll_in = 0, tot_coll_out = 0, tot_fetch = 0, tot_min = 0, tot_req = 0;
     double tot_ag = 0, worst = 0, worst_min = 0;
     for (int p = 0; p < plan->nranks; p++) {
         const tf_rank_stats *s = &plan->all_stats[p];
         double cin = s->coll_rows_recv * row_bytes, cout = s->coll_rows_sent * row_bytes;
         double fin = s->fetch_rows * row_bytes;
-        fprintf(f, "%6d %10lld %10lld %10lld %7lld %7lld %8.2fM %8.2fM %8.2fM %8lld %9.3f %9.3f %9.3f\n",
+        fprintf(f, "%6d %10lld %10lld %10lld %12lld %13lld %11.3f %12.3f %12.3f %14lld %13.3f %10.3f %9.3f\n",
                 p, (long long)s->nnz_local, (long long)s->nnz_coll, (long long)s->nnz_fetch,
                 (long long)s->stripes_coll, (long long)s->stripes_fetch, mib(cin), mib(cout),
                 mib(fin), (long long)s->fetch_requests, 1e3 * s->t_coll_half,
@@ -108,18 +127,27 @@ int tf_explain_svg(const char *path, const tf_plan *plan)
         free(acc);
         return tf_fail(TF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
     }
-    const char *colour[4] = {"#f4f4f4", "#7f7f7f", "#d95f02", "#1b9e77"};
+    /* Empty cells are not drawn: the white background shows B rows that never
+     * move to that rank. */
+    const char *colour[4] = {"#ffffff", "#7f7f7f", "#d95f02", "#1b9e77"};
     int cw = bins < 200 ? 4 : 1, ch = P <= 16 ? 24 : (P <= 64 ? 8 : 3);
+    int label_every = ch >= 14 ? 1 : (14 + ch - 1) / ch;
     int left = 70, top = 40, width = left + bins * cw + 20, height = top + P * ch + 60;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "font-family=\"sans-serif\" font-size=\"12\">\n", width, height);
     fprintf(f, "<title>twoface plan: %lld x %lld, %d ranks, W=%d, mode %s</title>\n",
             (long long)plan->m, (long long)plan->n, P, plan->stripe_width, tf_mode_name(plan->mode));
+    /* An opaque background, and cells without outline: converters that draw
+     * rects with a default stroke (ImageMagick's own SVG renderer) or flatten
+     * transparency to black otherwise turn 1-px cells into black stripes. */
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" "
+               "stroke=\"none\"/>\n", width, height);
     fprintf(f, "<text x=\"%d\" y=\"20\">rows of A by rank (down) x columns of A = rows of B (across); "
                "%lld x %lld, %d ranks, K=%d</text>\n", left, (long long)plan->m, (long long)plan->n,
             P, plan->k_planned);
     for (int p = 0; p < P; p++) {
-        if (ch >= 8)
+        /* 12-px labels: on thin rows only every label_every-th rank. */
+        if (ch >= 8 && p % label_every == 0)
             fprintf(f, "<text x=\"4\" y=\"%d\">rank %d</text>\n", top + p * ch + ch / 2 + 4, p);
         const double *row = acc + (size_t)p * bins * 4;
         for (int b = 0; b < bins; b++) {
@@ -132,16 +160,20 @@ int tf_explain_svg(const char *path, const tf_plan *plan)
                 }
             if (best == CELL_EMPTY)
                 continue;
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
+            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
+                       "stroke=\"none\"/>\n",
                     left + b * cw, top + p * ch, cw, ch - (ch > 4), colour[best]);
         }
     }
     int ly = top + P * ch + 25;
-    const char *label[4] = {"empty", "local", "collective", "fetch"};
-    for (int c = 1; c < 4; c++) {
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/>", left + (c - 1) * 120,
-                ly, colour[c]);
-        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + (c - 1) * 120 + 20, ly + 12, label[c]);
+    const char *label[4] = {"never moves", "local", "collective", "fetch"};
+    const int order[4] = {CELL_LOCAL, CELL_COLL, CELL_FETCH, CELL_EMPTY};
+    for (int i = 0; i < 4; i++) {
+        int c = order[i];
+        /* The white swatch needs an outline to be seen; the others have none. */
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"%s\"/>",
+                left + i * 120, ly, colour[c], c == CELL_EMPTY ? "#7f7f7f" : "none");
+        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + i * 120 + 20, ly + 12, label[c]);
     }
     fprintf(f, "</svg>\n");
     free(acc);

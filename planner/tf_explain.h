@@ -11,6 +11,10 @@
  * all_stats, so it also works on a plan read back with TF_PLAN_READ_HEADER. */
 void tf_explain_print(FILE *f, const tf_plan *plan);
 
+/* One line: normalisation, symmetry, transposition and fingerprint (the
+ * second line of tf_explain_print). */
+void tf_explain_matrix(FILE *f, const tf_plan *plan);
+
 /* Writes an SVG; needs every rank's part (a freshly built plan). */
 int tf_explain_svg(const char *path, const tf_plan *plan);
 

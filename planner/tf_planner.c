@@ -6,6 +6,7 @@
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
+#include "tf_prepare.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,19 @@ void tf_plan_options_default(tf_plan_options *o)
     tf_coeffs_default(&o->coeffs);
 }
 
+/* Fixed bands must cover [0, n) in order. */
+static int check_bands(const int64_t *off, int P, int64_t n, const char *what)
+{
+    if (off[0] != 0 || off[P] != n)
+        return tf_fail(TF_ERR_ARG, "fixed %s bands run from %lld to %lld, the matrix has %lld",
+                       what, (long long)off[0], (long long)off[P], (long long)n);
+    for (int p = 0; p < P; p++)
+        if (off[p + 1] < off[p])
+            return tf_fail(TF_ERR_ARG, "fixed %s bands: band %d ends (%lld) before it starts (%lld)",
+                           what, p, (long long)off[p + 1], (long long)off[p]);
+    return TF_OK;
+}
+
 static int check_options(const tf_csr *a, const tf_plan_options *o)
 {
     if (o->nranks < 1)
@@ -46,6 +60,17 @@ static int check_options(const tf_csr *a, const tf_plan_options *o)
     if (a->nrows > TF_MAX_DIM || a->ncols > TF_MAX_DIM)
         return tf_fail(TF_ERR_RANGE, "matrix %lld x %lld exceeds the 32-bit index limit",
                        (long long)a->nrows, (long long)a->ncols);
+    if (o->normalization < TF_NORM_NONE || o->normalization > TF_NORM_MEAN)
+        return tf_fail(TF_ERR_ARG, "unknown normalisation %d", o->normalization);
+    if (!o->row_off != !o->brow_off)
+        return tf_fail(TF_ERR_ARG, "fixed bands: both row and B-row offsets are needed");
+    if (o->row_off) {
+        int st = check_bands(o->row_off, o->nranks, a->nrows, "row");
+        if (st == TF_OK)
+            st = check_bands(o->brow_off, o->nranks, a->ncols, "B-row");
+        if (st)
+            return st;
+    }
     return TF_OK;
 }
 
@@ -154,7 +179,11 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     out->m = a->nrows;
     out->n = a->ncols;
     out->nnz = a->nnz;
-    out->checksum = tf_fingerprint_rows(a->rowptr, a->col, a->val, 0, a->nrows);
+    out->checksum = tf_plan_fingerprint(a, o->normalization);
+    out->normalization = o->normalization;
+    out->symmetric = o->symmetric;
+    out->transposed = o->transposed;
+    out->transpose_of = o->transposed ? o->transpose_of : 0;
     out->nranks = P;
     out->k_planned = o->k;
     out->stripe_width = o->stripe_width;
@@ -177,11 +206,17 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     }
     double t0 = omp_get_wtime();
-    st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
-                                     : tf_partition_rows(a->nrows, P, out->row_off);
+    if (o->row_off) {
+        memcpy(out->row_off, o->row_off, (size_t)(P + 1) * sizeof *out->row_off);
+        memcpy(out->brow_off, o->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
+        st = TF_OK;
+    } else {
+        st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
+                                         : tf_partition_rows(a->nrows, P, out->row_off);
+    }
     /* Square: B rows follow C rows, so the output of one SpMM can be the
      * input of the next with no redistribution. Rectangular: B rows by count. */
-    if (!st) {
+    if (!st && !o->row_off) {
         if (a->nrows == a->ncols)
             memcpy(out->brow_off, out->row_off, (size_t)(P + 1) * sizeof *out->brow_off);
         else

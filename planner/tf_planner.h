@@ -19,6 +19,19 @@ typedef struct {
                           predicted as fast (tests, experiments) */
     int no_alternative; /* 1: never carry a runner-up plan (plan.alt) */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
+    /* What the matrix given to tf_plan_build is, recorded in the plan as
+     * given (tf_matrix_prepare sets them; tf_plan fields of the same names;
+     * default: none, 0, 0, 0). The plan's checksum is salted with the
+     * normalisation (tf_fingerprint.h). */
+    int normalization;
+    int symmetric;
+    int transposed;
+    uint64_t transpose_of;
+    /* Optional fixed bands, P + 1 offsets each (both or neither), used
+     * instead of `partition` (`--bands-from`): rows of A from row_off, rows
+     * of B from brow_off. */
+    const int64_t *row_off;
+    const int64_t *brow_off;
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
                          analyse, classify, build */
 } tf_plan_options;

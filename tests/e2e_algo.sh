@@ -152,7 +152,7 @@ if [ -f "$work/p4-twoface.h5" ]; then
             bad "no trial ($v): $(cat "$work/sel.json" "$work/err.txt" | head -c 600)"
         fi
     done
-    expect_error "--select-calls -2" "--select-calls: expected an integer in \[-1, 1000\]" \
+    expect_error "--select-calls -2" "--select-calls '-2': expected a whole number in -1..1000" \
         "$work/p4-twoface.h5" --select-calls -2 -i 1
     # --replication list: one entry each, named shift(c=C).
     if run 4 "$work/p4-twoface.h5" --algo shift,twoface --replication 4,1 -k 16 -i 2 --json \

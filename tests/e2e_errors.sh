@@ -419,4 +419,39 @@ signal_case "SIGTERM while planning" TERM plan
 signal_case "SIGINT while writing the plan" INT write
 signal_case "SIGTERM while writing the plan" TERM write
 
+# ---- 7. Command lines: one getopt_long style in every program ------------------
+
+exec_fails "exec: unknown option" 2 "^twoface-exec: unknown option '--frob' (--help lists them)$" \
+    "$good" --frob
+exec_fails "exec: missing value" 2 "^twoface-exec: option '--b' needs a value$" "$good" --b
+exec_fails "exec: bad value" 2 "^twoface-exec: -k '0': expected a whole number in 1..16777216$" \
+    "$good" -k 0
+exec_fails "exec: value given to a flag" 2 "^twoface-exec: option '--check' takes no value$" \
+    "$good" --check=yes
+exec_fails "exec: no plan" 2 "^twoface-exec: missing PLAN.h5" -i 2
+plan_fails "plan: unknown option" "^twoface-plan: unknown option '--frob' (--help lists them)$" \
+    "$work/opt.h5" "$work/tall.mtx" -n 3 --frob
+plan_fails "plan: bad value" "^twoface-plan: -n 'x': expected a whole number in 1..1048576$" \
+    "$work/opt.h5" "$work/tall.mtx" -n x
+plan_fails "plan: value given to a flag" "^twoface-plan: option '--explain' takes no value$" \
+    "$work/opt.h5" "$work/tall.mtx" -n 3 --explain=yes
+"$PLAN" "$work/tall.mtx" -n >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(nlines "$work/err")" -eq 1 ] &&
+    grep -q "^twoface-plan: option '-n' needs a value$" "$work/err"; then
+    ok "plan: missing value (exit $rc): $(cat "$work/err")"
+else
+    bad "plan: missing value: exit $rc, stderr: $(head -c 400 "$work/err")"
+fi
+CAL=$B/bin/twoface-calibrate
+if [ -x "$CAL" ]; then
+    mpi_run 1 "$work/run" "$CAL" --threads
+    if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 2 ] && [ "$(nlines "$work/run/err.0")" -eq 1 ] &&
+        grep -q "^twoface-calibrate: option '--threads' needs a value$" "$work/run/err.0"; then
+        ok "calibrate: missing value: $(cat "$work/run/err.0")"
+    else
+        bad "calibrate: missing value: $(cat "$work/run/rc.0" "$work/run/err.0" 2>/dev/null | head -c 400)"
+    fi
+fi
+
 finish

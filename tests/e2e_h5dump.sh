@@ -134,4 +134,29 @@ else
     bad "h5dump printed $dset without the plugin: the data is not zstd-compressed"
 fi
 
+# --- twoface-h5dump: the plugin's absolute path set, from any directory; a
+# subset dump (-s/-c), which plain h5dump without the plugin prints as an
+# empty DATA block with status 0, shows the values ---
+WRAP=$B/bin/twoface-h5dump
+if [ -x "$WRAP" ]; then
+    out=$(cd "$work/no-plugins" && env -u HDF5_PLUGIN_PATH $tool_env "$WRAP" -d "$dset" -s 0 -c 4 \
+        "$plan" 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] && echo "$out" | grep -q '(0): [0-9-]'; then
+        ok "twoface-h5dump from another directory prints $dset values: $(echo "$out" | grep '(0):' | tr -s ' ')"
+    else
+        bad "twoface-h5dump -s 0 -c 4 $dset (rc $rc): $(echo "$out" | head -c 400)"
+    fi
+    sed "s|^dir=.*|dir='$work/no-plugins'|" "$WRAP" >"$work/wrap-missing"
+    out=$(sh "$work/wrap-missing" -H "$plan" 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ] && echo "$out" | grep -q "^twoface-h5dump: no zstd filter plugin at $work/no-plugins"; then
+        ok "twoface-h5dump without its plugin stops with a message (exit $rc)"
+    else
+        bad "twoface-h5dump without its plugin: rc $rc, $(echo "$out" | head -c 300)"
+    fi
+else
+    bad "$WRAP is not built (make)"
+fi
+
 finish

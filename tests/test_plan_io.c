@@ -324,6 +324,10 @@ static const char *header_diff(const tf_plan *a, const tf_plan *b)
     SC(partition);
     SC(mode);
     SC(gap);
+    SC(normalization);
+    SC(symmetric);
+    SC(transposed);
+    SC(transpose_of);
     for (int i = 0; i < TF_NCOEFFS; i++) {
         double x = tf_coeffs_get(&a->coeffs, i), y = tf_coeffs_get(&b->coeffs, i);
         if (memcmp(&x, &y, sizeof x) != 0)
@@ -839,6 +843,96 @@ START_TEST(newer_major_version_rejected_newer_minor_accepted)
 }
 END_TEST
 
+/* Replaces string attribute `name` of the root by `value`. */
+static void patch_attr_str(hid_t f, const char *name, const char *value)
+{
+    ck_assert_int_ge(H5Adelete(f, name), 0);
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(a, 0);
+    ck_assert_int_ge(H5Awrite(a, t, value), 0);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+}
+
+/* Format 2.2: normalization, symmetric, transposed, transpose_of. */
+START_TEST(matrix_kind_attributes_roundtrip_and_2_1_files)
+{
+    write_fixture();
+    ck_assert_int_eq(g_plan.normalization, TF_NORM_NONE);
+    check_roundtrip(g_path, &g_plan);
+    g_plan.normalization = TF_NORM_GCN;
+    g_plan.transposed = 1;
+    g_plan.transpose_of = 0x0123456789ABCDEFULL;
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    check_roundtrip(g_path, &g_plan);
+
+    /* A file of 2.1 has none of the four: none, unknown symmetry, not transposed. */
+    hid_t f = open_rw(g_path);
+    int32_t v[2] = {2, 1};
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    const char *added[] = {"normalization", "symmetric", "transposed", "transpose_of"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_ge(H5Adelete(f, added[i]), 0);
+    H5Fclose(f);
+    g_plan.normalization = TF_NORM_NONE;
+    g_plan.transposed = 0;
+    g_plan.transpose_of = 0;
+    check_roundtrip(g_path, &g_plan);
+
+    /* In 2.2 they are required, and checked. */
+    f = open_rw(g_path);
+    v[1] = 2;
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    H5Fclose(f);
+    read_fails(g_path, 0);
+    assert_msg_has("attribute 'normalization'");
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    f = open_rw(g_path);
+    patch_attr_str(f, "normalization", "softmax");
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("attribute 'normalization' = 'softmax' is not none, gcn or mean");
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    f = open_rw(g_path);
+    int32_t one = 1, two = 2;
+    patch_attr(f, ".", "symmetric", H5T_NATIVE_INT32, &one); /* of a 1000 x 900 matrix */
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("symmetric = 1 for a 1000 x 900 matrix");
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    f = open_rw(g_path);
+    patch_attr(f, ".", "transposed", H5T_NATIVE_INT32, &two);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("expected 0 or 1");
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    f = open_rw(g_path);
+    patch_attr(f, ".", "transposed", H5T_NATIVE_INT32, &one); /* but no transpose_of */
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("attribute 'transpose_of'");
+
+    /* The writer refuses what the reader would. */
+    g_plan.symmetric = 1;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
+    assert_msg_has("symmetric = 1 for a 1000 x 900 matrix");
+    g_plan.symmetric = 0;
+    g_plan.transpose_of = 5;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
+    assert_msg_has("transpose_of is set in a plan that is not transposed");
+    g_plan.transpose_of = 0;
+    g_plan.normalization = 9;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
+    assert_msg_has("unknown normalisation 9");
+    g_plan.normalization = TF_NORM_NONE;
+    drop_fixture();
+}
+END_TEST
+
 /* A consistent runner-up for `p` (tf_plan_check_alt): another synthetic
  * plan of the same shape, claiming the same matrix. */
 static tf_plan *make_alt(const tf_plan *p, uint64_t seed)
@@ -1229,6 +1323,7 @@ static Suite *suite(void)
         T(hdf5_without_format_attribute),
         T(newer_major_version_rejected_newer_minor_accepted),
         T(alternative_plan_roundtrip_and_checks),
+        T(matrix_kind_attributes_roundtrip_and_2_1_files),
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
         T(flipped_bytes_anywhere_never_go_unnoticed),

@@ -58,7 +58,7 @@ static void load_bases(void)
         fuzz_broken("no readable plan in", dir);
 }
 
-/* ---- Arrays of a part, as the reader's table (tf_plan_io.c) ---------- */
+/* ---- Arrays of a part, as the reader's table (tf_plan_layout.c) ---------- */
 
 enum { K_I32, K_I64, K_F32 };
 enum { N_ROWS1, N_LOC, N_COLL, N_RECV, N_SEND, N_RUNS, N_FROWS, N_FBUF1, N_FET };

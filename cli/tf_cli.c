@@ -1,0 +1,94 @@
+#include "tf_cli.h"
+
+#include "tf_error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tf_cli_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
+        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in %ld..%ld", opt, s, lo,
+                       hi);
+    *out = (int)v;
+    return TF_OK;
+}
+
+int tf_cli_double(const char *opt, const char *s, double lo, double hi, const char *what,
+                  double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno || !isfinite(v) || !(v >= lo && v <= hi))
+        return tf_fail(TF_ERR_ARG, "%s '%s': expected %s in %.15g..%.15g", opt, s, what, lo, hi);
+    *out = v;
+    return TF_OK;
+}
+
+int tf_cli_u64(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    /* strtoull accepts "-1" as 2^64 - 1: only digits may start the value. */
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*s < '0' || *s > '9' || *end != '\0' || errno)
+        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in 0..%llu", opt, s,
+                       (unsigned long long)UINT64_MAX);
+    *out = (uint64_t)v;
+    return TF_OK;
+}
+
+/* How many long options `name` (up to its '=' or end) names: an exact match
+ * counts as one, else every option it abbreviates; *hit is the last. */
+static int match_long(const char *name, size_t len, const struct option *longopts,
+                      const struct option **hit)
+{
+    int n = 0;
+    *hit = NULL;
+    for (const struct option *o = longopts; o && o->name; o++) {
+        if (strncmp(o->name, name, len) != 0)
+            continue;
+        if (o->name[len] == '\0') {
+            *hit = o;
+            return 1;
+        }
+        *hit = o;
+        n++;
+    }
+    return n;
+}
+
+int tf_cli_getopt_error(int c, char **argv, const struct option *longopts)
+{
+    /* getopt has stepped past the offending word (optind - 1), except inside
+     * a group of short options ("-qz"), where optopt names the letter. */
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    if (word == NULL || strncmp(word, "--", 2) != 0) {
+        if (optopt > ' ' && optopt < 0x7f) {
+            if (c == ':')
+                return tf_fail(TF_ERR_ARG, "option '-%c' needs a value", optopt);
+            return tf_fail(TF_ERR_ARG, "unknown option '-%c' (--help lists them)", optopt);
+        }
+        return tf_fail(TF_ERR_ARG, "unknown option '%s' (--help lists them)", word ? word : "");
+    }
+    const char *name = word + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    const struct option *o;
+    int n = match_long(name, len, longopts, &o);
+    if (c == ':')
+        return tf_fail(TF_ERR_ARG, "option '--%s' needs a value", o ? o->name : name);
+    if (n > 1)
+        return tf_fail(TF_ERR_ARG, "option '--%.*s' is ambiguous (--help lists the options)",
+                       (int)len, name);
+    if (n == 1 && eq && o->has_arg == no_argument)
+        return tf_fail(TF_ERR_ARG, "option '--%s' takes no value", o->name);
+    return tf_fail(TF_ERR_ARG, "unknown option '--%.*s' (--help lists them)", (int)len, name);
+}

@@ -1,0 +1,35 @@
+/* Command-line options of the twoface programs: one style for every program.
+ *
+ * The programs parse with getopt_long (optstring starting with ':', opterr
+ * = 0, so that getopt prints nothing) and report every problem as one line
+ * through tf_error_message():
+ *   -k 'x': expected a whole number in 1..16777216
+ *   option '--b' needs a value
+ *   option '--check' takes no value
+ *   unknown option '--foo' (--help lists them)
+ * The program prefixes its name ("twoface-exec: ...").
+ *
+ * Not part of libtwoface: linked into the programs only (Makefile, CLI_LIB). */
+#ifndef TF_CLI_H
+#define TF_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+/* A whole number in [lo, hi]. TF_OK or TF_ERR_ARG with a message. */
+int tf_cli_int(const char *opt, const char *s, long lo, long hi, int *out);
+
+/* A finite number in [lo, hi] (what: "seconds", "a number", ... for the
+ * message). */
+int tf_cli_double(const char *opt, const char *s, double lo, double hi, const char *what,
+                  double *out);
+
+/* A non-negative whole number up to 2^64 - 1 (decimal, or 0x hexadecimal). */
+int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
+
+/* The message for what getopt_long returned as ':' (missing value) or '?'
+ * (unknown, ambiguous, or a value given to a flag), from the state getopt
+ * left (optind, optopt). Always returns TF_ERR_ARG. */
+int tf_cli_getopt_error(int c, char **argv, const struct option *longopts);
+
+#endif

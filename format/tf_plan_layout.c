@@ -1,0 +1,340 @@
+/* Plan files in HDF5: what writer, reader and validator share (docs/plan-format.md
+ * is the reference for the layout).
+ *
+ * Integrity has three layers, so that every byte of a plan is covered:
+ *  - HDF5 metadata (object headers, hence every attribute and every compact
+ *    dataset) carries HDF5's own checksums: the file is created with at least
+ *    the 1.8 format, whose object headers and superblock are checksummed;
+ *  - chunked datasets carry Fletcher-32 after shuffle + zstd;
+ *  - each rank group carries `checksum`, and the root `summary_checksum`, a
+ *    hash of the arrays themselves, which also catches what the first two
+ *    cannot see (small unfiltered datasets, a chunk index pointing at the
+ *    wrong, intact chunk, a writer bug).
+ * On top of that the reader checks every size and index against the header,
+ * because a plan can also be valid HDF5 with matching checksums and still be
+ * wrong (hand-edited, or written by a buggy tool), and the executor indexes
+ * arrays with these numbers without further checks.
+ *
+ * Hash used by both checksums (H below), with mix64 the splitmix64 finalizer
+ * of tf_dense.h:
+ *   word(h, w)     = mix64(h ^ w)
+ *   array(h, a)    = word(h, number of elements of a), then word(h, w) for
+ *                    every little-endian 64-bit word w of a's contents as
+ *                    stored in the file (little-endian elements, packed),
+ *                    the last word zero-padded.
+ *   rank checksum  = start h = mix64(rank + 1); word() of row_begin, nrows,
+ *                    brow_begin, nbrows, coll_buf_rows, fetch_buf_rows (as
+ *                    two's complement 64-bit); array() of every rank dataset
+ *                    in the order of rank_arrays[] below.
+ *   summary        = start h = mix64(nranks + 1); array() of row_offsets,
+ *                    brow_offsets, stripes/owner, stripes/first, stripes/rows,
+ *                    stripes/recipients, stripes/fetchers, rank_stats (each
+ *                    element as its fields in order, 8 bytes each). */
+#include "tf_plan_layout.h"
+#include "tf_plan_io.h"
+#include "tf_dense.h"
+#include "tf_error.h"
+
+#include <hdf5.h>
+
+#include <stdio.h>
+#include <string.h>
+/* ------------------------------------------------------------------ */
+/* Hashing                                                              */
+
+uint64_t tf_pl_load_le64(const unsigned char *b)
+{
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
+           (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 |
+           (uint64_t)b[7] << 56;
+}
+
+static void hash_word(uint64_t *h, uint64_t w) { *h = tf_mix64(*h ^ w); }
+
+/* array() of the header comment; esize is 4 or 8. */
+static void hash_array(uint64_t *h, const void *data, int64_t n, size_t esize)
+{
+    hash_word(h, (uint64_t)n);
+    if (n <= 0)
+        return;
+    const unsigned char *b = data;
+    size_t nbytes = (size_t)n * esize;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    /* The hash is defined on the file's little-endian bytes. */
+    unsigned char w[8];
+    size_t fill = 0;
+    for (size_t e = 0; e < nbytes; e += esize) {
+        for (size_t j = 0; j < esize; j++)
+            w[fill++] = b[e + esize - 1 - j];
+        if (fill == 8) {
+            hash_word(h, tf_pl_load_le64(w));
+            fill = 0;
+        }
+    }
+    if (fill) {
+        memset(w + fill, 0, 8 - fill);
+        hash_word(h, tf_pl_load_le64(w));
+    }
+#else
+    size_t i = 0;
+    for (; i + 8 <= nbytes; i += 8)
+        hash_word(h, tf_pl_load_le64(b + i));
+    if (i < nbytes) {
+        unsigned char w[8] = {0};
+        memcpy(w, b + i, nbytes - i);
+        hash_word(h, tf_pl_load_le64(w));
+    }
+#endif
+}
+/* ------------------------------------------------------------------ */
+/* The rank arrays, in file (and checksum) order                        */
+
+
+const tf_pl_array_desc tf_pl_rank_arrays[] = {
+    {"local/rowptr", K_I64, N_ROWS1},
+    {"local/col", K_I32, N_LOC},
+    {"local/val", K_F32, N_LOC},
+    {"collective/rowptr", K_I64, N_ROWS1},
+    {"collective/col", K_I32, N_COLL},
+    {"collective/val", K_F32, N_COLL},
+    {"collective/recv_src", K_I32, N_RECV},
+    {"collective/recv_first", K_I32, N_RECV},
+    {"collective/recv_rows", K_I32, N_RECV},
+    {"collective/recv_offset", K_I64, N_RECV},
+    {"send/dst", K_I32, N_SEND},
+    {"send/first", K_I32, N_SEND},
+    {"send/rows", K_I32, N_SEND},
+    {"fetch/run_owner", K_I32, N_RUNS},
+    {"fetch/run_first", K_I32, N_RUNS},
+    {"fetch/run_count", K_I32, N_RUNS},
+    {"fetch/run_offset", K_I64, N_RUNS},
+    {"fetch/rows_touched", K_I32, N_FROWS},
+    {"fetch/colptr", K_I64, N_FBUF1},
+    {"fetch/row", K_I32, N_FET},
+    {"fetch/val", K_F32, N_FET},
+};
+_Static_assert(sizeof tf_pl_rank_arrays / sizeof tf_pl_rank_arrays[0] == N_RANK_ARRAYS,
+               "update N_RANK_ARRAYS in tf_plan_layout.h");
+
+size_t tf_pl_kind_size(int k) { return k == K_I64 ? 8 : 4; }
+hid_t tf_pl_kind_ftype(int k)
+{
+    return k == K_I64 ? H5T_STD_I64LE : k == K_I32 ? H5T_STD_I32LE : H5T_IEEE_F32LE;
+}
+hid_t tf_pl_kind_mtype(int k)
+{
+    return k == K_I64 ? H5T_NATIVE_INT64 : k == K_I32 ? H5T_NATIVE_INT32 : H5T_NATIVE_FLOAT;
+}
+
+int64_t tf_pl_count_get(const tf_rank_plan *rp, int c)
+{
+    switch (c) {
+    case N_ROWS1: return rp->nrows + 1;
+    case N_LOC: return rp->loc_nnz;
+    case N_COLL: return rp->coll_nnz;
+    case N_RECV: return rp->n_recv;
+    case N_SEND: return rp->n_send;
+    case N_RUNS: return rp->n_runs;
+    case N_FROWS: return rp->n_fetch_rows;
+    case N_FBUF1: return rp->fetch_buf_rows + 1;
+    default: return rp->fet_nnz;
+    }
+}
+
+void tf_pl_count_set(tf_rank_plan *rp, int c, int64_t v)
+{
+    switch (c) {
+    case N_LOC: rp->loc_nnz = v; break;
+    case N_COLL: rp->coll_nnz = v; break;
+    case N_RECV: rp->n_recv = v; break;
+    case N_SEND: rp->n_send = v; break;
+    case N_RUNS: rp->n_runs = v; break;
+    case N_FROWS: rp->n_fetch_rows = v; break;
+    case N_FET: rp->fet_nnz = v; break;
+    default: break; /* the +1 counts come from attributes */
+    }
+}
+
+/* A planner may leave the pointer array of an empty CSR/CSC NULL; it means
+ * the same as {0}, which is what gets written, hashed and checked. */
+static const int64_t zero_ptr[1] = {0};
+
+const void *tf_pl_array_get(const tf_rank_plan *rp, int i)
+{
+    const void *p;
+    switch (i) {
+    case 0: p = rp->loc_ptr; break;
+    case 1: p = rp->loc_idx; break;
+    case 2: p = rp->loc_val; break;
+    case 3: p = rp->coll_ptr; break;
+    case 4: p = rp->coll_idx; break;
+    case 5: p = rp->coll_val; break;
+    case 6: p = rp->recv_src; break;
+    case 7: p = rp->recv_first; break;
+    case 8: p = rp->recv_rows; break;
+    case 9: p = rp->recv_off; break;
+    case 10: p = rp->send_dst; break;
+    case 11: p = rp->send_first; break;
+    case 12: p = rp->send_rows; break;
+    case 13: p = rp->run_owner; break;
+    case 14: p = rp->run_first; break;
+    case 15: p = rp->run_count; break;
+    case 16: p = rp->run_off; break;
+    case 17: p = rp->fetch_rows; break;
+    case 18: p = rp->fet_ptr; break;
+    case 19: p = rp->fet_idx; break;
+    default: p = rp->fet_val; break;
+    }
+    if (!p && tf_pl_count_get(rp, tf_pl_rank_arrays[i].count) == 1 &&
+        (tf_pl_rank_arrays[i].count == N_ROWS1 || tf_pl_rank_arrays[i].count == N_FBUF1))
+        p = zero_ptr;
+    return p;
+}
+
+void tf_pl_array_set(tf_rank_plan *rp, int i, void *p)
+{
+    switch (i) {
+    case 0: rp->loc_ptr = p; break;
+    case 1: rp->loc_idx = p; break;
+    case 2: rp->loc_val = p; break;
+    case 3: rp->coll_ptr = p; break;
+    case 4: rp->coll_idx = p; break;
+    case 5: rp->coll_val = p; break;
+    case 6: rp->recv_src = p; break;
+    case 7: rp->recv_first = p; break;
+    case 8: rp->recv_rows = p; break;
+    case 9: rp->recv_off = p; break;
+    case 10: rp->send_dst = p; break;
+    case 11: rp->send_first = p; break;
+    case 12: rp->send_rows = p; break;
+    case 13: rp->run_owner = p; break;
+    case 14: rp->run_first = p; break;
+    case 15: rp->run_count = p; break;
+    case 16: rp->run_off = p; break;
+    case 17: rp->fetch_rows = p; break;
+    case 18: rp->fet_ptr = p; break;
+    case 19: rp->fet_idx = p; break;
+    default: rp->fet_val = p; break;
+    }
+}
+
+uint64_t tf_plan_rank_checksum(const tf_rank_plan *rp)
+{
+    uint64_t h = tf_mix64((uint64_t)(int64_t)rp->rank + 1);
+    const int64_t scalars[] = {rp->row_begin, rp->nrows, rp->brow_begin,
+                               rp->nbrows, rp->coll_buf_rows, rp->fetch_buf_rows};
+    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+        hash_word(&h, (uint64_t)scalars[i]);
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        hash_array(&h, tf_pl_array_get(rp, i), tf_pl_count_get(rp, tf_pl_rank_arrays[i].count),
+                   tf_pl_kind_size(tf_pl_rank_arrays[i].kind));
+    return h;
+}
+
+/* ------------------------------------------------------------------ */
+/* rank_stats: every field, in struct order                             */
+
+const tf_pl_stats_field tf_pl_stats_fields[] = {
+#define I64F(f) {#f, offsetof(tf_rank_stats, f), 0}
+#define F64F(f) {#f, offsetof(tf_rank_stats, f), 1}
+    I64F(nnz_local),       I64F(nnz_coll),       I64F(nnz_fetch),      I64F(stripes_coll),
+    I64F(stripes_fetch),   I64F(coll_rows_recv), I64F(coll_rows_sent), I64F(coll_peers_recv),
+    I64F(coll_peers_sent), I64F(fetch_rows),     I64F(fetch_needed),   I64F(fetch_requests),
+    I64F(remote_distinct), I64F(fetch_peers_recv), I64F(fetch_peers_sent), F64F(t_local),
+    F64F(t_coll_comm),     F64F(t_coll_comp),    F64F(t_fetch_comm),   F64F(t_fetch_comp),
+    F64F(t_sync),          F64F(t_coll_half),    F64F(t_fetch_half),   F64F(t_total),
+#undef I64F
+#undef F64F
+};
+_Static_assert(sizeof tf_pl_stats_fields / sizeof tf_pl_stats_fields[0] == N_STATS_FIELDS,
+               "update N_STATS_FIELDS in tf_plan_layout.h");
+/* The summary hash and the packed file type both rely on the struct being
+ * exactly these 8-byte fields; a new field must be added to the table. */
+_Static_assert(sizeof(tf_rank_stats) == 24 * 8, "update tf_pl_stats_fields for tf_rank_stats");
+
+hid_t tf_pl_stats_type(int file)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, file ? (size_t)N_STATS_FIELDS * 8 : sizeof(tf_rank_stats));
+    if (t < 0)
+        return -1;
+    for (int i = 0; i < N_STATS_FIELDS; i++) {
+        hid_t ft = tf_pl_stats_fields[i].is_double ? (file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE)
+                                             : (file ? H5T_STD_I64LE : H5T_NATIVE_INT64);
+        if (H5Tinsert(t, tf_pl_stats_fields[i].name, file ? (size_t)i * 8 : tf_pl_stats_fields[i].off, ft) <
+            0) {
+            H5Tclose(t);
+            return -1;
+        }
+    }
+    return t;
+}
+
+uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
+{
+    uint64_t h = tf_mix64((uint64_t)(int64_t)p->nranks + 1);
+    hash_array(&h, p->row_off, p->nranks + 1, 8);
+    hash_array(&h, p->brow_off, p->nranks + 1, 8);
+    hash_array(&h, p->stripes.owner, p->stripes.n, 4);
+    hash_array(&h, p->stripes.first, p->stripes.n, 8);
+    hash_array(&h, p->stripes.rows, p->stripes.n, 4);
+    hash_array(&h, p->stripes.recipients, p->stripes.n, 4);
+    hash_array(&h, p->stripes.fetchers, p->stripes.n, 4);
+    hash_array(&h, stats, (int64_t)p->nranks * N_STATS_FIELDS, 8);
+    return h;
+}
+/* ------------------------------------------------------------------ */
+/* HDF5 error plumbing                                                  */
+
+/* Library errors are not printed (the caller gets one line instead), but
+ * whoever called us keeps their own setting. */
+
+void tf_pl_quiet_begin(tf_pl_quiet_state *q)
+{
+    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
+        q->func = NULL;
+        q->data = NULL;
+    }
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void tf_pl_quiet_end(const tf_pl_quiet_state *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+
+static herr_t innermost_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    if (n == 0 && e->desc && e->desc[0])
+        snprintf(data, 256, "%s", e->desc);
+    return 0;
+}
+
+/* The most specific message on HDF5's error stack ("data error detected by
+ * Fletcher32 checksum", "truncated file: ..."), which is the useful one. */
+const char *tf_pl_h5_detail(char buf[256])
+{
+    buf[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_cb, buf);
+    H5Eclear2(H5E_DEFAULT);
+    return buf[0] ? buf : "no detail from HDF5";
+}
+
+/* HDF5 clears its error stack on entry to every API call, so callers that
+ * must close things first take the detail right at the failing call and
+ * pass it here; det == NULL means "take it now". */
+int tf_pl_h5_fail_d(const char *path, const char *what, const char *obj, const char *det)
+{
+    char d[256];
+    if (!det || !det[0])
+        det = tf_pl_h5_detail(d);
+    return tf_fail(TF_ERR_HDF5, "%s: %s '%s' (HDF5: %s)", path, what, obj, det);
+}
+
+int tf_pl_h5_fail(const char *path, const char *what, const char *obj)
+{
+    return tf_pl_h5_fail_d(path, what, obj, NULL);
+}
+
+void tf_pl_close_id(hid_t *id, herr_t (*fn)(hid_t))
+{
+    if (*id >= 0)
+        fn(*id);
+    *id = -1;
+}

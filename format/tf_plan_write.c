@@ -1,0 +1,592 @@
+/* Writing plan files: the HDF5 image is built in memory, then written to a
+ * temporary file that is fsync'ed and renamed (docs/plan-format.md,
+ * docs/reliability.md). */
+#include "tf_plan_layout.h"
+#include "tf_plan_io.h"
+#include "tf_error.h"
+#include "tf_h5zstd.h"
+#include "tf_partition.h"
+
+#include <hdf5.h>
+#include <zstd.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+/* ------------------------------------------------------------------ */
+/* Writing                                                              */
+
+typedef struct {
+    const char *path;  /* final path, for messages */
+    const char *image; /* name of the in-memory file */
+    int level;
+} wctx;
+
+static int write_attr(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
+                      hid_t mtype, hsize_t n, const void *v)
+{
+    char det[256] = "";
+    hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, NULL);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && H5Awrite(a, mtype, v) >= 0;
+    if (!ok)
+        tf_pl_h5_detail(det);
+    if (a >= 0 && H5Aclose(a) < 0 && ok) {
+        ok = 0;
+        tf_pl_h5_detail(det);
+    }
+    tf_pl_close_id(&sp, H5Sclose);
+    if (!ok) {
+        char what[160];
+        snprintf(what, sizeof what, "%s%s%s", obj, obj[0] ? "/" : "", name);
+        return tf_pl_h5_fail_d(w->path, "cannot write attribute", what, det);
+    }
+    return TF_OK;
+}
+
+static int write_attr_i64(const wctx *w, hid_t loc, const char *obj, const char *name, int64_t v)
+{
+    return write_attr(w, loc, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &v);
+}
+
+static int write_attr_i32(const wctx *w, hid_t loc, const char *obj, const char *name, int32_t v)
+{
+    return write_attr(w, loc, obj, name, H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &v);
+}
+
+static int write_attr_u64(const wctx *w, hid_t loc, const char *obj, const char *name, uint64_t v)
+{
+    return write_attr(w, loc, obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &v);
+}
+
+/* Fixed-length, NUL-terminated ASCII: readable as a plain string by h5dump
+ * and h5py alike, with no variable-length heap to reclaim. */
+static int write_attr_str(const wctx *w, hid_t loc, const char *name, const char *s)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    int st;
+    if (t < 0 || H5Tset_size(t, strlen(s) + 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0 ||
+        H5Tset_cset(t, H5T_CSET_ASCII) < 0)
+        st = tf_pl_h5_fail(w->path, "cannot make string type for attribute", name);
+    else
+        st = write_attr(w, loc, "", name, t, t, 1, s);
+    tf_pl_close_id(&t, H5Tclose);
+    return st;
+}
+
+static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
+                      hid_t mtype, size_t esize, int64_t n, const void *data)
+{
+    hsize_t dims = (hsize_t)n;
+    hid_t sp = H5Screate_simple(1, &dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hid_t d = -1;
+    int ok = sp >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0;
+    size_t bytes = (size_t)n * esize;
+    if (ok && n > 0 && bytes < COMPACT_BYTES) {
+        ok = H5Pset_layout(dcpl, H5D_COMPACT) >= 0;
+    } else if (ok && n > 0) {
+        /* Zero-length datasets keep the default contiguous layout: a chunk
+         * of size 0 is not allowed. */
+        hsize_t chunk = CHUNK_BYTES / esize;
+        if (chunk > dims)
+            chunk = dims;
+        unsigned cd[1] = {(unsigned)w->level};
+        ok = H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
+             H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+             (w->level == 0 ||
+              (H5Pset_shuffle(dcpl) >= 0 &&
+               H5Pset_filter(dcpl, TF_H5Z_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd) >= 0)) &&
+             H5Pset_fletcher32(dcpl) >= 0;
+    }
+    if (ok)
+        ok = (d = H5Dcreate2(loc, name, ftype, sp, lcpl, dcpl, H5P_DEFAULT)) >= 0;
+    if (ok && n > 0)
+        ok = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    char det[256] = "";
+    if (!ok)
+        tf_pl_h5_detail(det);
+    if (d >= 0 && H5Dclose(d) < 0 && ok) {
+        ok = 0;
+        tf_pl_h5_detail(det);
+    }
+    tf_pl_close_id(&lcpl, H5Pclose);
+    tf_pl_close_id(&dcpl, H5Pclose);
+    tf_pl_close_id(&sp, H5Sclose);
+    if (!ok) {
+        char what[160];
+        snprintf(what, sizeof what, "%s%s%s", obj, obj[0] ? "/" : "", name);
+        return tf_pl_h5_fail_d(w->path, "cannot write dataset", what, det);
+    }
+    return TF_OK;
+}
+
+static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *date,
+                        const tf_rank_stats *stats)
+{
+    char gen[sizeof p->generated_by];
+    memcpy(gen, p->generated_by, sizeof gen);
+    gen[sizeof gen - 1] = '\0';
+    const int32_t version[2] = {TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR};
+    int st;
+    if ((st = write_attr_str(w, f, "format", TF_PLAN_FORMAT)) ||
+        (st = write_attr(w, f, "", "format_version", H5T_STD_I32LE, H5T_NATIVE_INT32, 2,
+                         version)) ||
+        (st = write_attr_str(w, f, "generated_by", gen)) ||
+        (st = write_attr_str(w, f, "creation_date", date)) ||
+        (st = write_attr_i64(w, f, "", "rows", p->m)) ||
+        (st = write_attr_i64(w, f, "", "cols", p->n)) ||
+        (st = write_attr_i64(w, f, "", "nnz", p->nnz)) ||
+        (st = write_attr_u64(w, f, "", "checksum", p->checksum)) ||
+        (st = write_attr_i32(w, f, "", "nranks", p->nranks)) ||
+        (st = write_attr_i32(w, f, "", "k_planned", p->k_planned)) ||
+        (st = write_attr_i32(w, f, "", "stripe_width", p->stripe_width)) ||
+        (st = write_attr_str(w, f, "partition", tf_partition_name(p->partition))) ||
+        (st = write_attr_str(w, f, "mode", tf_mode_name(p->mode))) ||
+        (st = write_attr_str(w, f, "collective_rows", tf_coll_rows_name(p->coll_rows))) ||
+        (st = write_attr_i32(w, f, "", "gap", p->gap)) ||
+        (st = write_attr_str(w, f, "normalization", tf_norm_name(p->normalization))) ||
+        (st = write_attr_i32(w, f, "", "symmetric", p->symmetric)) ||
+        (st = write_attr_i32(w, f, "", "transposed", p->transposed)) ||
+        (p->transposed && (st = write_attr_u64(w, f, "", "transpose_of", p->transpose_of))))
+        return st;
+    for (int i = 0; i < TF_NCOEFFS; i++) {
+        if (strcmp(tf_coeff_names[i], "threads") == 0)
+            st = write_attr_i32(w, f, "", tf_coeff_names[i], p->coeffs.threads);
+        else {
+            double v = tf_coeffs_get(&p->coeffs, i);
+            st = write_attr(w, f, "", tf_coeff_names[i], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, &v);
+        }
+        if (st)
+            return st;
+    }
+    if ((st = write_attr_u64(w, f, "", "summary_checksum", tf_pl_summary_checksum(p, stats))))
+        return st;
+
+    int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
+    if ((st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+                         p->row_off)) ||
+        (st = write_dset(w, f, "", "brow_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+                         p->brow_off)) ||
+        (st = write_dset(w, f, "", "stripes/owner", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                         p->stripes.owner)) ||
+        (st = write_dset(w, f, "", "stripes/first", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, S,
+                         p->stripes.first)) ||
+        (st = write_dset(w, f, "", "stripes/rows", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                         p->stripes.rows)) ||
+        (st = write_dset(w, f, "", "stripes/recipients", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                         p->stripes.recipients)) ||
+        (st = write_dset(w, f, "", "stripes/fetchers", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                         p->stripes.fetchers)))
+        return st;
+    hid_t ft = tf_pl_stats_type(1), mt = tf_pl_stats_type(0);
+    if (ft < 0 || mt < 0)
+        st = tf_pl_h5_fail(w->path, "cannot make compound type for", "rank_stats");
+    else
+        st = write_dset(w, f, "", "rank_stats", ft, mt, (size_t)N_STATS_FIELDS * 8, p->nranks,
+                        stats);
+    tf_pl_close_id(&ft, H5Tclose);
+    tf_pl_close_id(&mt, H5Tclose);
+    return st;
+}
+
+static int write_rank(const wctx *w, hid_t f, const tf_rank_plan *rp)
+{
+    char gname[32];
+    snprintf(gname, sizeof gname, RANK_GROUP_FMT, (int)rp->rank);
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+    if (gcpl < 0 || H5Pset_attr_phase_change(gcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
+        (g = H5Gcreate2(f, gname, H5P_DEFAULT, gcpl, H5P_DEFAULT)) < 0) {
+        int st = tf_pl_h5_fail(w->path, "cannot create group", gname);
+        tf_pl_close_id(&gcpl, H5Pclose);
+        return st;
+    }
+    tf_pl_close_id(&gcpl, H5Pclose);
+    int st;
+    if ((st = write_attr_i32(w, g, gname, "rank", rp->rank)) ||
+        (st = write_attr_i64(w, g, gname, "row_begin", rp->row_begin)) ||
+        (st = write_attr_i64(w, g, gname, "nrows", rp->nrows)) ||
+        (st = write_attr_i64(w, g, gname, "brow_begin", rp->brow_begin)) ||
+        (st = write_attr_i64(w, g, gname, "nbrows", rp->nbrows)) ||
+        (st = write_attr_i64(w, g, gname, "coll_buf_rows", rp->coll_buf_rows)) ||
+        (st = write_attr_i64(w, g, gname, "fetch_buf_rows", rp->fetch_buf_rows)) ||
+        (st = write_attr_u64(w, g, gname, "checksum", tf_plan_rank_checksum(rp))))
+        goto done;
+    for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
+        int k = tf_pl_rank_arrays[i].kind;
+        st = write_dset(w, g, gname, tf_pl_rank_arrays[i].name, tf_pl_kind_ftype(k), tf_pl_kind_mtype(k),
+                        tf_pl_kind_size(k), tf_pl_count_get(rp, tf_pl_rank_arrays[i].count), tf_pl_array_get(rp, i));
+    }
+done:
+    if (H5Gclose(g) < 0 && st == TF_OK)
+        st = tf_pl_h5_fail(w->path, "cannot close group", gname);
+    return st;
+}
+
+/* --- the temporary file and the signals that must not orphan it --- */
+
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Written before the handlers are armed and only read by them: a handler
+ * may only call async-signal-safe functions, so everything it needs is
+ * prepared here. */
+static char sig_tmp_path[PATH_MAX + 32];
+static volatile sig_atomic_t sig_armed;
+static struct sigaction sig_dfl, old_int, old_term, old_xfsz;
+
+static void on_fatal_signal(int sig)
+{
+    if (sig_armed)
+        unlink(sig_tmp_path);
+    /* Die of the same signal, so the parent sees the usual status. */
+    sigaction(sig, &sig_dfl, NULL);
+    raise(sig);
+}
+
+static void signals_arm(const char *tmp)
+{
+    snprintf(sig_tmp_path, sizeof sig_tmp_path, "%s", tmp);
+    memset(&sig_dfl, 0, sizeof sig_dfl);
+    sig_dfl.sa_handler = SIG_DFL;
+    sigemptyset(&sig_dfl.sa_mask);
+    sig_armed = 1;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    /* A signal the process ignores (nohup, a background job) stays ignored. */
+    sigaction(SIGINT, NULL, &old_int);
+    if (old_int.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, NULL, &old_term);
+    if (old_term.sa_handler != SIG_IGN)
+        sigaction(SIGTERM, &sa, NULL);
+    /* Past RLIMIT_FSIZE the kernel would kill us with SIGXFSZ, leaving the
+     * temporary file; ignored, write() fails with EFBIG and we clean up. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, &old_xfsz);
+}
+
+static void signals_disarm(void)
+{
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGXFSZ, &old_xfsz, NULL);
+    sig_armed = 0;
+}
+
+/* The file is fsync'ed before the rename and its directory after it: a
+ * crash then leaves either the old plan or the complete new one. */
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int r = fsync(fd);
+    /* Some file systems cannot sync directories; that is not our failure. */
+    if (r < 0 && (errno == EINVAL || errno == EROFS))
+        r = 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return r;
+}
+
+static void utc_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, n, "1970-01-01T00:00:00Z");
+}
+
+static int check_plan_to_write(const char *path, const tf_plan *p, const tf_rank_stats **stats,
+                               tf_rank_stats **owned)
+{
+    int st = tf_pl_validate_header(p);
+    if (st == TF_OK && (p->first_rank != 0 || p->n_parts != p->nranks || !p->parts))
+        st = tf_fail(TF_ERR_ARG, "plan holds parts %d..%d of %d ranks; a plan file needs all",
+                     p->first_rank, p->first_rank + p->n_parts - 1, p->nranks);
+    for (int i = 0; st == TF_OK && i < p->n_parts; i++) {
+        if (p->parts[i].rank != i)
+            st = tf_fail(TF_ERR_FORMAT, "parts[%d] is rank %d", i, p->parts[i].rank);
+        else
+            st = tf_plan_validate_rank(p, &p->parts[i]);
+    }
+    if (st != TF_OK)
+        return tf_fail_prefix(st == TF_ERR_ARG ? st : TF_ERR_INTERNAL,
+                              "%s: refusing to write an invalid plan", path);
+    /* rank_stats is written from all_stats; the parts' copies must agree or
+     * a reader would see different numbers depending on what it loads. */
+    *owned = NULL;
+    if (p->all_stats) {
+        *stats = p->all_stats;
+        for (int i = 0; i < p->n_parts; i++)
+            if (memcmp(&p->parts[i].stats, &p->all_stats[i], sizeof(tf_rank_stats)) != 0)
+                return tf_fail(TF_ERR_INTERNAL,
+                               "%s: refusing to write: rank %d's stats differ from all_stats",
+                               path, i);
+    } else {
+        *owned = malloc((size_t)p->nranks * sizeof **owned);
+        if (!*owned)
+            return tf_fail(TF_ERR_NOMEM, "%s: out of memory", path);
+        for (int i = 0; i < p->nranks; i++)
+            (*owned)[i] = p->parts[i].stats;
+        *stats = *owned;
+    }
+    return TF_OK;
+}
+
+/* The memory image of the core driver is handed over to us when HDF5 closes
+ * the file (image_free with OP_FILE_CLOSE), instead of being freed: the
+ * image is then complete, closing flags included, and never copied.
+ * (H5Fget_file_image of an open 1.8-format file yields a superblock whose
+ * checksum no longer matches, in HDF5 1.10.8.) */
+typedef struct {
+    void *image;
+} image_keeper;
+
+static void *image_malloc(size_t n, H5FD_file_image_op_t op, void *u)
+{
+    (void)op, (void)u;
+    return malloc(n ? n : 1);
+}
+static void *image_memcpy(void *d, const void *s, size_t n, H5FD_file_image_op_t op, void *u)
+{
+    (void)op, (void)u;
+    return memcpy(d, s, n);
+}
+static void *image_realloc(void *p, size_t n, H5FD_file_image_op_t op, void *u)
+{
+    (void)op, (void)u;
+    return realloc(p, n ? n : 1);
+}
+static herr_t image_free(void *p, H5FD_file_image_op_t op, void *u)
+{
+    if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE)
+        ((image_keeper *)u)->image = p;
+    else
+        free(p);
+    return 0;
+}
+/* Property lists copy udata; every copy must point at the same keeper. */
+static void *image_udata_copy(void *u) { return u; }
+static herr_t image_udata_free(void *u)
+{
+    (void)u;
+    return 0;
+}
+
+/* The closing of the file releases free space and may move the end of the
+ * file down; the superblock (version 2 or 3, which our 1.8+ format bound
+ * guarantees) then records the true end, and what lies beyond is garbage
+ * that would only make truncation harmless to detect. */
+static size_t image_eof(const unsigned char *img, size_t n)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (n < 48 || memcmp(img, sig, 8) != 0 || (img[8] != 2 && img[8] != 3) || img[9] != 8)
+        return n;
+    uint64_t base = tf_pl_load_le64(img + 12), eof = tf_pl_load_le64(img + 28);
+    return base == 0 && eof > 0 && eof <= n ? (size_t)eof : n;
+}
+
+/* Builds the whole file in memory with the core driver and returns its
+ * image (malloc'ed). Why not let HDF5 write to disk: when a write fails
+ * (full disk, RLIMIT_FSIZE) HDF5 1.10 cannot close the file any more, the
+ * handle stays open and the library loops and crashes in its exit handler.
+ * In memory the only possible failure is allocation, after which the file
+ * closes cleanly; the disk I/O is then ours, with plain errno handling. The
+ * price is the compressed file held in memory until it is written. */
+static int build_image(const wctx *w, const tf_plan *plan, const char *date,
+                       const tf_rank_stats *stats, const tf_rank_stats *alt_stats, void **image,
+                       size_t *size)
+{
+    *image = NULL;
+    *size = 0;
+    image_keeper keep = {NULL};
+    H5FD_file_image_callbacks_t cb = {image_malloc,     image_memcpy,     image_realloc, image_free,
+                                      image_udata_copy, image_udata_free, &keep};
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* 1.8 format at least: checksummed superblock and object headers. STRONG
+     * close so that even a leaked handle cannot keep the file open. */
+    if (fapl < 0 || H5Pset_fapl_core(fapl, 4u << 20, 0) < 0 ||
+        H5Pset_file_image_callbacks(fapl, &cb) < 0 ||
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        int st = tf_pl_h5_fail(w->path, "cannot set up file access for", w->path);
+        tf_pl_close_id(&fapl, H5Pclose);
+        return st;
+    }
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), f = -1;
+    if (fcpl < 0 || H5Pset_attr_phase_change(fcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
+        (f = H5Fcreate(w->image, H5F_ACC_TRUNC, fcpl, fapl)) < 0) {
+        int st = tf_pl_h5_fail(w->path, "cannot create in memory", w->path);
+        tf_pl_close_id(&fcpl, H5Pclose);
+        tf_pl_close_id(&fapl, H5Pclose);
+        return st;
+    }
+    tf_pl_close_id(&fcpl, H5Pclose);
+    tf_pl_close_id(&fapl, H5Pclose);
+    int st = write_header(w, f, plan, date, stats);
+    for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
+        st = write_rank(w, f, &plan->parts[i]);
+    if (st == TF_OK && plan->alt) {
+        char where[PATH_MAX + 32];
+        snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
+        wctx wa = {where, w->image, w->level};
+        hid_t g = H5Gcreate2(f, ALT_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0)
+            st = tf_pl_h5_fail(w->path, "cannot create group", ALT_GROUP);
+        if (st == TF_OK)
+            st = write_header(&wa, g, plan->alt, date, alt_stats);
+        for (int i = 0; st == TF_OK && i < plan->alt->n_parts; i++)
+            st = write_rank(&wa, g, &plan->alt->parts[i]);
+        if (g >= 0 && H5Gclose(g) < 0 && st == TF_OK)
+            st = tf_pl_h5_fail(w->path, "cannot close group", ALT_GROUP);
+    }
+    /* The image size, from the end of allocated space after a flush; the
+     * close that follows only rewrites metadata in place. */
+    ssize_t n = -1;
+    if (st == TF_OK &&
+        (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0 || (n = H5Fget_file_image(f, NULL, 0)) <= 0))
+        st = tf_pl_h5_fail(w->path, "cannot finish", w->path);
+    if (H5Fclose(f) < 0 && st == TF_OK)
+        st = tf_pl_h5_fail(w->path, "cannot close", w->path);
+    if (st == TF_OK && !keep.image)
+        st = tf_fail(TF_ERR_HDF5, "%s: HDF5 did not hand over the file image", w->path);
+    if (st != TF_OK) {
+        free(keep.image);
+        return st;
+    }
+    *image = keep.image;
+    *size = image_eof(keep.image, (size_t)n);
+    return TF_OK;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (k == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
+{
+    if (!path || !path[0] || !plan)
+        return tf_fail(TF_ERR_ARG, "tf_plan_write: no path or no plan");
+    if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
+        return tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d", path, zstd_level,
+                       ZSTD_maxCLevel());
+    const tf_rank_stats *stats = NULL, *alt_stats = NULL;
+    tf_rank_stats *owned = NULL, *alt_owned = NULL;
+    int st = check_plan_to_write(path, plan, &stats, &owned);
+    if (st != TF_OK)
+        return st;
+    if (plan->alt) {
+        st = check_plan_to_write(path, plan->alt, &alt_stats, &alt_owned);
+        if (st == TF_OK && (st = tf_plan_check_alt(plan, plan->alt)) != TF_OK)
+            st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write", path);
+        if (st != TF_OK) {
+            free(owned);
+            free(alt_owned);
+            return st;
+        }
+    }
+    char tmp[sizeof sig_tmp_path];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
+        free(owned);
+        free(alt_owned);
+        return tf_fail(TF_ERR_ARG, "%s: path too long", path);
+    }
+    char date[sizeof plan->creation_date];
+    if (plan->creation_date[0]) {
+        memcpy(date, plan->creation_date, sizeof date);
+        date[sizeof date - 1] = '\0';
+    } else {
+        utc_now(date, sizeof date);
+    }
+    if ((st = tf_h5zstd_register()) != TF_OK) {
+        free(owned);
+        free(alt_owned);
+        return st;
+    }
+
+    pthread_mutex_lock(&write_lock);
+    signals_arm(tmp);
+    /* The temporary file is created first, so that an unusable directory
+     * is reported before the work of encoding, with errno's own words. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        st = tf_fail(TF_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+    } else {
+        tf_pl_quiet_state q;
+        tf_pl_quiet_begin(&q);
+        /* The core driver reads an existing file of the name it is given
+         * into memory (and HDF5 1.10.8 then leaks that copy), so it gets a
+         * name that exists nowhere. */
+        char image_name[sizeof tmp + 8];
+        snprintf(image_name, sizeof image_name, "%s.image", tmp);
+        wctx w = {path, image_name, zstd_level};
+        void *image = NULL;
+        size_t size = 0;
+        st = build_image(&w, plan, date, stats, alt_stats, &image, &size);
+        tf_pl_quiet_end(&q);
+        if (st == TF_OK && write_all(fd, image, size) < 0)
+            st = tf_fail(TF_ERR_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
+        free(image);
+        if (st == TF_OK && fsync(fd) < 0)
+            st = tf_fail(TF_ERR_IO, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
+        /* close() can report a delayed write error (NFS): check it too. */
+        if (close(fd) < 0 && st == TF_OK)
+            st = tf_fail(TF_ERR_IO, "%s: cannot close %s: %s", path, tmp, strerror(errno));
+        if (st == TF_OK && rename(tmp, path) < 0)
+            st = tf_fail(TF_ERR_IO, "%s: cannot rename %s to it: %s", path, tmp,
+                         strerror(errno));
+        if (st != TF_OK) {
+            unlink(tmp);
+        } else {
+            char dir[sizeof tmp];
+            snprintf(dir, sizeof dir, "%s", path);
+            char *slash = strrchr(dir, '/');
+            if (slash == dir)
+                slash[1] = '\0';
+            else if (slash)
+                *slash = '\0';
+            else
+                snprintf(dir, sizeof dir, ".");
+            if (fsync_dir(dir) < 0)
+                st = tf_fail(TF_ERR_IO, "%s: written, but cannot sync directory %s: %s", path,
+                             dir, strerror(errno));
+        }
+    }
+    signals_disarm();
+    pthread_mutex_unlock(&write_lock);
+    free(owned);
+    free(alt_owned);
+    return st;
+}

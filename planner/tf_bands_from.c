@@ -1,0 +1,31 @@
+#include "tf_bands_from.h"
+#include "tf_error.h"
+#include "tf_prepare.h"
+
+int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
+                  const tf_csr *a, tf_plan_options *o)
+{
+    if (fwd->nranks != o->nranks)
+        return tf_fail(TF_ERR_ARG, "--bands-from %s: a plan for %d ranks, not %d", fwd_path,
+                       fwd->nranks, o->nranks);
+    if (fwd->normalization != o->normalization)
+        return tf_fail(TF_ERR_ARG,
+                       "--bands-from %s: a plan normalised '%s', but %s is planned with "
+                       "--normalize %s",
+                       fwd_path, tf_norm_name(fwd->normalization), matrix_path,
+                       tf_norm_name(o->normalization));
+    /* The forward plan's matrix is Â: a itself, or the transpose of a. */
+    int64_t m = o->transposed ? a->ncols : a->nrows, n = o->transposed ? a->nrows : a->ncols;
+    uint64_t want = o->transposed ? o->transpose_of : tf_plan_fingerprint(a, o->normalization);
+    if (fwd->m != m || fwd->n != n || fwd->checksum != want)
+        return tf_fail(TF_ERR_ARG,
+                       "--bands-from %s: a plan of another matrix than %s (%lld x %lld, "
+                       "fingerprint %016llx; %s gives %lld x %lld, %016llx)",
+                       fwd_path, matrix_path, (long long)fwd->m, (long long)fwd->n,
+                       (unsigned long long)fwd->checksum, matrix_path, (long long)m,
+                       (long long)n, (unsigned long long)want);
+    o->partition = fwd->partition; /* how the bands were made */
+    o->row_off = o->transposed ? fwd->brow_off : fwd->row_off;
+    o->brow_off = o->transposed ? fwd->row_off : fwd->brow_off;
+    return TF_OK;
+}

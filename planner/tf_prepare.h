@@ -1,0 +1,23 @@
+/* From the matrix read from a file to the matrix a plan stores: the
+ * normalisation, the transpose for a backward plan, and the symmetry the
+ * plan records (docs/normalization.md). */
+#ifndef TF_PREPARE_H
+#define TF_PREPARE_H
+
+#include "tf_csr.h"
+#include "tf_planner.h"
+
+#include <stdint.h>
+
+/* The checksum a plan of `a` (as stored) carries: tf_fingerprint_rows over
+ * all rows plus tf_fingerprint_salt of the normalisation's name. */
+uint64_t tf_plan_fingerprint(const tf_csr *a, int normalization);
+
+/* Normalises *a (tf_normalize), then, when `transpose`, replaces it by its
+ * transpose (so Â^T carries the values of Â). Records in o: normalization,
+ * transposed, transpose_of (the checksum of the untransposed Â, which is
+ * what Â's own plan carries) and symmetric (of the result). On failure o
+ * is untouched and *a is still a matrix to free (possibly normalised). */
+int tf_matrix_prepare(tf_csr *a, int normalization, int transpose, tf_plan_options *o);
+
+#endif
