@@ -1,7 +1,8 @@
 /* Which nodes a rank holds. Every per-node input (features, labels, split)
  * is read as "the rows whose original ids are these", never as a range, so
- * that a plan that renumbers its rows (a METIS order) only changes this
- * file: today the ids are the identity row_begin + i. */
+ * that a plan that renumbers its rows (twoface-plan --partition metis) trains
+ * on the same nodes with the same dropout masks as any other plan: the ids
+ * come from tf_get_row_ids (the identity row_begin + i when not permuted). */
 #ifndef TF_GNN_ROWS_H
 #define TF_GNN_ROWS_H
 
