@@ -2,12 +2,14 @@
  * shared multiply kernels. The algorithms are in tf_baseline_allgather.c,
  * tf_baseline_shift.c and tf_baseline_p2p.c. */
 #include "tf_baseline.h"
+#include "tf_kernels.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
 #include "tf_error.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +17,6 @@
  * parallel region would cost more than it saves (and ranks are often
  * oversubscribed in tests). */
 #define BL_OMP_MIN_WORK ((int64_t)1 << 16)
-/* Columns of a C row accumulated at a time in a stack buffer. */
-#define BL_KB 256
 
 /* ---- Errors and agreement ------------------------------------------------ */
 
@@ -76,29 +76,9 @@ void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
 
 /* ---- Kernels ------------------------------------------------------------ */
 
-static inline void row_times_b(int64_t e0, int64_t e1, const int32_t *restrict col,
-                               const float *restrict val, const float *restrict bm, int64_t k,
-                               float *restrict ci, int add)
-{
-    float acc[BL_KB];
-    for (int64_t x0 = 0; x0 < k; x0 += BL_KB) {
-        int64_t w = k - x0 < BL_KB ? k - x0 : BL_KB;
-        if (add)
-            for (int64_t x = 0; x < w; x++)
-                acc[x] = ci[x0 + x];
-        else
-            for (int64_t x = 0; x < w; x++)
-                acc[x] = 0.0f;
-        for (int64_t e = e0; e < e1; e++) {
-            const float *restrict bj = bm + (int64_t)col[e] * k + x0;
-            float v = val[e];
-            for (int64_t x = 0; x < w; x++)
-                acc[x] += v * bj[x];
-        }
-        for (int64_t x = 0; x < w; x++)
-            ci[x0 + x] = acc[x];
-    }
-}
+/* The baselines multiply with the executor's own dispatched kernels
+ * (tf_kernels.h), so that a comparison of strategies measures how B rows
+ * move, not which loop computes. */
 
 void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
                const float *bmat, int64_t k, float *c, int add)
@@ -106,9 +86,11 @@ void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const floa
     if (nrows <= 0)
         return;
     int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
-#pragma omp parallel for schedule(static) if (work > BL_OMP_MIN_WORK)
-    for (int64_t i = 0; i < nrows; i++)
-        row_times_b(ptr[i], ptr[i + 1], col, val, bmat, k, c + i * k, add);
+#pragma omp parallel if (work > BL_OMP_MIN_WORK)
+    {
+        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        tf_kern_csr(nrows * t / nt, nrows * (t + 1) / nt, ptr, col, val, bmat, k, c, add);
+    }
 }
 
 void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const int32_t *col,
@@ -119,7 +101,7 @@ void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const i
     int64_t work = (ptr[nr] - ptr[0] + nr) * k;
 #pragma omp parallel for schedule(static) if (work > BL_OMP_MIN_WORK)
     for (int64_t j = 0; j < nr; j++)
-        row_times_b(ptr[j], ptr[j + 1], col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
+        tf_kern_csr(0, 1, ptr + j, col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
 }
 
 /* ---- Names -------------------------------------------------------------- */
