@@ -39,11 +39,14 @@ def case_spmm(c):
     with twoface.Plan(c['plan']) as p:
         assert (p.m, p.n, p.nnz) == (A.shape[0], A.shape[1], int((A != 0).sum())), 'getters'
         assert p.nranks == size and p.rank == rank, 'rank getters'
-        (r0, nr), (b0, nb) = p.rows, p.brows
+        nr, nb = p.nrows, p.nbrows
+        rid, bid = p.row_ids, p.brow_ids  # original ids (permuted by a METIS plan)
+        assert p.permuted == c.get('permuted', False), f'permuted {p.permuted}'
+        assert len(rid) == nr and len(bid) == nb, 'id lengths'
         Bg = global_b(p.n, k)
-        B = Bg[b0:b0 + nb].contiguous()
+        B = Bg[bid].contiguous()
         C = twoface.spmm(p, B)
-        ref = (A @ Bg.double())[r0:r0 + nr]
+        ref = (A @ Bg.double())[rid]
         err = (C.double() - ref).abs().max().item() if nr else 0.0
         scale = max(1.0, ref.abs().max().item() if nr else 1.0)
         # The same product through a context whose B buffer is filled in
@@ -58,6 +61,8 @@ def case_spmm(c):
         # A non-contiguous B (a transposed view) is copied into the buffer.
         C3 = twoface.spmm(p, B.T.contiguous().T)
         ok = err <= 1e-5 * scale and same and torch.allclose(C3, C, rtol=1e-5, atol=1e-6)
+        # every original row exactly once over the ranks
+        ok = ok and sorted(sum(comm.allgather(rid.tolist()), [])) == list(range(p.m))
         return ok, f'rows {p.rows} brows {p.brows} max err {err:.3g} (scale {scale:.3g}) ' \
                    f'in-place same {same}'
 

@@ -4,7 +4,8 @@ the adjacency normalised by the script itself, PyTorch's own sparse products
 and gradients). Dropout 0 makes both deterministic; the random features,
 labels and split depend on node ids only, not on P. Graphs generated here:
 a symmetric one (the plan serves the backward product) and a non-symmetric
-one (--backward-plan). Bad input fails on every rank, without a hang."""
+one (--backward-plan), and a METIS plan that renumbers the rows. Bad input
+fails on every rank, without a hang."""
 import json
 import os
 
@@ -39,12 +40,26 @@ def run_torch(mtx):
     return losses(r.stdout)
 
 
-@pytest.mark.parametrize('symmetric', [True, False], ids=['symmetric', 'backward_plan'])
-def test_gcn_at_3_ranks_follows_torch_sparse(tmp_path, symmetric):
+def _has_metis():
+    import subprocess
+    r = subprocess.run([os.path.join(tfutil.BUILD, 'bin', 'twoface-plan'), '--help'],
+                       capture_output=True, text=True)
+    return '|metis' in r.stdout + r.stderr
+
+
+VARIANTS = [(True, []), (False, [])]
+IDS = ['symmetric', 'backward_plan']
+if _has_metis():  # rows renumbered: features, labels, split read through row_ids
+    VARIANTS.append((True, ['--partition', 'metis']))
+    IDS.append('metis')
+
+
+@pytest.mark.parametrize('symmetric,partition', VARIANTS, ids=IDS)
+def test_gcn_at_3_ranks_follows_torch_sparse(tmp_path, symmetric, partition):
     A = tfutil.random_sparse(45, 45, 0.08, seed=9, symmetric=symmetric)
     mtx = str(tmp_path / 'g.mtx')
     pattern_mtx(mtx, A)
-    plan = tfutil.plan(mtx, 3, str(tmp_path / 'g.h5'), '--normalize', 'gcn', '-k', '8')
+    plan = tfutil.plan(mtx, 3, str(tmp_path / 'g.h5'), '--normalize', 'gcn', '-k', '8', *partition)
     extra = []
     if not symmetric:
         extra = ['--backward-plan', tfutil.plan(mtx, 3, str(tmp_path / 'gT.h5'), '--normalize',

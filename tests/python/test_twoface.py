@@ -13,6 +13,13 @@ import tfutil
 RANKS = (1, 3, 4)
 
 
+def _has_partition(name):
+    import subprocess
+    r = subprocess.run([os.path.join(tfutil.BUILD, 'bin', 'twoface-plan'), '--help'],
+                       capture_output=True, text=True)
+    return f'|{name}' in r.stdout + r.stderr
+
+
 def _matrices(d):
     """name -> dense matrix: symmetric, general, rectangular, tiny (fewer rows
     than ranks), and the transpose of the general one."""
@@ -36,11 +43,18 @@ def results(request, tmp_path_factory):
         tfutil.write_mtx(mtx[name], A)
         plans[name] = tfutil.plan(mtx[name], P, str(d / f'{name}.h5'))
     other = tfutil.plan(mtx['sym'], P + 1, str(d / 'sym_other.h5'))
+    metis = _has_partition('metis')
+    if metis:  # rows renumbered: inputs and outputs go through row_ids / brow_ids
+        plans['sym_metis'] = tfutil.plan(mtx['sym'], P, str(d / 'sym_metis.h5'), '--partition',
+                                         'metis')
     for name in ('gen', 'rect'):  # backward plans, as a user makes them
         plans[name + '_bwd'] = tfutil.plan(mtx[name], P, str(d / f'{name}_bwd.h5'), '--transpose',
                                            '--bands-from', plans[name])
     spec = [{'case': f'spmm_{n}', 'kind': 'spmm', 'plan': plans[n], 'mtx': mtx[n], 'k': k}
             for n, k in (('sym', 5), ('gen', 1), ('rect', 7), ('tiny', 3))]
+    if metis:
+        spec.append({'case': 'spmm_sym_metis', 'kind': 'spmm', 'plan': plans['sym_metis'],
+                     'mtx': mtx['sym'], 'k': 4, 'permuted': True})
     spec += [
         {'case': 'bad_path', 'kind': 'bad_path', 'plan': str(d / 'no_such_plan.h5')},
         {'case': 'wrong_ranks', 'kind': 'wrong_ranks', 'plan': other},
@@ -77,6 +91,11 @@ def _case(results, name):
 @pytest.mark.parametrize('name', ['sym', 'gen', 'rect', 'tiny'])
 def test_spmm_matches_dense_reference(results, name):
     _case(results, f'spmm_{name}')
+
+
+@pytest.mark.skipif(not _has_partition('metis'), reason='this twoface-plan has no metis partition')
+def test_spmm_metis_plan_through_row_ids(results):
+    _case(results, 'spmm_sym_metis')
 
 
 def test_bad_plan_path_raises_on_every_rank(results):
