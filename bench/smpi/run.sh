@@ -18,7 +18,7 @@
 #            runner-up); add fetch,collective to run them on their own too
 #   REPL [1,4,16] shift's replications (those dividing P)
 #   SELECT_CALLS [1] timed calls per plan of the start-up trial
-#   BW [12GBps] LAT [0.5us]  link bandwidth / latency (platform.sh)
+#   BW [12GBps] LAT [0.75us]  node link bandwidth / latency (platform.sh)
 #   OUT      plans, logs, raw JSON [/tmp/twoface-smpi]
 #   CALIB    planner coefficients [bench/smpi/calibration-sim.txt]; CALIB=sim:
 #            run twoface-calibrate --quick at CAL_NP [16] simulated ranks
@@ -46,7 +46,7 @@ ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
 REPL=${REPL:-1,4,16}
 SELECT_CALLS=${SELECT_CALLS:-1}
 BW=${BW:-12GBps}
-LAT=${LAT:-0.5us}
+LAT=${LAT:-0.75us}
 CAL_NP=${CAL_NP:-16}
 MAX_GB=${MAX_GB:-6}
 TIMEOUT=${TIMEOUT:-900}
@@ -67,10 +67,10 @@ mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -fopenmp \
     "$BUILD/lib/libtwoface.a" $(pkg-config --libs hdf5-serial libzstd zlib) -lm || exit 1
 
 # One platform with enough nodes for the largest P; a job of P ranks uses
-# its first P nodes (16 per leaf switch).
+# its first P nodes.
 maxp=16
 for p in $PS; do [ "$p" -gt "$maxp" ] && maxp=$p; done
-nodes=$(( (maxp + 15) / 16 * 16 ))
+nodes=$maxp
 sh "$SRC/bench/smpi/platform.sh" "$nodes" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" || exit 1
 
 # smpi/test, iprobe: SMPI charges 100 us per MPI_Test by default (and grows

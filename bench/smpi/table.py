@@ -4,6 +4,7 @@ output directory (OUT/runs/GRAPH-PP-KK.json: twoface-exec --json lines;
 .stats.json: plan_stats lines for the twoface, fetch and collective plans).
 
     /usr/bin/python3 bench/smpi/table.py OUT CSV PNG > table.md
+    /usr/bin/python3 bench/smpi/table.py --plans STATS.jsonl > planner.md
 
 Per case: simulated median time per SpMM (ms) of every strategy; shift = the
 best replication c; best baseline = the fastest of allgather, shift, p2p;
@@ -81,7 +82,32 @@ def fmt(x, mark=False):
     return ("%.3f" % x if x < 10 else "%.1f" % x) + ("'" if mark else "")
 
 
+def planner_table(path):
+    """The planner's view at any P (plan_stats lines of twoface plans, the
+    runner-up after its plan): no simulation, the model's own numbers."""
+    lines = [json.loads(l) for l in open(path) if l.startswith("{")]
+    print("| graph | K | P | classes (coll. share) | runner-up | recipients per stripe: coll. "
+          "mean / max, wanting mean / max | B rows received max / mean | minimum max / mean | "
+          "predicted ms: plan / runner-up |")
+    print("|---|---:|---:|---|---|---|---|---|---|")
+    for s in lines:
+        if s["which"] != "planned":
+            continue
+        alt = next((a for a in lines if a["plan"] == s["plan"] and a["which"] == "alternative"),
+                   None)
+        g = os.path.basename(s["plan"]).rsplit("-", 3)[0]
+        print("| %s | %d | %d | %s (%.0f%%) | %s | %.1f / %d, %.1f / %d | %d / %.0f | %d / %.0f | "
+              "%s / %s |" % (g, s["k_planned"], s["ranks"], s["classes"], 100 * s["coll_share"],
+                             alt["classes"] if alt else "-", s["recip_mean"], s["recip_max"],
+                             s["want_mean"], s["want_max"], s["rows_max"], s["rows_mean"],
+                             s["min_max"], s["min_mean"], fmt(s["pred_ms"]),
+                             fmt(alt["pred_ms"]) if alt else "-"))
+
+
 def main():
+    if sys.argv[1] == "--plans":
+        planner_table(sys.argv[2])
+        return
     out, csv_path, png = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [summarise(*c) for c in load(out)]
     algos = ("twoface", "fetch", "collective", "allgather", "shift", "p2p")
@@ -149,10 +175,12 @@ def main():
     n = len(graphs) * len(Ks)
     gp = """set terminal pngcairo size 1000,600 noenhanced font ",10"
 set output "%s"
-set title "simulated (SimGrid SMPI, fat tree 12 GB/s, 2 us): twoface / best baseline (< 1: twoface faster)"
+set title "SIMULATED (SimGrid SMPI; 12 GB/s links, 1.5 us, non-blocking switch): twoface / best baseline (< 1: twoface faster)"
 set logscale x 2
 set logscale y 2
 set xtics (16, 64, 256)
+set xrange [11:360]
+set yrange [0.125:2]
 set xlabel "P (simulated one-core nodes)"
 set ylabel "time of twoface / time of best of allgather, shift(best c), p2p"
 set grid
