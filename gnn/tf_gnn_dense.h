@@ -43,4 +43,9 @@ void tf_gnn_htg(const float *h, int64_t nrows, int a, const float *g, int b, dou
 /* out (nrows x a) = g (nrows x b) . w^T, w is a x b. */
 void tf_gnn_gwt(const float *g, int64_t nrows, int b, const double *w, int a, float *out);
 
+/* The instruction-set variant the products run: the executor's kernels'
+ * (tf_kern_variant, so TF_KERNEL forces it). Every variant gives bitwise the
+ * same results. */
+const char *tf_gnn_dense_variant(void);
+
 #endif
