@@ -56,3 +56,9 @@ void tf_gnn_gwt(const float *g, int64_t nrows, int b, const double *w, int a, fl
 {
     ops()->gwt(g, nrows, b, w, a, out);
 }
+
+void tf_gnn_relu_drop(const float *h, int64_t nrows, int k, const int64_t *ids,
+                      const tf_gnn_drop *drop, float *r)
+{
+    ops()->relu_drop(h, nrows, k, ids, drop, r);
+}

@@ -32,14 +32,38 @@
 
 static int dropping(const tf_gnn_drop *d) { return d && d->p > 0; }
 
-/* Packs the nonzero factors of entries [e0, e1) of row i of drop(X) into
- * v, c; returns their count. Entry (node, col) is kept when its draw
+/* Entry (node, column) of a dropout mask is kept when its draw
  * u01 = (bits >> 11) * 2^-53 is >= p (tf_gnn_drop_factor), i.e. when
  * bits >> 11 >= thr = ceil(p * 2^53): the same test in integers, which
- * vectorises (both sides < 2^63, so a signed compare). A kept entry's factor
- * is val * scale, scale = 1 / (1 - p) computed once (the same double); a
- * dropped one's is 0, left out like a zero product. The flags are summed,
- * not branched on: a branch on a random mask mispredicts half the time. */
+ * vectorises (both sides < 2^63, so a signed compare). kept[t] = 1 or 0 for
+ * the columns col[t] (col NULL: columns c0 + t), t < m. The flags are used
+ * as numbers, never branched on: a branch on a random mask mispredicts half
+ * the time. */
+static int64_t threshold(const tf_gnn_drop *d) { return (int64_t)ceil(d->p * 0x1.0p53); }
+
+static void draw_kept(uint64_t nk, const int32_t *restrict col, int64_t c0, int m, int64_t thr,
+                      int64_t *restrict kept)
+{
+    if (col) {
+#if TF_GNN_DRAW_SIMD
+#pragma omp simd
+#endif
+        for (int t = 0; t < m; t++)
+            kept[t] = (int64_t)(tf_gnn_rng_bits(nk, (uint64_t)col[t]) >> 11) >= thr;
+    }
+    else {
+#if TF_GNN_DRAW_SIMD
+#pragma omp simd
+#endif
+        for (int t = 0; t < m; t++)
+            kept[t] = (int64_t)(tf_gnn_rng_bits(nk, (uint64_t)(c0 + t)) >> 11) >= thr;
+    }
+}
+
+/* Packs the nonzero factors of entries [e0, e1) of row i of drop(X) into
+ * v, c; returns their count. A kept entry's factor is val * scale, scale =
+ * 1 / (1 - p) computed once (the same double as tf_gnn_drop_factor's); a
+ * dropped one is left out like a zero product. */
 static int pack_csr(const tf_csr *x, int64_t e0, int64_t e1, int on, uint64_t nk, int64_t thr,
                     double scale, double *restrict v, int32_t *restrict c)
 {
@@ -47,13 +71,8 @@ static int pack_csr(const tf_csr *x, int64_t e0, int64_t e1, int on, uint64_t nk
     const float *restrict val = x->val;
     const int m = (int)(e1 - e0);
     int64_t kept[CHUNK];
-    if (on) {
-#if TF_GNN_DRAW_SIMD
-#pragma omp simd
-#endif
-        for (int t = 0; t < m; t++)
-            kept[t] = (int64_t)(tf_gnn_rng_bits(nk, (uint64_t)col[e0 + t]) >> 11) >= thr;
-    }
+    if (on)
+        draw_kept(nk, col + e0, 0, m, thr, kept);
     else
         for (int t = 0; t < m; t++)
             kept[t] = 1;
@@ -142,7 +161,7 @@ static void xw(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, con
 {
     const int on = dropping(drop);
     const double scale = on ? 1.0 / (1.0 - drop->p) : 1.0;
-    const int64_t thr = on ? (int64_t)ceil(drop->p * 0x1.0p53) : 0;
+    const int64_t thr = on ? threshold(drop) : 0;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < x->nrows; i++) {
         double acc[MAXW], v[CHUNK];
@@ -163,7 +182,7 @@ static void xtg(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, co
 {
     const int on = dropping(drop);
     const double scale = on ? 1.0 / (1.0 - drop->p) : 1.0;
-    const int64_t thr = on ? (int64_t)ceil(drop->p * 0x1.0p53) : 0;
+    const int64_t thr = on ? threshold(drop) : 0;
     double gd[MAXW], v[CHUNK];
     int32_t c[CHUNK];
     for (int64_t i = 0; i < x->nrows; i++) {
@@ -207,6 +226,37 @@ static void htg(const float *h, int64_t nrows, int a, const float *g, int b, dou
     }
 }
 
+/* r = drop(ReLU(h)) with the hidden layer's mask. Every entry is ReLU(h)
+ * times its factor, scale * kept: a zero stays zero, so drawing for it as
+ * well changes nothing and needs no branch. */
+static void relu_drop(const float *h, int64_t nrows, int k, const int64_t *ids,
+                      const tf_gnn_drop *drop, float *r)
+{
+    const int on = dropping(drop);
+    const double scale = on ? 1.0 / (1.0 - drop->p) : 1.0;
+    const int64_t thr = on ? threshold(drop) : 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < nrows; i++) {
+        const float *restrict hi = h + i * k;
+        float *restrict ri = r + i * k;
+        int64_t kept[CHUNK];
+        uint64_t nk = on ? tf_gnn_rng_node(drop->key, (uint64_t)ids[i]) : 0;
+        for (int j0 = 0; j0 < k; j0 += CHUNK) {
+            const int m = k - j0 < CHUNK ? k - j0 : CHUNK;
+            if (!on) {
+                for (int t = 0; t < m; t++)
+                    ri[j0 + t] = hi[j0 + t] > 0 ? hi[j0 + t] : 0;
+                continue;
+            }
+            draw_kept(nk, NULL, j0, m, thr, kept);
+            for (int t = 0; t < m; t++) {
+                float v = hi[j0 + t] > 0 ? hi[j0 + t] : 0;
+                ri[j0 + t] = (float)(v * (scale * (double)kept[t]));
+            }
+        }
+    }
+}
+
 /* out[i][p] sums g[i][j] * w[p][j] over j in order; a tile of TILE outputs
  * at a time gives independent sums in place of one dependent chain. */
 static void gwt(const float *g, int64_t nrows, int b, const double *w, int a, float *out)
@@ -236,4 +286,4 @@ static void gwt(const float *g, int64_t nrows, int b, const double *w, int a, fl
     }
 }
 
-const tf_gnn_dense_ops TF_GNN_DENSE_OPS = {TF_GNN_DENSE_NAME, xw, xtg, hw, htg, gwt};
+const tf_gnn_dense_ops TF_GNN_DENSE_OPS = {TF_GNN_DENSE_NAME, xw, xtg, hw, htg, gwt, relu_drop};

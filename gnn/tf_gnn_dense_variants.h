@@ -15,6 +15,8 @@ typedef struct {
     void (*hw)(const float *h, int64_t nrows, int a, const double *w, int b, float *out);
     void (*htg)(const float *h, int64_t nrows, int a, const float *g, int b, double *gw);
     void (*gwt)(const float *g, int64_t nrows, int b, const double *w, int a, float *out);
+    void (*relu_drop)(const float *h, int64_t nrows, int k, const int64_t *ids,
+                      const tf_gnn_drop *drop, float *r);
 } tf_gnn_dense_ops;
 
 extern const tf_gnn_dense_ops tf_gnn_dense_ops_baseline;
