@@ -278,6 +278,15 @@ GNN_LIB = $(BUILD)/lib/libtwoface-gnn.a
 GCN_BIN = $(BUILD)/bin/twoface-gcn
 INCLUDES += -Ignn
 PROGS += $(GCN_BIN)
+# The dense products' instruction-set variants (gnn/tf_gnn_dense_{baseline,avx2,
+# avx512}.c) get the executor kernels' target flags; gnn/tf_gnn_dense.c runs
+# the variant the kernels run. -ffp-contract=off: bitwise the same results.
+ifeq ($(shell uname -m),x86_64)
+$(BUILD)/obj/gnn/tf_gnn_dense_avx2.o: CFLAGS_ALL += -mavx2 -mfma
+$(BUILD)/obj/gnn/tf_gnn_dense_avx512.o: CFLAGS_ALL += -mavx512f -mavx512vl -mavx2 -mfma \
+                                                     -mprefer-vector-width=512
+endif
+$(BUILD)/obj/gnn/tf_gnn_dense_%.o: CFLAGS_ALL += -ffp-contract=off
 all: $(GCN_BIN)
 
 $(GNN_LIB): $(GNN_OBJ)

@@ -13,6 +13,11 @@
 #                              (its labels and split, random features F = 128: its features
 #                              file is missing), and the large graphs of DATA with random
 #                              features F = 128, 16 random classes, random split.
+#   sh bench/gcn.sh dense      dense ms per epoch of two builds of twoface-gcn, BEFORE (a
+#                              binary, e.g. one built from an older commit) and this
+#                              build's, at P = 4 with twoface on every graph of the time
+#                              table (EPOCHS, ROUNDS): runs alternate BEFORE, this,
+#                              BEFORE, ...; per build the median over rounds
 # Environment: DATA (default ../shared/data), GNN (default $DATA/gnn), BUILD (build),
 # OUT (plans and raw JSON; default /tmp/twoface-gcn-bench), GRAPHS (time: list of names).
 # Output: one line per run on stdout, summary tables at the end (Markdown).
@@ -115,8 +120,38 @@ timing() {
     done
 }
 
+dense() {
+    [ -x "${BEFORE:-}" ] || { echo "bench/gcn.sh dense: set BEFORE to a twoface-gcn binary" >&2; exit 2; }
+    graphs=${GRAPHS:-cora citeseer pubmed cit-HepPh email-Enron soc-Slashdot0902 copter2 luxembourg_osm}
+    for g in $graphs; do
+        p=$(plan $g 4) || exit 1
+        r=0
+        while [ $r -lt "$ROUNDS" ]; do
+            for b in before after; do
+                bin=$GCN
+                [ $b = before ] && bin=$BEFORE
+                line=$(mpirun -n 4 --bind-to none "$bin" $p $(inputs $g) --epochs "$EPOCHS" \
+                    --patience 0 --json --every 0 | grep '"summary"')
+                echo "dense $g $b round=$r dense_ms=$(echo "$line" | field dense_ms)" \
+                    "epoch_ms=$(echo "$line" | field epoch_ms)"
+            done
+            r=$((r + 1))
+        done
+    done | tee "$OUT/dense.txt"
+    echo
+    echo "| graph | dense ms / epoch, before | after | before / after | epoch ms, before | after |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for g in $graphs; do
+        med() { grep "^dense $g $1 " "$OUT/dense.txt" | sed 's/[a-z_]*=//g' | sort -n -k"$2" |
+            awk -v c="$2" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] }'; }
+        echo "$g $(med before 5) $(med after 5) $(med before 6) $(med after 6)" |
+            awk '{ printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", $1, $2, $3, $2 / $3, $4, $5 }'
+    done
+}
+
 case ${1:-} in
 accuracy) accuracy ;;
 time) timing ;;
-*) echo "usage: sh bench/gcn.sh accuracy|time" >&2; exit 2 ;;
+dense) dense ;;
+*) echo "usage: sh bench/gcn.sh accuracy|time|dense" >&2; exit 2 ;;
 esac

@@ -1,99 +1,64 @@
+/* Run-time choice of the dense products' instruction-set variant: the one the
+ * executor's kernels run (tf_kern_variant: the best the CPU can, or the one
+ * TF_KERNEL forces), so one knob selects both and a baseline run stays
+ * baseline throughout. The loops: tf_gnn_dense_loops.h. */
 #include "tf_gnn_dense.h"
-#include "tf_gnn_rng.h"
+#include "tf_gnn_dense_variants.h"
+#include "tf_kernels.h"
 
-#include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
-#define MAXW TF_GNN_MAX_WIDTH
+static _Atomic(const tf_gnn_dense_ops *) active;
 
-static int dropping(const tf_gnn_drop *d) { return d && d->p > 0; }
+static const tf_gnn_dense_ops *ops(void)
+{
+    const tf_gnn_dense_ops *o = atomic_load_explicit(&active, memory_order_acquire);
+    if (o)
+        return o;
+    o = &tf_gnn_dense_ops_baseline;
+#if defined(__x86_64__)
+    const char *k = tf_kern_variant();
+    if (strcmp(k, tf_gnn_dense_ops_avx2.name) == 0)
+        o = &tf_gnn_dense_ops_avx2;
+    else if (strcmp(k, tf_gnn_dense_ops_avx512.name) == 0)
+        o = &tf_gnn_dense_ops_avx512;
+#endif
+    atomic_store(&active, o);
+    return o;
+}
+
+const char *tf_gnn_dense_variant(void) { return ops()->name; }
 
 void tf_gnn_xw(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, const double *w,
                int k, float *out)
 {
-    int on = dropping(drop);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < x->nrows; i++) {
-        double acc[MAXW];
-        memset(acc, 0, (size_t)k * sizeof *acc);
-        uint64_t nk = on ? tf_gnn_rng_node(drop->key, (uint64_t)ids[i]) : 0;
-        for (int64_t e = x->rowptr[i]; e < x->rowptr[i + 1]; e++) {
-            double v = x->val[e];
-            if (on)
-                v *= tf_gnn_drop_factor(drop, nk, x->col[e]);
-            if (v == 0)
-                continue;
-            const double *wr = w + (int64_t)x->col[e] * k;
-#pragma omp simd
-            for (int j = 0; j < k; j++)
-                acc[j] += v * wr[j];
-        }
-        for (int j = 0; j < k; j++)
-            out[i * k + j] = (float)acc[j];
-    }
+    ops()->xw(x, ids, drop, w, k, out);
 }
 
 void tf_gnn_xtg(const tf_csr *x, const int64_t *ids, const tf_gnn_drop *drop, const float *g,
                 int k, double *gw)
 {
-    int on = dropping(drop);
-    for (int64_t i = 0; i < x->nrows; i++) {
-        uint64_t nk = on ? tf_gnn_rng_node(drop->key, (uint64_t)ids[i]) : 0;
-        const float *gr = g + i * k;
-        for (int64_t e = x->rowptr[i]; e < x->rowptr[i + 1]; e++) {
-            double v = x->val[e];
-            if (on)
-                v *= tf_gnn_drop_factor(drop, nk, x->col[e]);
-            if (v == 0)
-                continue;
-            double *wr = gw + (int64_t)x->col[e] * k;
-#pragma omp simd
-            for (int j = 0; j < k; j++)
-                wr[j] += v * gr[j];
-        }
-    }
+    ops()->xtg(x, ids, drop, g, k, gw);
 }
 
 void tf_gnn_hw(const float *h, int64_t nrows, int a, const double *w, int b, float *out)
 {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < nrows; i++) {
-        double acc[MAXW];
-        memset(acc, 0, (size_t)b * sizeof *acc);
-        for (int p = 0; p < a; p++) {
-            double v = h[i * a + p];
-            if (v == 0)
-                continue;
-#pragma omp simd
-            for (int j = 0; j < b; j++)
-                acc[j] += v * w[p * b + j];
-        }
-        for (int j = 0; j < b; j++)
-            out[i * b + j] = (float)acc[j];
-    }
+    ops()->hw(h, nrows, a, w, b, out);
 }
 
 void tf_gnn_htg(const float *h, int64_t nrows, int a, const float *g, int b, double *gw)
 {
-    for (int64_t i = 0; i < nrows; i++)
-        for (int p = 0; p < a; p++) {
-            double v = h[i * a + p];
-            if (v == 0)
-                continue;
-#pragma omp simd
-            for (int j = 0; j < b; j++)
-                gw[p * b + j] += v * g[i * b + j];
-        }
+    ops()->htg(h, nrows, a, g, b, gw);
 }
 
 void tf_gnn_gwt(const float *g, int64_t nrows, int b, const double *w, int a, float *out)
 {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < nrows; i++)
-        for (int p = 0; p < a; p++) {
-            double acc = 0;
-            for (int j = 0; j < b; j++)
-                acc += g[i * b + j] * w[p * b + j];
-            out[i * a + p] = (float)acc;
-        }
+    ops()->gwt(g, nrows, b, w, a, out);
+}
+
+void tf_gnn_relu_drop(const float *h, int64_t nrows, int k, const int64_t *ids,
+                      const tf_gnn_drop *drop, float *r)
+{
+    ops()->relu_drop(h, nrows, k, ids, drop, r);
 }

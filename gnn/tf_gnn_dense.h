@@ -1,9 +1,10 @@
 /* The dense products of a GCN layer on this rank's rows, outside the SpMMs:
  * X.W with the sparse local X (no communication), H.W, and the transposed
- * products of the backward pass. Weights and weight gradients are double
- * (replicated, summed over ranks); activations are float like the SpMM's B
- * and C. Rows are independent, so every row's result is the same at any
- * number of ranks; the weight gradients sum rows in local order, in double. */
+ * products of the backward pass; the hidden layer's ReLU and dropout.
+ * Weights and weight gradients are double (replicated, summed over ranks);
+ * activations are float like the SpMM's B and C. Rows are independent, so
+ * every row's result is the same at any number of ranks; the weight
+ * gradients sum rows in local order, in double. */
 #ifndef TF_GNN_DENSE_H
 #define TF_GNN_DENSE_H
 
@@ -42,5 +43,14 @@ void tf_gnn_hw(const float *h, int64_t nrows, int a, const double *w, int b, flo
 void tf_gnn_htg(const float *h, int64_t nrows, int a, const float *g, int b, double *gw);
 /* out (nrows x a) = g (nrows x b) . w^T, w is a x b. */
 void tf_gnn_gwt(const float *g, int64_t nrows, int b, const double *w, int a, float *out);
+/* r (nrows x k) = drop(ReLU(h)): entry (ids[i], j) kept with the factor of
+ * tf_gnn_drop_factor, column j; NULL drop or p == 0: ReLU only. */
+void tf_gnn_relu_drop(const float *h, int64_t nrows, int k, const int64_t *ids,
+                      const tf_gnn_drop *drop, float *r);
+
+/* The instruction-set variant the products run: the executor's kernels'
+ * (tf_kern_variant, so TF_KERNEL forces it). Every variant gives bitwise the
+ * same results. */
+const char *tf_gnn_dense_variant(void);
 
 #endif

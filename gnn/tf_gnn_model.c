@@ -132,16 +132,7 @@ static int forward(tf_gnn_model *m, int64_t epoch, int train)
     const int hd = m->hidden;
     tf_gnn_drop hid = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_HIDDEN),
                        train ? m->dropout : 0};
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < d->nrows; i++) {
-        uint64_t nk = hid.p > 0 ? tf_gnn_rng_node(hid.key, (uint64_t)d->ids[i]) : 0;
-        for (int j = 0; j < hd; j++) {
-            float v = m->h[i * hd + j] > 0 ? m->h[i * hd + j] : 0;
-            if (hid.p > 0 && v > 0)
-                v = (float)(v * tf_gnn_drop_factor(&hid, nk, j));
-            m->r[i * hd + j] = v;
-        }
-    }
+    tf_gnn_relu_drop(m->h, d->nrows, hd, d->ids, &hid, m->r);
     tf_gnn_hw(m->r, d->nrows, hd, m->w + m->nw0, m->classes, tf_gnn_spmm_b(&m->fc));
     return tf_gnn_spmm_run(&m->fc, m->z);
 }

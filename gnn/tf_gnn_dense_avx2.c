@@ -1,0 +1,11 @@
+/* The dense products for AVX2 CPUs (the Makefile compiles this file with
+ * -mavx2 -mfma); tf_gnn_dense.c calls it when the executor's kernels
+ * run their avx2 variant. Nothing on other architectures. */
+#if defined(__x86_64__)
+#define TF_GNN_DENSE_OPS tf_gnn_dense_ops_avx2
+#define TF_GNN_DENSE_NAME "avx2"
+#define TF_GNN_DRAW_SIMD 1
+#include "tf_gnn_dense_loops.h"
+#else
+typedef int tf_gnn_dense_avx2_unused; /* ISO C: no empty translation unit */
+#endif
