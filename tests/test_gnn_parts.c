@@ -10,6 +10,7 @@
 #include "tf_gnn_adam.h"
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
+#include "tf_kernels.h"
 #include "tf_gnn_features.h"
 #include "tf_gnn_init.h"
 #include "tf_gnn_labels.h"
@@ -186,6 +187,73 @@ START_TEST(dense_kernels_match_loops)
 }
 END_TEST
 
+/* The register-tiled paths: widths 16 (the hidden layer's tile) and 20 (a tile
+ * and a remainder), rows of X longer than the 256-entry dropout chunk, in
+ * every kernel variant this CPU runs, against a double reference. */
+START_TEST(dense_tiles_every_variant)
+{
+    enum { N = 6, A = 600 };
+    int nv = 0;
+    const char *const *names = tf_kern_variants(&nv);
+    tf_csr x;
+    tf_test_random_csr(&x, N, A, 2400, 17); /* about 400 per row: above the 256-entry chunk */
+    int64_t longest = 0;
+    for (int i = 0; i < N; i++)
+        if (x.rowptr[i + 1] - x.rowptr[i] > longest)
+            longest = x.rowptr[i + 1] - x.rowptr[i];
+    ck_assert_int_gt(longest, 256);
+    int64_t ids[N] = {3, 1, 4, 1000, 5, 9};
+    for (int bw = 16; bw <= 20; bw += 4) {
+        double *w = malloc(sizeof(double) * A * bw);
+        float *out = malloc(sizeof(float) * N * bw), *g = malloc(sizeof(float) * N * bw);
+        double *ref = calloc((size_t)N * bw, sizeof(double));
+        ck_assert(w && out && g && ref);
+        for (int q = 0; q < A * bw; q++)
+            w[q] = 0.01 * (q % 13) - 0.06;
+        for (int q = 0; q < N * bw; q++)
+            g[q] = (float)(q % 5) - 2.0f;
+        tf_gnn_drop dr = {tf_gnn_rng_key(7, 3, TF_GNN_RNG_DROP_INPUT), 0.5};
+        for (int i = 0; i < N; i++)
+            for (int64_t e = x.rowptr[i]; e < x.rowptr[i + 1]; e++) {
+                double v = x.val[e] *
+                           tf_gnn_drop_factor(&dr, tf_gnn_rng_node(dr.key, (uint64_t)ids[i]),
+                                              x.col[e]);
+                for (int j = 0; j < bw; j++)
+                    ref[i * bw + j] += v * w[x.col[e] * bw + j];
+            }
+        for (int v = 0; v < nv; v++) {
+            if (!tf_kern_available(names[v]))
+                continue;
+            ck_assert_int_eq(tf_kern_select(names[v]), TF_OK);
+            double *gx = calloc((size_t)A * bw, sizeof(double));
+            ck_assert(gx);
+            tf_gnn_xw(&x, ids, &dr, w, bw, out);
+            tf_gnn_xtg(&x, ids, &dr, g, bw, gx);
+            for (int q = 0; q < N * bw; q++)
+                ck_assert_msg(fabs(ref[q] - out[q]) < 1e-4, "%s, width %d: X.W[%d] = %g, expected %g",
+                              names[v], bw, q, out[q], ref[q]);
+            for (int i = 0; i < N; i++)
+                for (int64_t e = x.rowptr[i]; e < x.rowptr[i + 1]; e++) {
+                    double f = tf_gnn_drop_factor(&dr, tf_gnn_rng_node(dr.key, (uint64_t)ids[i]),
+                                                  x.col[e]);
+                    for (int j = 0; j < bw; j++)
+                        gx[x.col[e] * bw + j] -= x.val[e] * f * g[i * bw + j];
+                }
+            for (int q = 0; q < A * bw; q++)
+                ck_assert_msg(fabs(gx[q]) < 1e-9, "%s, width %d: X^T.G[%d] off by %g", names[v],
+                              bw, q, gx[q]);
+            free(gx);
+        }
+        free(w);
+        free(out);
+        free(g);
+        free(ref);
+    }
+    tf_kern_select(NULL);
+    tf_csr_free(&x);
+}
+END_TEST
+
 static void data_for(tf_gnn_data *d, int64_t n, const int64_t *ids, int64_t nrows)
 {
     memset(d, 0, sizeof *d);
@@ -304,6 +372,7 @@ int main(void)
     tcase_add_test(tc, adam_first_steps);
     tcase_add_test(tc, xent_gradient_by_differences);
     tcase_add_test(tc, dense_kernels_match_loops);
+    tcase_add_test(tc, dense_tiles_every_variant);
     tcase_add_test(tc, features_mtx_and_h5_agree);
     tcase_add_test(tc, labels_and_split_lines);
     tcase_add_test(tc, random_inputs_do_not_depend_on_the_rows_held);
