@@ -256,9 +256,30 @@ def gcn_normalise(path):
 
 # ---- the model ------------------------------------------------------------------
 
-def glorot(g, fan_in, fan_out):
+_M64 = (1 << 64) - 1
+
+
+def _mix(z):
+    """splitmix64's finaliser on uint64 arrays (gnn/tf_gnn_rng.h, wrapping arithmetic)."""
+    with np.errstate(over='ignore'):
+        z = z + np.uint64(0x9e3779b97f4a7c15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xbf58476d1ce4e5b9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94d049bb133111eb)
+    return z ^ (z >> np.uint64(31))
+
+
+def glorot(seed, layer, fan_in, fan_out):
+    """Glorot-uniform weights drawn exactly as twoface-gcn draws them (gnn/tf_gnn_init.c:
+    weight (i, j) from the counter-based generator keyed by (seed, layer, INIT, row i,
+    column j)), so that the same seed starts both trainers from the same weights."""
+    init_stream = 2  # TF_GNN_RNG_INIT
+    key = _mix(_mix(_mix(np.array([seed & _M64], dtype=np.uint64)) ^ np.uint64(layer))
+               ^ np.uint64(init_stream))
+    rows = _mix(key ^ np.arange(fan_in, dtype=np.uint64))
+    bits = _mix(rows[:, None] ^ np.arange(fan_out, dtype=np.uint64)[None, :])
+    u = (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
     r = math.sqrt(6.0 / (fan_in + fan_out))
-    return ((torch.rand(fan_in, fan_out, generator=g, dtype=torch.float64) * 2 - 1) * r).float()
+    return torch.from_numpy((2 * u - 1) * r).float()
 
 
 def dropout(X, p, g):
@@ -368,9 +389,8 @@ def main(argv=None):
     if counts[0] == 0:
         sys.exit('gcn.py: no train nodes in the split')
 
-    g = torch.Generator().manual_seed(a.seed)  # replicated: the same weights on every rank
-    W0 = glorot(g, nf, a.hidden).requires_grad_()
-    W1 = glorot(g, a.hidden, ncls).requires_grad_()
+    W0 = glorot(a.seed, 0, nf, a.hidden).requires_grad_()
+    W1 = glorot(a.seed, 1, a.hidden, ncls).requires_grad_()
     opt = torch.optim.Adam([{'params': [W0], 'weight_decay': a.weight_decay},
                             {'params': [W1], 'weight_decay': 0.0}], lr=a.lr)
     drop_g = torch.Generator().manual_seed(a.seed * 7919 + 1 + comm.rank)
