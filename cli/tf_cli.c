@@ -8,16 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tf_cli_int(const char *opt, const char *s, long lo, long hi, int *out)
+int tf_cli_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
+    long long v = strtoll(s, &end, 10);
     if (*s == '\0' || *end != '\0' || errno || v < lo || v > hi)
-        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in %ld..%ld", opt, s, lo,
-                       hi);
-    *out = (int)v;
+        return tf_fail(TF_ERR_ARG, "%s '%s': expected a whole number in %lld..%lld", opt, s,
+                       (long long)lo, (long long)hi);
+    *out = v;
     return TF_OK;
+}
+
+int tf_cli_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+    int64_t v;
+    int st = tf_cli_i64(opt, s, lo, hi, &v);
+    if (st == TF_OK)
+        *out = (int)v;
+    return st;
 }
 
 int tf_cli_double(const char *opt, const char *s, double lo, double hi, const char *what,

@@ -18,6 +18,8 @@
 
 /* A whole number in [lo, hi]. TF_OK or TF_ERR_ARG with a message. */
 int tf_cli_int(const char *opt, const char *s, long lo, long hi, int *out);
+/* The same for 64-bit values (counts, seeds). */
+int tf_cli_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* A finite number in [lo, hi] (what: "seconds", "a number", ... for the
  * message). */

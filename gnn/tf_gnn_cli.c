@@ -1,12 +1,10 @@
 #include "tf_gnn_cli.h"
+#include "tf_cli.h"
 #include "tf_error.h"
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 void tf_gnn_cli_usage(FILE *f)
@@ -39,40 +37,6 @@ void tf_gnn_cli_usage(FILE *f)
             "  -h, --help            this text\n");
 }
 
-static int bad(const char *opt, const char *s, const char *want)
-{
-    return tf_fail(TF_ERR_ARG, "%s '%s': expected %s", opt, s, want);
-}
-
-static int parse_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *v)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (!*s || *end || errno || x < lo || x > hi) {
-        char want[96];
-        snprintf(want, sizeof want, "a whole number in %lld..%lld", (long long)lo, (long long)hi);
-        return bad(opt, s, want);
-    }
-    *v = x;
-    return TF_OK;
-}
-
-static int parse_real(const char *opt, const char *s, double lo, double hi, int open_hi,
-                      double *v)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(x) || x < lo || x > hi || (open_hi && x == hi)) {
-        char want[96];
-        snprintf(want, sizeof want, "a number in [%g, %g%s", lo, hi, open_hi ? ")" : "]");
-        return bad(opt, s, want);
-    }
-    *v = x;
-    return TF_OK;
-}
-
 enum {
     O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
     O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON
@@ -86,36 +50,31 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     case O_FEATURES: o->features = arg; break;
     case O_LABELS: o->labels = arg; break;
     case O_SPLIT: o->split = arg; break;
-    case O_RFEAT: st = parse_int("--random-features", arg, 1, 1 << 20, &o->random_features); break;
+    case O_RFEAT: st = tf_cli_i64("--random-features", arg, 1, 1 << 20, &o->random_features); break;
     case O_RCLASS:
-        st = parse_int("--random-classes", arg, 2, TF_GNN_MAX_CLASSES, &v);
-        o->random_classes = (int)v;
+        st = tf_cli_int("--random-classes", arg, 2, TF_GNN_MAX_CLASSES, &o->random_classes);
         break;
     case O_RSPLIT: o->random_split = 1; break;
-    case O_HIDDEN:
-        st = parse_int("--hidden", arg, 1, TF_GNN_MAX_WIDTH, &v);
-        o->hidden = (int)v;
+    case O_HIDDEN: st = tf_cli_int("--hidden", arg, 1, TF_GNN_MAX_WIDTH, &o->hidden); break;
+    case O_EPOCHS: st = tf_cli_i64("--epochs", arg, 1, 1000000000, &o->epochs); break;
+    case O_LR: st = tf_cli_double("--lr", arg, 0, 1e6, "a number", &o->lr); break;
+    case O_WD: st = tf_cli_double("--weight-decay", arg, 0, 1e6, "a number", &o->weight_decay); break;
+    case O_DROPOUT:
+        /* A keep probability of 0 would divide by zero: 1 itself is out. */
+        st = tf_cli_double("--dropout", arg, 0, 1, "a number", &o->dropout);
+        if (st == TF_OK && o->dropout >= 1)
+            st = tf_fail(TF_ERR_ARG, "--dropout '%s': expected a number in 0..1, below 1", arg);
         break;
-    case O_EPOCHS: st = parse_int("--epochs", arg, 1, 1000000000, &o->epochs); break;
-    case O_LR: st = parse_real("--lr", arg, 0, 1e6, 0, &o->lr); break;
-    case O_WD: st = parse_real("--weight-decay", arg, 0, 1e6, 0, &o->weight_decay); break;
-    case O_DROPOUT: st = parse_real("--dropout", arg, 0, 1, 1, &o->dropout); break;
-    case O_PATIENCE:
-        st = parse_int("--patience", arg, 0, 1000000, &v);
-        o->patience = (int)v;
-        break;
+    case O_PATIENCE: st = tf_cli_int("--patience", arg, 0, 1000000, &o->patience); break;
     case O_SEED:
-        st = parse_int("--seed", arg, 0, INT64_MAX, &v);
+        st = tf_cli_i64("--seed", arg, 0, INT64_MAX, &v);
         o->seed = (uint64_t)v;
         break;
     case O_ALGO: o->algo = arg; break;
     case O_REPL: o->replication = arg; break;
     case O_BWD: o->backward_plan = arg; break;
-    case O_EVERY: st = parse_int("--every", arg, 0, INT64_MAX, &o->every); break;
-    case O_THREADS:
-        st = parse_int("--threads", arg, 0, 1024, &v);
-        o->threads = (int)v;
-        break;
+    case O_EVERY: st = tf_cli_i64("--every", arg, 0, INT64_MAX, &o->every); break;
+    case O_THREADS: st = tf_cli_int("--threads", arg, 0, 1024, &o->threads); break;
     case O_JSON: o->json = 1; break;
     default: st = tf_fail(TF_ERR_ARG, "unknown option (see --help)");
     }
@@ -175,10 +134,8 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == 'h')
             return -1;
-        if (c == ':')
-            return tf_fail(TF_ERR_ARG, "%s needs a value", argv[optind - 1]);
-        if (c == '?')
-            return tf_fail(TF_ERR_ARG, "unknown option '%s' (see --help)", argv[optind - 1]);
+        if (c == ':' || c == '?')
+            return tf_cli_getopt_error(c, argv, longopts);
         int st = one_option(c, optarg, o);
         if (st)
             return st;
