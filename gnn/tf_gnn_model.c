@@ -197,16 +197,24 @@ int tf_gnn_model_grad(tf_gnn_model *m, int64_t epoch, double *loss)
     return TF_OK;
 }
 
-int tf_gnn_model_loss(tf_gnn_model *m, int64_t epoch, double *loss)
+/* The forward pass and the loss/accuracy sums over every split, summed over
+ * ranks into buf (NSUMS entries). */
+static int forward_sums(tf_gnn_model *m, int64_t epoch, int train, double *buf)
 {
-    int st = forward(m, epoch, 1);
+    int st = forward(m, epoch, train);
     if (st)
         return st;
     tf_gnn_sums s;
     tf_gnn_xent(m->z, m->d, m->ntrain, &s, NULL);
-    double buf[NSUMS];
     pack_sums(&s, buf);
-    if ((st = allreduce(m, buf, NSUMS)))
+    return allreduce(m, buf, NSUMS);
+}
+
+int tf_gnn_model_loss(tf_gnn_model *m, int64_t epoch, double *loss)
+{
+    double buf[NSUMS];
+    int st = forward_sums(m, epoch, 1, buf);
+    if (st)
         return st;
     *loss = train_loss(m, buf[TF_GNN_TRAIN]);
     return TF_OK;
@@ -214,14 +222,9 @@ int tf_gnn_model_loss(tf_gnn_model *m, int64_t epoch, double *loss)
 
 int tf_gnn_model_eval(tf_gnn_model *m, tf_gnn_eval *e)
 {
-    int st = forward(m, 0, 0);
-    if (st)
-        return st;
-    tf_gnn_sums s;
-    tf_gnn_xent(m->z, m->d, m->ntrain, &s, NULL);
     double buf[NSUMS];
-    pack_sums(&s, buf);
-    if ((st = allreduce(m, buf, NSUMS)))
+    int st = forward_sums(m, 0, 0, buf);
+    if (st)
         return st;
     double wd = 0.5 * m->weight_decay * sum_sq(m->w, m->nw0);
     for (int sp = 0; sp < TF_GNN_NSPLITS; sp++) {
