@@ -14,17 +14,8 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_osc=${OMPI_MCA_osc:-sm,rdma}
 export OMPI_MCA_mpi_yield_when_idle=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-finish() {
-    rm -rf "$work"
-    echo "e2e_algo: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_algo.XXXXXX") || exit 1
+E2E_NAME=e2e_algo
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 MATRIX=$SRC/examples/data/cora.mtx.zst

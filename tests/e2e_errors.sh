@@ -17,18 +17,8 @@ PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 HELPER=$B/tests/mpi_errors
 MPI_LIMIT=120
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_errors.XXXXXX") || exit 1
-finish() {
-    rm -rf "$work"
-    echo "e2e_errors: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
-trap 'rm -rf "$work"; exit 1' INT TERM
+E2E_NAME=e2e_errors
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 
 for p in "$PLAN" "$EXEC" "$HELPER"; do
     if [ ! -x "$p" ]; then

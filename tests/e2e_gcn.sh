@@ -20,18 +20,8 @@ PLAN=$B/bin/twoface-plan
 GCN=$B/bin/twoface-gcn
 DATA=$SRC/examples/data
 MPI_LIMIT=120
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_gcn.XXXXXX") || exit 1
-finish() {
-    rm -rf "$work"
-    echo "e2e_gcn: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
-trap 'rm -rf "$work"; exit 1' INT TERM
+E2E_NAME=e2e_gcn
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 for p in "$PLAN" "$GCN"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done

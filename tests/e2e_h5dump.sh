@@ -11,18 +11,9 @@ SRC=${TF_SRCDIR:-.}
 B=${TF_BUILD:-build}
 case $B in /*) ;; *) B=$(pwd)/$B ;; esac
 PLUGIN_DIR=$B/hdf5-plugins
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-finish() {
-    rm -rf "$work"
-    echo "e2e_h5dump: $pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
+E2E_NAME=e2e_h5dump
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_h5dump.XXXXXX") || exit 1
 mkdir "$work/no-plugins"
 plan=$work/plan.h5
 
