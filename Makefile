@@ -219,10 +219,12 @@ fuzz:
 # each get their own target flags; executor/tf_kernels.c picks one at run time
 # (TF_KERNEL=baseline|avx2|avx512 forces one). -ffp-contract=off: no FMA, so that
 # every variant gives bitwise the same C (docs/executor.md, "Kernels").
+# The same flags serve every dispatched loop (also gnn's dense products).
+KERN_FLAGS_AVX2 = -mavx2 -mfma
+KERN_FLAGS_AVX512 = -mavx512f -mavx512vl -mavx2 -mfma -mprefer-vector-width=512
 ifeq ($(shell uname -m),x86_64)
-$(BUILD)/obj/executor/tf_kern_avx2.o: CFLAGS_ALL += -mavx2 -mfma
-$(BUILD)/obj/executor/tf_kern_avx512.o: CFLAGS_ALL += -mavx512f -mavx512vl -mavx2 -mfma \
-                                                      -mprefer-vector-width=512
+$(BUILD)/obj/executor/tf_kern_avx2.o: CFLAGS_ALL += $(KERN_FLAGS_AVX2)
+$(BUILD)/obj/executor/tf_kern_avx512.o: CFLAGS_ALL += $(KERN_FLAGS_AVX512)
 endif
 $(BUILD)/obj/executor/tf_kern_%.o: CFLAGS_ALL += -ffp-contract=off
 
@@ -256,8 +258,8 @@ KNOB_p256 = -DTF_KERN_PANEL=256
 KNOB_fma = -ffp-contract=fast
 $(BUILD)/bench/knob_%.o: bench/kernels_knob.c executor/tf_kern_loops.h executor/tf_kern_variants.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -ffp-contract=off -mavx512f -mavx512vl -mavx2 -mfma \
-	  -mprefer-vector-width=512 $(KNOB_$*) -DTF_KERN_OPS=knob_$* -DTF_KERN_NAME='"$*"' -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -ffp-contract=off $(KERN_FLAGS_AVX512) $(KNOB_$*) \
+	  -DTF_KERN_OPS=knob_$* -DTF_KERN_NAME='"$*"' -c $< -o $@
 $(BUILD)/bench/kernels-knobs: bench/kernels_knobs.c $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) \
                               $(STATIC_LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(patsubst %,$(BUILD)/bench/knob_%.o,$(KNOBS)) $(STATIC_LIB) \
@@ -282,9 +284,8 @@ PROGS += $(GCN_BIN)
 # avx512}.c) get the executor kernels' target flags; gnn/tf_gnn_dense.c runs
 # the variant the kernels run. -ffp-contract=off: bitwise the same results.
 ifeq ($(shell uname -m),x86_64)
-$(BUILD)/obj/gnn/tf_gnn_dense_avx2.o: CFLAGS_ALL += -mavx2 -mfma
-$(BUILD)/obj/gnn/tf_gnn_dense_avx512.o: CFLAGS_ALL += -mavx512f -mavx512vl -mavx2 -mfma \
-                                                     -mprefer-vector-width=512
+$(BUILD)/obj/gnn/tf_gnn_dense_avx2.o: CFLAGS_ALL += $(KERN_FLAGS_AVX2)
+$(BUILD)/obj/gnn/tf_gnn_dense_avx512.o: CFLAGS_ALL += $(KERN_FLAGS_AVX512)
 endif
 $(BUILD)/obj/gnn/tf_gnn_dense_%.o: CFLAGS_ALL += -ffp-contract=off
 all: $(GCN_BIN)
