@@ -35,6 +35,10 @@ static void usage(FILE *f)
             "       mpirun -n P " PROG " --validate PLAN.h5 [PLAN.h5 ...] [-k K] [-i N] [--json]\n"
             "  -o, --output CALIB    calibration file to write (for twoface-plan --calibration)\n"
             "  --quick               short sweeps (under 30 s on 2 cores, 4 ranks)\n"
+            "  --reps N              repetitions of every measured point, and rounds of the\n"
+            "                        in-situ run (default 40-100 and 10 with --quick,\n"
+            "                        200-500 and 30 without); a simulator (SMPI) is\n"
+            "                        deterministic, and 3 are enough there\n"
             "  -k K[,K...]           dense widths to measure the kernels at (repeatable;\n"
             "                        default 128); with --validate: the run's K (default:\n"
             "                        the plan's)\n"
@@ -67,7 +71,7 @@ static void say(const char *msg)
 
 typedef struct {
     const char *output;
-    int quick, threads, json, iters, warmup, help, no_insitu;
+    int quick, threads, json, iters, warmup, help, no_insitu, reps;
     int nk, k[TF_CAL_MAXK];
     int validate;
     int nplans;
@@ -79,13 +83,13 @@ static int parse_args(int argc, char **argv, args *a)
     memset(a, 0, sizeof *a);
     a->iters = 20;
     a->warmup = 3;
-    enum { O_QUICK = 256, O_THREADS, O_VALIDATE, O_WARMUP, O_JSON, O_NO_INSITU };
+    enum { O_QUICK = 256, O_THREADS, O_VALIDATE, O_WARMUP, O_JSON, O_NO_INSITU, O_REPS };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'},   {"quick", no_argument, 0, O_QUICK},
         {"threads", required_argument, 0, O_THREADS}, {"validate", required_argument, 0, O_VALIDATE},
         {"iterations", required_argument, 0, 'i'}, {"warmup", required_argument, 0, O_WARMUP},
         {"json", no_argument, 0, O_JSON},         {"help", no_argument, 0, 'h'},
-        {"no-insitu", no_argument, 0, O_NO_INSITU},
+        {"no-insitu", no_argument, 0, O_NO_INSITU}, {"reps", required_argument, 0, O_REPS},
         {0, 0, 0, 0}};
     char *first_plan = NULL;
     int c;
@@ -127,6 +131,10 @@ static int parse_args(int argc, char **argv, args *a)
             break;
         case O_JSON: a->json = 1; break;
         case O_NO_INSITU: a->no_insitu = 1; break;
+        case O_REPS:
+            if (tf_cli_int("--reps", optarg, 1, 100000, &a->reps))
+                return TF_ERR_ARG;
+            break;
         case 'h': a->help = 1; return TF_OK;
         default: return tf_cli_getopt_error(c, argv, longopts);
         }
@@ -231,6 +239,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cfg.rank = g_rank;
     cfg.nranks = nranks;
     cfg.quick = a->quick;
+    cfg.reps = a->reps;
     cfg.threads = a->threads > 0 ? a->threads : omp_get_max_threads();
     cfg.nk = a->nk;
     memcpy(cfg.k, a->k, sizeof cfg.k);
@@ -304,6 +313,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     memset(&cal, 0, sizeof cal);
     cal.coeffs.alpha_coll = coll.coef[0];
     cal.coeffs.beta_coll = coll.coef[1];
+    cal.coeffs.beta_coll_max = coll.coef[2];
     cal.coeffs.alpha_fetch = fetch.coef[0];
     cal.coeffs.beta_fetch = fetch.coef[1];
     cal.coeffs.gamma_local = kern[0].coef[0];
@@ -319,7 +329,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
         for (int i = 0; i < cfg.nk; i++)
             if (cfg.k[i] == 128)
                 kin = 128;
-        int ist = tf_measure_insitu(comm, kin, a->quick ? 10 : 30, &cal.coeffs,
+        int ist = tf_measure_insitu(comm, kin, a->reps > 0 ? a->reps : a->quick ? 10 : 30, &cal.coeffs,
                                     g_rank == 0 ? stdout : NULL, insitu);
         if (ist)
             return ist;
@@ -341,11 +351,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     prov_set(&cal, "k_values", kv);
     char clamped[128] = "";
     const tf_fit *fits[5] = {&coll, &fetch, &kern[0], &kern[1], &kern[2]};
-    static const char *const pnames[5][2] = {{"alpha_coll", "beta_coll"},
-                                             {"alpha_fetch", "beta_fetch"},
-                                             {"gamma_local", ""},
-                                             {"gamma_coll", ""},
-                                             {"gamma_fetch", ""}};
+    static const char *const pnames[5][3] = {{"alpha_coll", "beta_coll", "beta_coll_max"},
+                                             {"alpha_fetch", "beta_fetch", ""},
+                                             {"gamma_local", "", ""},
+                                             {"gamma_coll", "", ""},
+                                             {"gamma_fetch", "", ""}};
     for (int f = 0; f < 5; f++)
         for (int j = 0; j < fits[f]->np; j++)
             if (fits[f]->clamped[j]) {
@@ -378,12 +388,15 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
             else
                 fprintf(f, "  %-12s = %.4g %s\n", tf_coeff_names[i], v, tf_coeff_units[i]);
         }
-        if (cal.coeffs.beta_coll > 0)
-            fprintf(f, "one-sided / collective cost per byte: %.2f (beta_fetch %.3g / beta_coll "
-                       "%.3g s/byte; the collective is charged on both sides, so a row moved by it "
-                       "costs 2 x beta_coll: per row moved the ratio is %.2f)\n",
-                    cal.coeffs.beta_fetch / cal.coeffs.beta_coll, cal.coeffs.beta_fetch,
-                    cal.coeffs.beta_coll, cal.coeffs.beta_fetch / (2 * cal.coeffs.beta_coll));
+        {
+            /* A row the collective moves is paid by both sides' copies and,
+             * on a duplex link, once more in each side's busier direction. */
+            double coll_row = 2 * cal.coeffs.beta_coll + 2 * cal.coeffs.beta_coll_max;
+            if (coll_row > 0)
+                fprintf(f, "per byte of a row moved: fetch %.3g s (beta_fetch), collective %.3g s "
+                           "(2 x beta_coll + 2 x beta_coll_max, sender and receiver): ratio %.2f\n",
+                        cal.coeffs.beta_fetch, coll_row, cal.coeffs.beta_fetch / coll_row);
+        }
         fprintf(f, "per-request overhead of a fetch: %.2f us (alpha_fetch); per message of the "
                    "collective: %.2f us per side (alpha_coll)\n",
                 1e6 * cal.coeffs.alpha_fetch, 1e6 * cal.coeffs.alpha_coll);

@@ -67,3 +67,10 @@ void tf_cal_print_fit(FILE *f, const char *what, const tf_fit *fit, const char *
                        "refitted; the data do not resolve it on this machine\n",
                     names[j], fit->raw[j]);
 }
+
+int tf_cal_reps(const tf_cal_config *cfg, int quick_default, int full_default)
+{
+    if (cfg->reps > 0)
+        return cfg->reps;
+    return cfg->quick ? quick_default : full_default;
+}

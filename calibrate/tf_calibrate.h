@@ -30,6 +30,7 @@ typedef struct {
     MPI_Comm comm;
     int rank, nranks;
     int quick;             /* small sweeps, few repetitions */
+    int reps;              /* repetitions of every point; 0: the sweep's default */
     int threads;           /* OpenMP threads per rank the executor will use */
     int nk;
     int k[TF_CAL_MAXK];    /* dense widths the compute kernels are measured at */
@@ -38,6 +39,9 @@ typedef struct {
 } tf_cal_config;
 
 /* ---- tf_cal_common.c ---------------------------------------------------- */
+
+/* cfg->reps when set (--reps), else the quick or full default of a sweep. */
+int tf_cal_reps(const tf_cal_config *cfg, int quick_default, int full_default);
 
 /* Every rank passes its status; all return the lowest failing rank's status
  * and message (TF_OK when none failed). Collective. */
@@ -87,7 +91,9 @@ void tf_cal_sparse_free(tf_cal_sparse *s);
 /* ---- measurements (collective over cfg->comm) --------------------------- */
 
 /* Collective half: coef[0] = alpha_coll (s per peer, each side),
- * coef[1] = beta_coll (s per byte sent or received). */
+ * coef[1] = beta_coll (s per byte sent or received), coef[2] =
+ * beta_coll_max (s per byte of the busier direction; 0 where the data do
+ * not support that term). */
 int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit);
 
 /* One-sided fetch: coef[0] = alpha_fetch (s per request), coef[1] =

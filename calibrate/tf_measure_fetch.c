@@ -68,7 +68,7 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
     static const int q_full[] = {16, 64, 256, 1024}, l_full[] = {1, 4, 16, 64, 256};
     const int *qs = cfg->quick ? q_quick : q_full, *ls = cfg->quick ? l_quick : l_full;
     const int nq = cfg->quick ? 3 : 4, nl = cfg->quick ? 3 : 5;
-    const int reps = cfg->quick ? 40 : 200;
+    const int reps = tf_cal_reps(cfg, 40, 200);
     /* Cap the rows of one point: bigger fetches add nothing to the fit but
      * memory and time. */
     const int64_t cap = cfg->quick ? 8192 : 32768;

@@ -228,6 +228,7 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
     c->gamma_local *= scale[0];
     c->alpha_coll *= scale[1];
     c->beta_coll *= scale[1];
+    c->beta_coll_max *= scale[1];
     c->gamma_coll *= scale[1];
     c->alpha_fetch *= scale[2];
     c->beta_fetch *= scale[2];

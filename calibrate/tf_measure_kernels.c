@@ -113,7 +113,7 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
     static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768};
     const int64_t *rows = cfg->quick ? rows_quick : rows_full;
     const int nw = cfg->quick ? 2 : 5;
-    const int reps = cfg->quick ? 9 : 40;
+    const int reps = tf_cal_reps(cfg, 9, 40);
     _Static_assert(40 <= TF_CAL_MAX_REPS, "kernel repetitions exceed the sample buffer");
     const int csr_threads = cfg->threads >= 2 ? cfg->threads - 1 : 1;
     /* Points of one K at a time: all K at once would hold (and first-touch)

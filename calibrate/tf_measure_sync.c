@@ -36,7 +36,7 @@ int tf_measure_sync(const tf_cal_config *cfg, double *alpha_sync, double *barrie
     int me, P;
     MPI_Comm_rank(cfg->comm, &me);
     MPI_Comm_size(cfg->comm, &P);
-    const int reps = cfg->quick ? 100 : 500;
+    const int reps = tf_cal_reps(cfg, 100, 500);
     double *t = calloc((size_t)reps, sizeof *t), *te = calloc((size_t)reps, sizeof *te);
     double *b = calloc((size_t)reps, sizeof *b), *be = calloc((size_t)reps, sizeof *be);
     MPI_Request *rq = malloc((size_t)(2 * P) * sizeof *rq);

@@ -84,7 +84,7 @@ int tf_calib_parse(const char *name, const char *text, tf_calibration *out)
         snprintf(out->prov[pk], sizeof out->prov[pk], "%s", val);
     }
     for (int i = 0; i < TF_NCOEFFS; i++)
-        if (!seen[i])
+        if (!seen[i] && !tf_coeff_optional(i))
             return tf_fail(TF_ERR_PARSE, "%s: missing key '%s'", name, tf_coeff_names[i]);
     return TF_OK;
 }

@@ -2,10 +2,15 @@
 
 const char *const tf_coeff_names[TF_NCOEFFS] = {
     "alpha_coll", "beta_coll", "alpha_fetch", "beta_fetch",
-    "gamma_local", "gamma_coll", "gamma_fetch", "alpha_sync", "threads"};
+    "gamma_local", "gamma_coll", "gamma_fetch", "alpha_sync", "beta_coll_max", "threads"};
 const char *const tf_coeff_units[TF_NCOEFFS] = {
     "s/message", "s/byte", "s/request", "s/byte",
-    "s/nnz-col", "s/nnz-col", "s/nnz-col", "s/peer", "threads/rank"};
+    "s/nnz-col", "s/nnz-col", "s/nnz-col", "s/peer", "s/byte", "threads/rank"};
+
+int tf_coeff_optional(int i)
+{
+    return i == 8;
+}
 
 void tf_coeffs_default(tf_coeffs *c)
 {
@@ -17,6 +22,7 @@ void tf_coeffs_default(tf_coeffs *c)
     c->gamma_coll = 0.6e-9;
     c->gamma_fetch = 0.9e-9;
     c->alpha_sync = 5e-6;
+    c->beta_coll_max = 0;
     c->threads = 1;
 }
 
@@ -31,6 +37,7 @@ double tf_coeffs_get(const tf_coeffs *c, int i)
     case 5: return c->gamma_coll;
     case 6: return c->gamma_fetch;
     case 7: return c->alpha_sync;
+    case 8: return c->beta_coll_max;
     default: return c->threads;
     }
 }
@@ -46,6 +53,7 @@ void tf_coeffs_set(tf_coeffs *c, int i, double v)
     case 5: c->gamma_coll = v; break;
     case 6: c->gamma_fetch = v; break;
     case 7: c->alpha_sync = v; break;
+    case 8: c->beta_coll_max = v; break;
     default: c->threads = (int)v; break;
     }
 }

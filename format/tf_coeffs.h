@@ -15,6 +15,12 @@ typedef struct {
     double alpha_sync;  /* s per fetch peer (owner fetched from, or rank
                            fetching from me) per SpMM: the B-protection
                            handshake and the wait for the other side */
+    double beta_coll_max; /* s per byte of the larger of a rank's collective
+                             sends and receives: a full-duplex network link
+                             carries both directions at once, so its time
+                             follows the busier one (0 on shared memory,
+                             where both are copies and beta_coll adds them;
+                             optional in files: older ones have 0) */
     int threads;        /* OpenMP threads per rank the executor will use */
 } tf_coeffs;
 
@@ -23,9 +29,12 @@ typedef struct {
 void tf_coeffs_default(tf_coeffs *c);
 
 /* Number of coefficients and their names, for files and tables. */
-#define TF_NCOEFFS 9
+#define TF_NCOEFFS 10
 extern const char *const tf_coeff_names[TF_NCOEFFS];
 extern const char *const tf_coeff_units[TF_NCOEFFS];
+/* 1 for a coefficient added after files were written without it (a missing
+ * one reads as 0, which is the model those files were made with). */
+int tf_coeff_optional(int i);
 double tf_coeffs_get(const tf_coeffs *c, int i);
 void tf_coeffs_set(tf_coeffs *c, int i, double v);
 

@@ -395,7 +395,10 @@ static int read_header(const rctx *c, tf_plan *p)
             p->coeffs.threads = th;
         } else {
             double v = 0;
-            st = read_attr(c, f, "", tf_coeff_names[i], H5T_FLOAT, H5T_NATIVE_DOUBLE, 1, &v);
+            /* Plans from before a coefficient existed were made without
+             * its term, i.e. with 0. */
+            if (!tf_coeff_optional(i) || H5Aexists(f, tf_coeff_names[i]) > 0)
+                st = read_attr(c, f, "", tf_coeff_names[i], H5T_FLOAT, H5T_NATIVE_DOUBLE, 1, &v);
             tf_coeffs_set(&p->coeffs, i, v);
         }
         if (st)

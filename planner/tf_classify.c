@@ -152,7 +152,9 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
         an->ss_class[e] = TF_CLASS_COLL;
         int64_t rows = tf_coll_rows_of(an, e);
         double fetch = tf_cost_fetch(c, k, an->ss_runs[e], an->ss_run_rows[e], an->ss_nnz[e]);
-        double saved = c->beta_coll * 2.0 * (double)rows * row_bytes +
+        /* beta_coll_max: each side's busier direction shrinks by at most
+         * the rows, counted once per side like beta_coll. */
+        double saved = (c->beta_coll * 2.0 + c->beta_coll_max * 2.0) * (double)rows * row_bytes +
                        c->gamma_coll * (double)an->ss_nnz[e] * k;
         key[e] = fetch - saved;
         order[e] = e;

@@ -24,7 +24,11 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
     const double bytes_per_row = 4.0 * k;
     s->t_local = c->gamma_local * (double)s->nnz_local * k;
     s->t_coll_comm = c->alpha_coll * (double)(s->coll_peers_recv + s->coll_peers_sent) +
-                     c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row;
+                     c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row +
+                     c->beta_coll_max *
+                         (double)(s->coll_rows_recv > s->coll_rows_sent ? s->coll_rows_recv
+                                                                        : s->coll_rows_sent) *
+                         bytes_per_row;
     s->t_coll_comp = c->gamma_coll * (double)s->nnz_coll * k;
     s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
                       c->beta_fetch * (double)s->fetch_rows * bytes_per_row;

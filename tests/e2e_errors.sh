@@ -442,6 +442,24 @@ if [ -x "$CAL" ]; then
     else
         bad "calibrate: missing value: $(cat "$work/run/rc.0" "$work/run/err.0" 2>/dev/null | head -c 400)"
     fi
+    mpi_run 1 "$work/run" "$CAL" -o "$work/cal0.txt" --reps 0
+    if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 2 ] && [ "$(nlines "$work/run/err.0")" -eq 1 ] &&
+        grep -q "^twoface-calibrate: --reps '0'" "$work/run/err.0" && [ ! -e "$work/cal0.txt" ]; then
+        ok "calibrate: --reps 0: $(cat "$work/run/err.0")"
+    else
+        bad "calibrate: --reps 0: $(cat "$work/run/rc.0" "$work/run/err.0" 2>/dev/null | head -c 400)"
+    fi
+    # --reps reaches every sweep (each prints its repetitions) and the file
+    # it writes is one the planner takes.
+    mpi_run 2 "$work/run" "$CAL" -o "$work/cal2.txt" --quick --reps 2 --no-insitu -k 32
+    nrep=$(grep -c "[(, ]2 reps, first start to last end" "$work/run/out.0" 2>/dev/null)
+    if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 0 ] && [ "${nrep:-0}" -ge 4 ] &&
+        "$PLAN" "$work/tall.mtx" -n 2 -k 32 -o "$work/cal2.h5" -q --calibration "$work/cal2.txt" \
+            >"$work/out" 2>"$work/err"; then
+        ok "calibrate: --reps 2 in all $nrep sweeps, and the planner reads the result"
+    else
+        bad "calibrate: --reps 2: rc $(cat "$work/run/rc.0" 2>/dev/null), $nrep sweeps with 2 reps: $(head -c 400 "$work/run/err.0") $(head -c 300 "$work/err")"
+    fi
 fi
 
 finish

@@ -730,6 +730,49 @@ START_TEST(cost_prediction_terms)
     tf_cost_predict(&c, 10, &s);
     ck_assert_double_eq_tol(s.t_total, s.t_local + s.t_coll_comm + s.t_coll_comp +
                                            s.t_fetch_comm + s.t_fetch_comp, 1e-18);
+    /* A full-duplex link: the busier direction (30 rows sent) is charged on
+     * top, 30 rows x 40 bytes x 2 ns; the received 10 rows are not. */
+    c.beta_coll_max = 2e-9;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_coll_comm, 4e-6 + 40 * 40e-9 + 30 * 40 * 2e-9, 1e-15);
+    s.coll_rows_recv = 50;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_coll_comm, 4e-6 + 80 * 40e-9 + 50 * 40 * 2e-9, 1e-15);
+}
+END_TEST
+
+START_TEST(duplex_term_relieves_a_sending_owner)
+{
+    /* The recipient test's stripe, priced by a network where only the busier
+     * direction of a link costs (beta_coll = 0): rank 0 receives nothing
+     * and sends the stripe to every other rank, so with beta_coll_max it is
+     * the bottleneck and the planner converts some recipients to fetch;
+     * without the term the collective costs bytes nothing and all stay. */
+    tf_coeffs c = simple_coeffs();
+    c.alpha_fetch = 5e-6;
+    c.beta_coll = 0;
+    const int P = 16, n = 32 * P;
+    tf_coo coo;
+    tf_coo_init(&coo, n, n, 1024);
+    for (int r = 1; r < P; r++)
+        for (int j = 0; j < 32; j += 2)
+            tf_coo_push(&coo, 32 * r, j, 1.0);
+    for (int i = 0; i < n; i++)
+        tf_coo_push(&coo, i, i, 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    for (int duplex = 0; duplex < 2; duplex++) {
+        c.beta_coll_max = duplex ? 2e-9 : 0; /* 16 KiB per copy: 33 us */
+        int nfetch = 0;
+        for (int r = 1; r < P; r++)
+            nfetch += class_of(&a, P, 32, &c, 128, r, 0) == TF_CLASS_FETCH;
+        if (duplex)
+            ck_assert_msg(nfetch > 0 && nfetch < P - 1, "%d of %d fetch", nfetch, P - 1);
+        else
+            ck_assert_int_eq(nfetch, 0);
+    }
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
 }
 END_TEST
 
@@ -792,6 +835,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hybrid_kept_only_with_a_margin_over_pure_plans);
     tcase_add_test(tc, runner_up_carried_when_the_model_is_unsure);
     tcase_add_test(tc, cost_prediction_terms);
+    tcase_add_test(tc, duplex_term_relieves_a_sending_owner);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, bad_options_rejected);
     suite_add_tcase(s, tc);
