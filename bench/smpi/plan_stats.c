@@ -12,6 +12,8 @@
  *   want_*         ranks wanting a dense stripe (recipients + fetchers), over
  *                  the stripes anybody wants: what the published method's
  *                  multicast would have had as recipients
+ *   sent_max       B rows a rank sends by the collective per SpMM (once per
+ *                  recipient), max over ranks: what its send datatype gathers
  *   pred_ms        the model's SpMM time (slowest rank)
  *
  * usage: plan_stats PLAN.h5 ...   (exit 1 with a one-line error on a bad file) */
@@ -23,7 +25,7 @@
 
 static void print_one(const char *path, const char *which, const tf_plan *p)
 {
-    double rows_max = 0, rows_sum = 0, min_max = 0, min_sum = 0, sc = 0, sf = 0;
+    double rows_max = 0, rows_sum = 0, min_max = 0, min_sum = 0, sc = 0, sf = 0, sent_max = 0;
     for (int r = 0; r < p->nranks; r++) {
         const tf_rank_stats *s = &p->all_stats[r];
         double rows = (double)(s->coll_rows_recv + s->fetch_rows);
@@ -31,6 +33,8 @@ static void print_one(const char *path, const char *which, const tf_plan *p)
         rows_max = rows > rows_max ? rows : rows_max;
         min_sum += (double)s->remote_distinct;
         min_max = (double)s->remote_distinct > min_max ? (double)s->remote_distinct : min_max;
+        if ((double)s->coll_rows_sent > sent_max)
+            sent_max = (double)s->coll_rows_sent;
         sc += (double)s->stripes_coll;
         sf += (double)s->stripes_fetch;
     }
@@ -53,11 +57,11 @@ static void print_one(const char *path, const char *which, const tf_plan *p)
     printf("{\"plan\": \"%s\", \"which\": \"%s\", \"ranks\": %d, \"k_planned\": %d, "
            "\"classes\": \"%s\", \"coll_share\": %.4f, \"rows_max\": %.0f, \"rows_mean\": %.1f, "
            "\"min_max\": %.0f, \"min_mean\": %.1f, \"recip_mean\": %.2f, \"recip_max\": %.0f, "
-           "\"want_mean\": %.2f, \"want_max\": %.0f, \"pred_ms\": %.4f}\n",
+           "\"want_mean\": %.2f, \"want_max\": %.0f, \"sent_max\": %.0f, \"pred_ms\": %.4f}\n",
            path, which, p->nranks, p->k_planned, tf_plan_classes(p),
            sc + sf > 0 ? sc / (sc + sf) : 0.0, rows_max, rows_sum / P, min_max, min_sum / P,
            rc_n ? rc_sum / (double)rc_n : 0.0, rc_max, w_n ? w_sum / (double)w_n : 0.0, w_max,
-           1e3 * tf_plan_predicted_time(p));
+           sent_max, 1e3 * tf_plan_predicted_time(p));
 }
 
 int main(int argc, char **argv)

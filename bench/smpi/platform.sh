@@ -4,6 +4,11 @@
 # with full bisection gives every node pair, without simulating its switches
 # (a two-level FAT_TREE cluster was first used here; SimGrid's bandwidth-
 # sharing solver then took most of the simulation's time, 4 links per route).
+# No backbone either: a route is the sender's up-link and the receiver's
+# down-link. A backbone link, even an unlimited FATPIPE one, is a constraint
+# every flow shares, so each flow's start or end made the solver revisit all
+# flows in the system (docs/scale.md, "How it runs": the host time fell
+# several-fold, the simulated times moved by under 4%).
 #   sh bench/smpi/platform.sh [N] [BW] [LAT] [SPEED] > platform.xml
 #   N      nodes (default 256)
 #   BW     bandwidth of every node link, SimGrid units (default 12GBps: 100 Gb/s
@@ -26,7 +31,6 @@ cat <<XML
 <platform version="4.1">
   <cluster id="c" prefix="node-" suffix="" radical="0-$((N - 1))" speed="$SPEED"
            bw="$BW" lat="$LAT" sharing_policy="SPLITDUPLEX"
-           bb_bw="100TBps" bb_lat="0us" bb_sharing_policy="FATPIPE"
            loopback_bw="100GBps" loopback_lat="0us"/>
 </platform>
 XML

@@ -12,7 +12,9 @@
 #   GRAPHS   graph names in DATA [luxembourg_osm copter2 pubmed email-Enron
 #            soc-Slashdot0902 cit-HepPh]
 #   DATA     [/work/shared/data, else ../shared/data]
-#   PS [16 64 256]   KS [32 128]   ITER [2] timed rounds   WARMUP [0]
+#   PS [16 64 256]   KS [32 128]   ITER [3] timed rounds   WARMUP [1] untimed
+#            rounds first (without, the first round carries the first-touch
+#            page faults of every buffer: p2p at P = 16 ran 2.4 and 33.7 ms)
 #   ALGOS [twoface,allgather,shift,p2p]: the pure plans' times come from
 #            twoface's start-up trial (both run when the plan carries its
 #            runner-up); add fetch,collective to run them on their own too
@@ -20,9 +22,10 @@
 #   SELECT_CALLS [1] timed calls per plan of the start-up trial
 #   BW [12GBps] LAT [0.75us]  node link bandwidth / latency (platform.sh)
 #   OUT      plans, logs, raw JSON [/tmp/twoface-smpi]
-#   CALIB    planner coefficients [bench/smpi/calibration-sim.txt]; CALIB=sim:
-#            run twoface-calibrate --quick at CAL_NP [16] simulated ranks
-#            (slow: ~10^6 MPI_Rget, see docs/scale.md)
+#   CALIB    planner coefficients [bench/smpi/calibration-sim.txt: what
+#            CALIB=sim wrote]; CALIB=sim: run twoface-calibrate --quick
+#            --reps 3 at CAL_NP [16] simulated ranks (about 5 minutes; the
+#            simulation is deterministic, so 3 repetitions do)
 #   MAX_GB   [6] skip allgather where its B copies (P n K 4 bytes, all ranks
 #            live in one process here) would exceed this
 #   TIMEOUT  [900] seconds per simulated job
@@ -40,8 +43,8 @@ if [ -z "${DATA:-}" ]; then
 fi
 PS=${PS:-"16 64 256"}
 KS=${KS:-"32 128"}
-ITER=${ITER:-2}
-WARMUP=${WARMUP:-0}
+ITER=${ITER:-3}
+WARMUP=${WARMUP:-1}
 ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
 REPL=${REPL:-1,4,16}
 SELECT_CALLS=${SELECT_CALLS:-1}
@@ -79,10 +82,22 @@ sh "$SRC/bench/smpi/platform.sh" "$nodes" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" 
 # SpMM. 0.1 us is the order of a real MPI_Test. bw/lat factors 1: the
 # platform's numbers as they are (the defaults are fitted to an Ethernet
 # cluster). privatization: every rank gets its own copy of our globals.
+# network/crosstraffic:0: SimGrid by default sends a TCP acknowledgement
+# flow back for every flow, which the links' reverse directions carry; an
+# InfiniBand RDMA network has none, and the extra flows doubled the
+# solver's work. smpi/allgather:ring, smpi/alltoall:pair,
+# smpi/alltoallv:pair: SMPI's default algorithms post all 2 (P - 1) requests
+# at once and complete them with a wait-any loop that is quadratic in host
+# time; MPI_Win_allocate runs an allgather inside, and at P = 256 the
+# executor's set-up (windows, counts, row lists) had not finished after 10
+# minutes. These calls are all set-up (the timed SpMMs use the nonblocking
+# MPI_Ialltoallw/v, MPI_Allgatherv, and the shift ring, which these options
+# do not touch), and ring/pairwise are what Open MPI uses for large P.
 export OMP_NUM_THREADS=1
 SIMOPTS="--cfg=smpi/host-speed:1Gf --cfg=smpi/test:1e-7 --cfg=smpi/iprobe:1e-7
  --cfg=smpi/grow-injected-times:no --cfg=smpi/wtime:0 --cfg=smpi/bw-factor:0:1
- --cfg=smpi/lat-factor:0:1 --cfg=smpi/privatization:1
+ --cfg=smpi/lat-factor:0:1 --cfg=smpi/privatization:1 --cfg=network/crosstraffic:0
+ --cfg=smpi/allgather:ring --cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair
  --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:error"
 sim() { # ranks, program and arguments
     np=$1
@@ -95,7 +110,8 @@ if [ "$CALIB" = sim ]; then
     CALIB=$OUT/calibration-sim.txt
     if [ ! -s "$CALIB" ]; then
         say "calibrating the simulated cluster at $CAL_NP ranks"
-        sim "$CAL_NP" "$CALIBRATE" -o "$CALIB" --quick >"$OUT/calibrate.log" 2>&1 ||
+        sim "$CAL_NP" "$CALIBRATE" -o "$CALIB" --quick --reps 3 -k "$(echo $KS | tr ' ' ',')" \
+            >"$OUT/calibrate.log" 2>&1 ||
             { echo "run.sh: calibration failed, see $OUT/calibrate.log" >&2; exit 1; }
     fi
 fi
