@@ -4,7 +4,7 @@
 # (SimGrid SMPI 3.32). For every graph, K and P: plans the three modes for P
 # ranks, runs twoface and every baseline interleaved in one simulated job
 # (--check: every C is compared with a serial reference), and records the
-# plans' statistics (plan_stats.c). Then bench/smpi/table.sh makes the table.
+# plans' statistics (plan_stats.c). Then bench/smpi/table.py makes the table.
 #
 #   sh bench/smpi/run.sh            (from the source tree; `make smpi` first)
 #
