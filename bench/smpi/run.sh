@@ -93,6 +93,9 @@ sh "$SRC/bench/smpi/platform.sh" "$nodes" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" 
 # minutes. These calls are all set-up (the timed SpMMs use the nonblocking
 # MPI_Ialltoallw/v, MPI_Allgatherv, and the shift ring, which these options
 # do not touch), and ring/pairwise are what Open MPI uses for large P.
+# The timed exchanges stay quadratic in host time (SMPI completes a
+# nonblocking collective with the same wait-any loop), which is what keeps
+# P = 256 out of reach here (docs/scale.md).
 export OMP_NUM_THREADS=1
 SIMOPTS="--cfg=smpi/host-speed:1Gf --cfg=smpi/test:1e-7 --cfg=smpi/iprobe:1e-7
  --cfg=smpi/grow-injected-times:no --cfg=smpi/wtime:0 --cfg=smpi/bw-factor:0:1
