@@ -6,16 +6,9 @@
 # of the plan/algorithm matching (docs/baselines.md, "Side by side").
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_algo: N passed, M failed"; exit status 1 if M > 0.
-SRC=${TF_SRCDIR:-.}
-B=${TF_BUILD:-build}
-case $B in /*) ;; *) B=$(pwd)/$B ;; esac
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_osc=${OMPI_MCA_osc:-sm,rdma}
-export OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 E2E_NAME=e2e_algo
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
+e2e_mpi_env
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 MATRIX=$SRC/examples/data/cora.mtx.zst

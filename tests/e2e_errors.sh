@@ -11,14 +11,12 @@
 # Environment (tests/run_tests.sh sets them): TF_SRCDIR, TF_BUILD and the
 # Open MPI variables (root, oversubscription, osc, yield when idle).
 # Last line: "e2e_errors: N passed, M failed"; exit status 1 if M > 0.
-B=${TF_BUILD:-build}
-case $B in /*) ;; *) B=$(pwd)/$B ;; esac
+E2E_NAME=e2e_errors
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 HELPER=$B/tests/mpi_errors
 MPI_LIMIT=120
-E2E_NAME=e2e_errors
-. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 
 for p in "$PLAN" "$EXEC" "$HELPER"; do
     if [ ! -x "$p" ]; then

@@ -13,15 +13,12 @@
 #     file (and line), no hang (each mpirun under timeout 120).
 # Environment (tests/run_tests.sh sets them): TF_SRCDIR, TF_BUILD and the
 # Open MPI variables. Last line: "e2e_gcn: N passed, M failed".
-B=${TF_BUILD:-build}
-case $B in /*) ;; *) B=$(pwd)/$B ;; esac
-SRC=${TF_SRCDIR:-.}
+E2E_NAME=e2e_gcn
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 PLAN=$B/bin/twoface-plan
 GCN=$B/bin/twoface-gcn
 DATA=$SRC/examples/data
 MPI_LIMIT=120
-E2E_NAME=e2e_gcn
-. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 for p in "$PLAN" "$GCN"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done

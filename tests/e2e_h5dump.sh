@@ -7,12 +7,9 @@
 # program is built, else from the synthetic plan of test_plan_io.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_h5dump: N passed, M failed"; exit status 1 if M > 0.
-SRC=${TF_SRCDIR:-.}
-B=${TF_BUILD:-build}
-case $B in /*) ;; *) B=$(pwd)/$B ;; esac
-PLUGIN_DIR=$B/hdf5-plugins
 E2E_NAME=e2e_h5dump
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
+PLUGIN_DIR=$B/hdf5-plugins
 
 mkdir "$work/no-plugins"
 plan=$work/plan.h5

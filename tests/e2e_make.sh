@@ -11,13 +11,8 @@
 # really compiled; the source tree is not written to.
 # Environment: TF_SRCDIR (tests/run_tests.sh sets it).
 # Last line: "e2e_make: N passed, M failed"; exit status 1 if M > 0.
-SRC=${TF_SRCDIR:-$(pwd)}
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/e2e_make.XXXXXX") || exit 1
-trap 'rm -rf "$work"; exit 1' INT TERM
+E2E_NAME=e2e_make
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 
 cat >"$work/deps.sh" <<EOF
 #!/bin/sh
@@ -68,6 +63,4 @@ else
     ok "second build: nothing recompiled because the dependency step ran"
 fi
 
-rm -rf "$work"
-echo "e2e_make: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,15 +6,12 @@
 # and a non-zero status on every rank, leaving no plan file behind.
 # Environment as for the other e2e scripts (tests/run_tests.sh sets it).
 # Last line: "e2e_partition: N passed, M failed".
-B=${TF_BUILD:-build}
-case $B in /*) ;; *) B=$(pwd)/$B ;; esac
-SRC=${TF_SRCDIR:-.}
+E2E_NAME=e2e_partition
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 HELPER=$B/tests/mpi_errors
 MATRIX=$SRC/examples/data/cora.mtx.zst
-E2E_NAME=e2e_partition
-. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 for p in "$PLAN" "$EXEC" "$HELPER"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done
