@@ -329,7 +329,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
         for (int i = 0; i < cfg.nk; i++)
             if (cfg.k[i] == 128)
                 kin = 128;
-        int ist = tf_measure_insitu(comm, kin, a->reps > 0 ? a->reps : a->quick ? 10 : 30, &cal.coeffs,
+        int ist = tf_measure_insitu(comm, kin, tf_cal_reps(&cfg, 10, 30), &cal.coeffs,
                                     g_rank == 0 ? stdout : NULL, insitu);
         if (ist)
             return ist;

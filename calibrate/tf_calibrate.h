@@ -40,7 +40,8 @@ typedef struct {
 
 /* ---- tf_cal_common.c ---------------------------------------------------- */
 
-/* cfg->reps when set (--reps), else the quick or full default of a sweep. */
+/* cfg->reps when set (--reps), else the quick or full default of a sweep
+ * (or of the in-situ rounds). */
 int tf_cal_reps(const tf_cal_config *cfg, int quick_default, int full_default);
 
 /* Every rank passes its status; all return the lowest failing rank's status
