@@ -32,6 +32,22 @@
  * handlers are process-wide). */
 int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
 
+/* Where tf_plan_write_source gets the parts: get(ctx, alt, p, &rp) hands
+ * over rank p's part of the plan (alt = 0) or of its runner-up (alt = 1),
+ * valid until release(ctx, alt, p). Parts are asked for in rank order, the
+ * plan's first, then the runner-up's. */
+typedef struct {
+    int (*get)(void *ctx, int alt, int p, const tf_rank_plan **rp);
+    void (*release)(void *ctx, int alt, int p);
+    void *ctx;
+} tf_plan_part_source;
+
+/* tf_plan_write for a plan (and runner-up) holding the header, summaries
+ * and all_stats but not necessarily the parts, which come from `src` one at
+ * a time (src NULL: from the plan). The same file as tf_plan_write. */
+int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
+                         const tf_plan_part_source *src);
+
 /* Reads a plan into *out (overwritten; free with tf_plan_free):
  *   rank >= 0             header, summaries and that rank's part
  *                         (n_parts 1, first_rank rank),

@@ -28,6 +28,7 @@ typedef struct {
     const char *path;  /* final path, for messages */
     const char *image; /* name of the in-memory file */
     int level;
+    const tf_plan_part_source *src; /* NULL: the plan holds every part */
 } wctx;
 
 static int write_attr(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
@@ -237,6 +238,30 @@ done:
     return st;
 }
 
+/* Rank i's part, from the plan or from the source, which the distributed
+ * planner uses to hand parts over one at a time: checked like the parts of
+ * a whole plan before they are written. */
+static int write_part(const wctx *w, hid_t f, const tf_plan *plan, const tf_rank_stats *stats,
+                      int alt, int i)
+{
+    if (!w->src)
+        return write_rank(w, f, &plan->parts[i]);
+    const tf_rank_plan *rp = NULL;
+    int st = w->src->get(w->src->ctx, alt, i, &rp);
+    if (st == TF_OK && rp->rank != i)
+        st = tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp->rank);
+    if (st == TF_OK && (st = tf_plan_validate_rank(plan, rp)) != TF_OK)
+        st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write an invalid plan", w->path);
+    if (st == TF_OK && memcmp(&rp->stats, &stats[i], sizeof(tf_rank_stats)) != 0)
+        st = tf_fail(TF_ERR_INTERNAL, "%s: refusing to write: rank %d's stats differ from "
+                                      "all_stats", w->path, i);
+    if (st == TF_OK)
+        st = write_rank(w, f, rp);
+    if (rp)
+        w->src->release(w->src->ctx, alt, i);
+    return st;
+}
+
 /* --- the temporary file and the signals that must not orphan it --- */
 
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -320,9 +345,17 @@ static void utc_now(char *buf, size_t n)
 }
 
 static int check_plan_to_write(const char *path, const tf_plan *p, const tf_rank_stats **stats,
-                               tf_rank_stats **owned)
+                               tf_rank_stats **owned, int from_source)
 {
     int st = tf_pl_validate_header(p);
+    if (st == TF_OK && from_source) {
+        /* The parts come one at a time and are checked then (write_part). */
+        if (!p->all_stats)
+            return tf_fail(TF_ERR_ARG, "%s: a plan written part by part needs all_stats", path);
+        *owned = NULL;
+        *stats = p->all_stats;
+        return TF_OK;
+    }
     if (st == TF_OK && (p->first_rank != 0 || p->n_parts != p->nranks || !p->parts))
         st = tf_fail(TF_ERR_ARG, "plan holds parts %d..%d of %d ranks; a plan file needs all",
                      p->first_rank, p->first_rank + p->n_parts - 1, p->nranks);
@@ -447,19 +480,19 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     tf_pl_close_id(&fcpl, H5Pclose);
     tf_pl_close_id(&fapl, H5Pclose);
     int st = write_header(w, f, plan, date, stats);
-    for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
-        st = write_rank(w, f, &plan->parts[i]);
+    for (int i = 0; st == TF_OK && i < plan->nranks; i++)
+        st = write_part(w, f, plan, stats, 0, i);
     if (st == TF_OK && plan->alt) {
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
-        wctx wa = {where, w->image, w->level};
+        wctx wa = {where, w->image, w->level, w->src};
         hid_t g = H5Gcreate2(f, ALT_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         if (g < 0)
             st = tf_pl_h5_fail(w->path, "cannot create group", ALT_GROUP);
         if (st == TF_OK)
             st = write_header(&wa, g, plan->alt, date, alt_stats);
-        for (int i = 0; st == TF_OK && i < plan->alt->n_parts; i++)
-            st = write_rank(&wa, g, &plan->alt->parts[i]);
+        for (int i = 0; st == TF_OK && i < plan->alt->nranks; i++)
+            st = write_part(&wa, g, plan->alt, alt_stats, 1, i);
         if (g >= 0 && H5Gclose(g) < 0 && st == TF_OK)
             st = tf_pl_h5_fail(w->path, "cannot close group", ALT_GROUP);
     }
@@ -502,6 +535,12 @@ static int write_all(int fd, const void *buf, size_t n)
 
 int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
 {
+    return tf_plan_write_source(path, plan, zstd_level, NULL);
+}
+
+int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
+                         const tf_plan_part_source *src)
+{
     if (!path || !path[0] || !plan)
         return tf_fail(TF_ERR_ARG, "tf_plan_write: no path or no plan");
     if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
@@ -509,7 +548,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
                        ZSTD_maxCLevel());
     const tf_rank_stats *stats = NULL, *alt_stats = NULL;
     tf_rank_stats *owned = NULL, *alt_owned = NULL;
-    int st = check_plan_to_write(path, plan, &stats, &owned);
+    int st = check_plan_to_write(path, plan, &stats, &owned, src != NULL);
     /* The root carries a metis plan's permutation; an alternative uses it. */
     if (st == TF_OK && plan->partition == TF_PART_METIS && !plan->perm && plan->n > 0)
         st = tf_fail(TF_ERR_INTERNAL,
@@ -519,7 +558,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
     if (st != TF_OK)
         return st;
     if (plan->alt) {
-        st = check_plan_to_write(path, plan->alt, &alt_stats, &alt_owned);
+        st = check_plan_to_write(path, plan->alt, &alt_stats, &alt_owned, src != NULL);
         if (st == TF_OK && (st = tf_plan_check_alt(plan, plan->alt)) != TF_OK)
             st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write", path);
         if (st != TF_OK) {
@@ -562,7 +601,7 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level)
          * name that exists nowhere. */
         char image_name[sizeof tmp + 8];
         snprintf(image_name, sizeof image_name, "%s.image", tmp);
-        wctx w = {path, image_name, zstd_level};
+        wctx w = {path, image_name, zstd_level, src};
         void *image = NULL;
         size_t size = 0;
         st = build_image(&w, plan, date, stats, alt_stats, &image, &size);

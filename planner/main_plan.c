@@ -2,6 +2,11 @@
 #include "tf_bands_from.h"
 #include "tf_calib_file.h"
 #include "tf_cli.h"
+#include "tf_dist_comm.h"
+#include "tf_dist_planner.h"
+#include "tf_dist_prepare.h"
+#include "tf_dist_rows.h"
+#include "tf_dist_write.h"
 #include "tf_error.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
@@ -17,6 +22,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <mpi.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,10 +37,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: twoface-plan MATRIX -n P -o PLAN.h5 [options]\n"
+            "       mpirun -n Q twoface-plan MATRIX [-n P] -o PLAN.h5 [options]\n"
             "       twoface-plan MATRIX --transpose --bands-from FORWARD.h5 -o PLAN.h5 [options]\n"
             "  MATRIX                 Matrix Market file (.mtx, .mtx.zst, .mtx.gz)\n"
             "  -n, --ranks P          number of MPI ranks the plan is for (required\n"
-            "                         unless --bands-from gives it)\n"
+            "                         unless --bands-from gives it; under mpirun, default:\n"
+            "                         the ranks planning it)\n"
             "  -o, --output PLAN.h5   plan file to write (atomically)\n"
             "  -k K                   dense width to optimise for (default %d)\n"
             "  --calibration FILE     cost-model coefficients from twoface-calibrate\n"
@@ -71,6 +79,7 @@ static void usage(FILE *f)
             "  --explain              print the per-rank classification and predictions\n"
             "  --svg FILE             draw ranks x column stripes coloured by class\n"
             "  -q, --quiet            no phase timings on stderr\n"
+            "  --json                 one JSON line of the phase timings on stdout\n"
             "  -h, --help             this text\n",
             TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO, TF_PLAN_ZSTD_DEFAULT);
 }
@@ -372,20 +381,222 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
     return plan > write ? plan : write;
 }
 
+/* ---- Planning on the job's own ranks ------------------------------------ */
+
+/* Started by mpirun (Open MPI, or a PMI launcher): plan with every rank. A
+ * plain start stays a single process without MPI. */
+static int under_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+static int mpi_on; /* MPI_Init was called: finalise at exit */
+static double t_main; /* MPI_Wtime at main's start (rank 0's clock) */
+
+static void finalize_at_exit(void)
+{
+    int fin = 0;
+    if (mpi_on && MPI_Finalized(&fin) == MPI_SUCCESS && !fin)
+        MPI_Finalize();
+}
+
+/* The matrix in block rows. Every rank reads the file and keeps its rows. */
+static int read_distributed(MPI_Comm comm, const char *path, tf_dcsr *out)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    memset(out, 0, sizeof *out);
+    tf_csr a;
+    tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
+    ro.progress = 0;
+    int st = tf_dist_agree(comm, tf_mm_read(path, &a, &ro));
+    if (st)
+        return st;
+    int64_t r0 = tf_dcsr_block(a.nrows, Q, me), r1 = tf_dcsr_block(a.nrows, Q, me + 1);
+    int64_t z0 = a.rowptr[r0], z1 = a.rowptr[r1];
+    st = tf_csr_alloc(&out->loc, r1 - r0, a.ncols, z1 - z0);
+    if (st == TF_OK) {
+        for (int64_t i = r0; i <= r1; i++)
+            out->loc.rowptr[i - r0] = a.rowptr[i] - z0;
+        memcpy(out->loc.col, a.col + z0, (size_t)(z1 - z0) * sizeof *a.col);
+        memcpy(out->loc.val, a.val + z0, (size_t)(z1 - z0) * sizeof *a.val);
+        out->m = a.nrows;
+        out->n = a.ncols;
+        out->nnz_total = a.nnz;
+        out->row0 = r0;
+        out->nrows = r1 - r0;
+        out->loc.nnz = z1 - z0;
+    }
+    tf_csr_free(&a);
+    return tf_dist_agree(comm, st);
+}
+
+enum { PH_START, PH_READ, PH_PREP, PH_PART, PH_ANALYSE, PH_CLASSIFY, PH_BUILD, PH_WRITE, PH_DRAW,
+       N_PH };
+static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition", "analyse",
+                                          "classify", "build", "write", "explain_svg"};
+
+/* Each phase's time is the slowest rank's: phases end at a collective, so
+ * the ranks enter the next one together and the maxima add up to the run. */
+static int run_distributed(const char *matrix, const char *out_path, tf_plan_options *o,
+                           int normalization, int transpose, const char *bands_from,
+                           const tf_plan *fwd, int level, const char *svg, int explain, int quiet,
+                           int json)
+{
+    MPI_Comm comm = MPI_COMM_WORLD;
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    double ph[N_PH] = {0};
+    MPI_Barrier(comm);
+    double t = MPI_Wtime();
+    ph[PH_START] = t - t_main;
+    tf_dcsr a;
+    int st = read_distributed(comm, matrix, &a);
+    double t1 = MPI_Wtime();
+    ph[PH_READ] = t1 - t;
+    if (st == TF_OK) {
+        st = tf_dist_prepare(comm, &a, normalization, transpose, o);
+        if (st == TF_OK && bands_from) {
+            uint64_t fp = o->transposed ? 0 : tf_dist_fingerprint(comm, &a, normalization);
+            st = tf_dist_agree(comm, tf_bands_from_dims(fwd, bands_from, matrix, a.m, a.n, fp, o));
+        }
+        if (st)
+            tf_dcsr_free(&a);
+    }
+    if (st) {
+        if (me == 0)
+            fprintf(stderr, "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
+                    bands_from ? "" : ": ", tf_error_message());
+        return 1;
+    }
+    double t2 = MPI_Wtime();
+    ph[PH_PREP] = t2 - t1;
+    double phase[TF_PLAN_PHASES] = {0};
+    o->timing = phase;
+    tf_plan plan;
+    st = tf_dist_plan_build(comm, &a, o, &plan);
+    double t3 = MPI_Wtime();
+    if (st) {
+        if (me == 0)
+            fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+        return 1;
+    }
+    /* The build's own clock, with what it spent between phases in build. */
+    ph[PH_PART] = phase[0];
+    ph[PH_ANALYSE] = phase[1];
+    ph[PH_CLASSIFY] = phase[2];
+    ph[PH_BUILD] = (t3 - t2) - phase[0] - phase[1] - phase[2];
+    st = tf_dist_plan_write(comm, out_path, &plan, level);
+    double t4 = MPI_Wtime();
+    ph[PH_WRITE] = t4 - t3;
+    if (st) {
+        if (me == 0)
+            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        tf_plan_free(&plan);
+        return 1;
+    }
+    int rc = 0;
+    if (svg) {
+        int bins = tf_explain_svg_bins(&plan), P = plan.nranks;
+        double *acc = calloc((size_t)P * bins * 4, sizeof *acc);
+        st = acc ? TF_OK : tf_fail(TF_ERR_NOMEM, "%s: out of memory for the picture", svg);
+        st = tf_dist_agree(comm, st);
+        if (st == TF_OK) {
+            for (int i = 0; i < plan.n_parts; i++)
+                tf_explain_svg_row(&plan, &plan.parts[i],
+                                   acc + (size_t)(plan.first_rank + i) * bins * 4);
+            /* Each rank filled only its own rows: the sum is the picture. */
+            MPI_Reduce(me == 0 ? MPI_IN_PLACE : acc, acc, P * bins * 4, MPI_DOUBLE, MPI_SUM, 0,
+                       comm);
+            if (me == 0)
+                st = tf_explain_svg_draw(svg, &plan, acc);
+            st = tf_dist_agree(comm, st);
+        }
+        free(acc);
+        if (st) {
+            if (me == 0)
+                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            rc = 1;
+        }
+    }
+    if (explain && me == 0)
+        tf_explain_print(stdout, &plan);
+    double t5 = MPI_Wtime();
+    ph[PH_DRAW] = t5 - t4;
+    double mx[N_PH];
+    MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Barrier(comm);
+    double wall = MPI_Wtime() - t_main;
+    if (me == 0) {
+        double sum = 0;
+        for (int i = 0; i < N_PH; i++)
+            sum += mx[i];
+        if (!quiet)
+            fprintf(stderr,
+                    "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks planned on %d, K %d, "
+                    "mode %s (classes %s%s%s); normalize %s, %s%s\n"
+                    "  time (slowest rank): start %.3f s, read %.3f s, prepare %.3f s, partition "
+                    "%.3f s, analyse %.3f s, classify %.3f s, build %.3f s, write %.3f s; "
+                    "planning %.3f s without I/O, %.3f s in all (wall %.3f s)\n",
+                    matrix, out_path, (long long)plan.m, (long long)plan.n, (long long)plan.nnz,
+                    plan.nranks, Q, plan.k_planned, tf_mode_name(plan.mode),
+                    tf_plan_classes(&plan), plan.alt ? "; runner-up carried: " : "",
+                    plan.alt ? tf_plan_classes(plan.alt) : "", tf_norm_name(plan.normalization),
+                    plan.symmetric ? "symmetric" : "not symmetric",
+                    plan.transposed ? ", transposed" : "", mx[PH_START], mx[PH_READ],
+                    mx[PH_PREP], mx[PH_PART], mx[PH_ANALYSE], mx[PH_CLASSIFY], mx[PH_BUILD],
+                    mx[PH_WRITE], mx[PH_PREP] + mx[PH_PART] + mx[PH_ANALYSE] + mx[PH_CLASSIFY] +
+                    mx[PH_BUILD], sum, wall);
+        if (json) {
+            printf("{\"ranks_planning\": %d, \"nranks\": %d, \"nnz\": %lld", Q, plan.nranks,
+                   (long long)plan.nnz);
+            for (int i = 0; i < N_PH; i++)
+                printf(", \"%s_s\": %.6f", ph_name[i], mx[i]);
+            printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, wall);
+            fflush(stdout);
+        }
+    }
+    tf_plan_free(&plan);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (under_mpirun()) {
+        int prov;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov) != MPI_SUCCESS) {
+            fprintf(stderr, "twoface-plan: MPI_Init_thread failed\n");
+            return 1;
+        }
+        mpi_on = 1;
+        atexit(finalize_at_exit);
+        t_main = MPI_Wtime();
+        int me;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        /* Rank 0 speaks for all: every error is agreed over the ranks. */
+        if (me != 0) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0) {
+                dup2(fd, 2);
+                dup2(fd, 1);
+                close(fd);
+            }
+        }
+    }
     tf_plan_options o;
     tf_plan_options_default(&o);
     /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
     o.partition = TF_PART_NNZ;
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
-    int explain = 0, quiet = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
+    int explain = 0, quiet = 0, json = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
     int normalization = TF_NORM_NONE, transpose = 0;
     const char *bands_from = NULL;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS, O_MBAL, O_MOBJ
+        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS, O_MBAL, O_MOBJ, O_JSON
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -401,6 +612,7 @@ int main(int argc, char **argv)
         {"bands-from", required_argument, 0, O_BANDS},
         {"metis-balance", required_argument, 0, O_MBAL},
         {"metis-objective", required_argument, 0, O_MOBJ},
+        {"json", no_argument, 0, O_JSON},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0; /* tf_cli_getopt_error says it in one line */
@@ -476,6 +688,7 @@ int main(int argc, char **argv)
                 return 2;
             break;
         case 'q': quiet = 1; break;
+        case O_JSON: json = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             tf_cli_getopt_error(c, argv, longopts);
@@ -486,8 +699,13 @@ int main(int argc, char **argv)
     /* The forward plan's header first: cheap, and it gives the ranks. */
     tf_plan fwd;
     memset(&fwd, 0, sizeof fwd);
+    if (mpi_on && o.nranks < 1 && !bands_from)
+        MPI_Comm_size(MPI_COMM_WORLD, &o.nranks);
     if (bands_from && optind == argc - 1 && out_path) {
-        if (tf_plan_read(bands_from, TF_PLAN_READ_HEADER, &fwd)) {
+        int rs = tf_plan_read(bands_from, TF_PLAN_READ_HEADER, &fwd);
+        if (mpi_on)
+            rs = tf_dist_agree(MPI_COMM_WORLD, rs);
+        if (rs) {
             fprintf(stderr, "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
         }
@@ -510,7 +728,10 @@ int main(int argc, char **argv)
     const char *matrix = argv[optind];
     if (calib) {
         tf_calibration cal;
-        if (tf_calib_read(calib, &cal)) {
+        int rs = tf_calib_read(calib, &cal);
+        if (mpi_on)
+            rs = tf_dist_agree(MPI_COMM_WORLD, rs);
+        if (rs) {
             fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);
             return 1;
@@ -520,6 +741,12 @@ int main(int argc, char **argv)
     if (threads)
         o.coeffs.threads = threads;
 
+    if (mpi_on) {
+        int rc = run_distributed(matrix, out_path, &o, normalization, transpose, bands_from, &fwd,
+                                 level, svg, explain, quiet, json);
+        tf_plan_free(&fwd);
+        return rc;
+    }
     mem_limit lim;
     limit_init(&lim, max_memory);
     mm_header hdr;

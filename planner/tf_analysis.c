@@ -83,6 +83,13 @@ static void list_free(stripe_list *l)
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
                     const int64_t *brow_off, int width, int gap, tf_analysis *an)
 {
+    return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap, an);
+}
+
+int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
+                         const int64_t *row_off, const int64_t *brow_off, int width, int gap,
+                         tf_analysis *an)
+{
     memset(an, 0, sizeof *an);
     if (width < 1)
         return tf_fail(TF_ERR_ARG, "stripe width %d: expected at least 1", width);
@@ -129,8 +136,8 @@ int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
     {
         /* Scratch sized for the largest rank, allocated once per thread. */
         int64_t maxnnz = 0;
-        for (int p = 0; p < nranks; p++) {
-            int64_t z = a->rowptr[row_off[p + 1]] - a->rowptr[row_off[p]];
+        for (int p = p0; p < p1; p++) {
+            int64_t z = a->rowptr[row_off[p + 1] - row_base] - a->rowptr[row_off[p] - row_base];
             if (z > maxnnz)
                 maxnnz = z;
         }
@@ -139,10 +146,10 @@ int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
         if (!cols || !tmp)
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
-        for (int p = 0; p < nranks; p++) {
+        for (int p = p0; p < p1; p++) {
             if (failed)
                 continue;
-            int64_t r0 = row_off[p], r1 = row_off[p + 1];
+            int64_t r0 = row_off[p] - row_base, r1 = row_off[p + 1] - row_base;
             int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
             int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols);
             an->nnz_local[p] = (a->rowptr[r1] - a->rowptr[r0]) - nrem;

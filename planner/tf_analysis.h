@@ -55,6 +55,13 @@ static inline int64_t tf_coll_rows_of(const tf_analysis *an, int64_t e)
 
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
                     const int64_t *brow_off, int width, int gap, tf_analysis *an);
+/* The same for receivers p0 <= p < p1 only, from the rows
+ * [row_off[p0], row_off[p1]) held in `a` with row row_base as its row 0 (a
+ * rank of the distributed planner): the other receivers get no sparse
+ * stripes, and their nnz_local and remote_distinct stay 0. */
+int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
+                         const int64_t *row_off, const int64_t *brow_off, int width, int gap,
+                         tf_analysis *an);
 void tf_analysis_free(tf_analysis *an);
 
 #endif

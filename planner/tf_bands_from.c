@@ -5,6 +5,13 @@
 int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
                   const tf_csr *a, tf_plan_options *o)
 {
+    return tf_bands_from_dims(fwd, fwd_path, matrix_path, a->nrows, a->ncols,
+                              o->transposed ? 0 : tf_plan_fingerprint(a, o->normalization), o);
+}
+
+int tf_bands_from_dims(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
+                       int64_t nrows, int64_t ncols, uint64_t fingerprint, tf_plan_options *o)
+{
     if (fwd->nranks != o->nranks)
         return tf_fail(TF_ERR_ARG, "--bands-from %s: a plan for %d ranks, not %d", fwd_path,
                        fwd->nranks, o->nranks);
@@ -15,8 +22,8 @@ int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_p
                        fwd_path, tf_norm_name(fwd->normalization), matrix_path,
                        tf_norm_name(o->normalization));
     /* The forward plan's matrix is Â: a itself, or the transpose of a. */
-    int64_t m = o->transposed ? a->ncols : a->nrows, n = o->transposed ? a->nrows : a->ncols;
-    uint64_t want = o->transposed ? o->transpose_of : tf_plan_fingerprint(a, o->normalization);
+    int64_t m = o->transposed ? ncols : nrows, n = o->transposed ? nrows : ncols;
+    uint64_t want = o->transposed ? o->transpose_of : fingerprint;
     if (fwd->m != m || fwd->n != n || fwd->checksum != want)
         return tf_fail(TF_ERR_ARG,
                        "--bands-from %s: a plan of another matrix than %s (%lld x %lld, "

@@ -23,4 +23,10 @@
 int tf_bands_from(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
                   const tf_csr *a, tf_plan_options *o);
 
+/* The same from the stored matrix's dimensions and plan fingerprint
+ * (tf_plan_fingerprint; unused when o->transposed, whose forward
+ * fingerprint is o->transpose_of): what the distributed planner knows. */
+int tf_bands_from_dims(const tf_plan *fwd, const char *fwd_path, const char *matrix_path,
+                       int64_t nrows, int64_t ncols, uint64_t fingerprint, tf_plan_options *o);
+
 #endif

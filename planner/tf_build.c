@@ -104,10 +104,11 @@ static int64_t describe_runs(const uint32_t *cols, int64_t n, const uint32_t *ru
 
 /* Distinct columns of rows [r0, r1) outside [b0, b1) whose sparse stripe has
  * class cls, ascending, into cols (tmp: scratch of the same size). */
-static int collect_cols(const tf_csr *a, const tf_analysis *an, const tf_plan *plan, int p,
-                        int cls, uint32_t *cols, uint32_t *tmp, int64_t *n_out)
+static int collect_cols(const tf_csr *a, int64_t row_base, const tf_analysis *an,
+                        const tf_plan *plan, int p, int cls, uint32_t *cols, uint32_t *tmp,
+                        int64_t *n_out)
 {
-    const int64_t r0 = plan->row_off[p], r1 = plan->row_off[p + 1];
+    const int64_t r0 = plan->row_off[p] - row_base, r1 = plan->row_off[p + 1] - row_base;
     const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
     int64_t n = 0;
     for (int64_t k = a->rowptr[r0]; k < a->rowptr[r1]; k++) {
@@ -133,8 +134,8 @@ static int collect_cols(const tf_csr *a, const tf_analysis *an, const tf_plan *p
 
 /* Builds rank p's part except the send schedule (which needs every rank's
  * receive schedule). */
-static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *plan, int p,
-                      tf_rank_plan *rp)
+static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
+                      const tf_plan *plan, int p, tf_rank_plan *rp)
 {
     const int64_t r0 = plan->row_off[p], r1 = plan->row_off[p + 1];
     const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
@@ -152,8 +153,10 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     rp->nrows = r1 - r0;
     rp->brow_begin = b0;
     rp->nbrows = b1 - b0;
+    /* Rows of `a` are numbered from row_base. */
+    const int64_t lr0 = r0 - row_base, lr1 = r1 - row_base;
 
-    int64_t nrem_max = a->rowptr[r1] - a->rowptr[r0];
+    int64_t nrem_max = a->rowptr[lr1] - a->rowptr[lr0];
     ALLOC(fcols, nrem_max);
     ALLOC(ftmp, nrem_max);
     if (!fcols || !ftmp)
@@ -168,7 +171,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
     int64_t nrecv = 0;
     if (an->coll_needed) {
         int64_t nc;
-        if ((st = collect_cols(a, an, plan, p, TF_CLASS_COLL, fcols, ftmp, &nc)) != TF_OK)
+        if ((st = collect_cols(a, row_base, an, plan, p, TF_CLASS_COLL, fcols, ftmp, &nc)) != TF_OK)
             goto out;
         st = TF_ERR_NOMEM;
         ALLOC(ccols, nc);
@@ -214,7 +217,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
 
     /* Distinct fetched columns, ascending (so owner-major). */
     int64_t nu;
-    if ((st = collect_cols(a, an, plan, p, TF_CLASS_FETCH, fcols, ftmp, &nu)) != TF_OK)
+    if ((st = collect_cols(a, row_base, an, plan, p, TF_CLASS_FETCH, fcols, ftmp, &nu)) != TF_OK)
         goto out;
     st = TF_ERR_NOMEM;
     rp->stats.fetch_needed = nu;
@@ -242,7 +245,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
         goto out;
     rp->loc_ptr[0] = rp->coll_ptr[0] = 0;
     int64_t nloc = 0, ncoll = 0, nfet = 0, ntouched = 0;
-    for (int64_t i = r0; i < r1; i++) {
+    for (int64_t i = lr0; i < lr1; i++) {
         int touched = 0;
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
             int64_t j = a->col[k];
@@ -255,9 +258,9 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
                 ncoll++;
             }
         }
-        row_map[i - r0] = touched ? (int32_t)ntouched++ : -1;
-        rp->loc_ptr[i - r0 + 1] = nloc;
-        rp->coll_ptr[i - r0 + 1] = ncoll;
+        row_map[i - lr0] = touched ? (int32_t)ntouched++ : -1;
+        rp->loc_ptr[i - lr0 + 1] = nloc;
+        rp->coll_ptr[i - lr0 + 1] = ncoll;
     }
     rp->loc_nnz = nloc;
     rp->coll_nnz = ncoll;
@@ -281,7 +284,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
 
     /* Fetch CSC column counts (column = fetch buffer slot). */
     memset(rp->fet_ptr, 0, (size_t)(rp->fetch_buf_rows + 1) * sizeof *rp->fet_ptr);
-    for (int64_t i = r0; i < r1; i++)
+    for (int64_t i = lr0; i < lr1; i++)
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
             int64_t j = a->col[k];
             if (j >= b0 && j < b1)
@@ -300,7 +303,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
 
     /* Fill all three parts; rows ascending keeps CSC row indices sorted. */
     int64_t wl = 0, wc = 0;
-    for (int64_t i = r0; i < r1; i++) {
+    for (int64_t i = lr0; i < lr1; i++) {
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
             int64_t j = a->col[k];
             float v = a->val[k];
@@ -315,7 +318,7 @@ static int build_rank(const tf_csr *a, const tf_analysis *an, const tf_plan *pla
                 int q = rp->run_owner[r];
                 int64_t slot = rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]);
                 int64_t w = fill[slot]++;
-                rp->fet_idx[w] = row_map[i - r0];
+                rp->fet_idx[w] = row_map[i - lr0];
                 rp->fet_val[w] = v;
                 continue;
             }
@@ -450,20 +453,32 @@ static int build_stripe_table(const tf_analysis *an, tf_plan *plan)
 int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
 {
     int P = plan->nranks;
-    plan->parts = calloc((size_t)P, sizeof *plan->parts);
+    int st = tf_build_parts_range(a, 0, 0, P, an, plan);
+    if (st)
+        return st;
     plan->all_stats = calloc((size_t)P, sizeof *plan->all_stats);
-    if (!plan->parts || !plan->all_stats)
+    if (!plan->all_stats)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d rank plans", P);
-    plan->first_rank = 0;
-    plan->n_parts = P;
+    return build_send(plan);
+}
+
+int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
+                         const tf_analysis *an, tf_plan *plan)
+{
+    int np = p1 - p0;
+    plan->parts = calloc((size_t)(np > 0 ? np : 1), sizeof *plan->parts);
+    if (!plan->parts)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d rank plans", np);
+    plan->first_rank = p0;
+    plan->n_parts = np;
     int st = build_stripe_table(an, plan);
     if (st)
         return st;
     int failed = TF_OK;
     char msg[512] = "";
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int p = 0; p < P; p++) {
-        int s = build_rank(a, an, plan, p, &plan->parts[p]);
+    for (int p = p0; p < p1; p++) {
+        int s = build_rank(a, row_base, an, plan, p, &plan->parts[p - p0]);
         if (s != TF_OK) {
 #pragma omp critical
             {
@@ -476,5 +491,5 @@ int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
     }
     if (failed != TF_OK)
         return tf_fail(failed, "%s", msg);
-    return build_send(plan);
+    return TF_OK;
 }

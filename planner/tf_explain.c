@@ -81,22 +81,17 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
 
 enum { CELL_EMPTY = 0, CELL_LOCAL = 1, CELL_COLL = 2, CELL_FETCH = 3 };
 
-int tf_explain_svg(const char *path, const tf_plan *plan)
+int tf_explain_svg_bins(const tf_plan *plan)
 {
-    if (plan->n_parts != plan->nranks)
-        return tf_fail(TF_ERR_ARG, "%s: the picture needs every rank's part", path);
-    /* Columns are binned so the picture stays readable and small whatever n
-     * is; a bin shows the class holding most nonzeros in it. */
-    int P = plan->nranks;
+    return plan->n < 800 ? (int)(plan->n ? plan->n : 1) : 800;
+}
+
+void tf_explain_svg_row(const tf_plan *plan, const tf_rank_plan *rp, double *row)
+{
     int64_t n = plan->n;
-    int bins = n < 800 ? (int)(n ? n : 1) : 800;
-    double *acc = calloc((size_t)P * bins * 4, sizeof *acc);
-    if (!acc)
-        return tf_fail(TF_ERR_NOMEM, "%s: out of memory for the picture", path);
+    int bins = tf_explain_svg_bins(plan);
 #define BIN(j) ((int)((j) * bins / (n ? n : 1)))
-    for (int p = 0; p < P; p++) {
-        const tf_rank_plan *rp = &plan->parts[p];
-        double *row = acc + (size_t)p * bins * 4;
+    {
         for (int64_t e = 0; e < rp->loc_nnz; e++)
             row[BIN(rp->brow_begin + rp->loc_idx[e]) * 4 + CELL_LOCAL] += 1;
         for (int64_t e = 0; e < rp->coll_nnz; e++) {
@@ -120,14 +115,34 @@ int tf_explain_svg(const char *path, const tf_plan *plan)
             }
     }
 #undef BIN
+}
+
+int tf_explain_svg(const char *path, const tf_plan *plan)
+{
+    if (plan->n_parts != plan->nranks)
+        return tf_fail(TF_ERR_ARG, "%s: the picture needs every rank's part", path);
+    /* Columns are binned so the picture stays readable and small whatever n
+     * is; a bin shows the class holding most nonzeros in it. */
+    int P = plan->nranks, bins = tf_explain_svg_bins(plan);
+    double *acc = calloc((size_t)P * bins * 4, sizeof *acc);
+    if (!acc)
+        return tf_fail(TF_ERR_NOMEM, "%s: out of memory for the picture", path);
+    for (int p = 0; p < P; p++)
+        tf_explain_svg_row(plan, &plan->parts[p], acc + (size_t)p * bins * 4);
+    int st = tf_explain_svg_draw(path, plan, acc);
+    free(acc);
+    return st;
+}
+
+int tf_explain_svg_draw(const char *path, const tf_plan *plan, const double *acc)
+{
+    int P = plan->nranks, bins = tf_explain_svg_bins(plan);
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        free(acc);
         return tf_fail(TF_ERR_ARG, "%s: path too long", path);
     }
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        free(acc);
         return tf_fail(TF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
     }
     /* Empty cells are not drawn: the white background shows B rows that never
@@ -179,7 +194,6 @@ int tf_explain_svg(const char *path, const tf_plan *plan)
         fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + i * 120 + 20, ly + 12, label[c]);
     }
     fprintf(f, "</svg>\n");
-    free(acc);
     if (fflush(f) != 0 || ferror(f)) {
         fclose(f);
         remove(tmp);

@@ -17,5 +17,11 @@ void tf_explain_matrix(FILE *f, const tf_plan *plan);
 
 /* Writes an SVG; needs every rank's part (a freshly built plan). */
 int tf_explain_svg(const char *path, const tf_plan *plan);
+/* The picture in two steps, for a plan whose parts lie on several ranks:
+ * each part's row of bins x 4 class weights (zeroed by the caller), then
+ * the drawing from all P rows in rank order. */
+int tf_explain_svg_bins(const tf_plan *plan);
+void tf_explain_svg_row(const tf_plan *plan, const tf_rank_plan *rp, double *row);
+int tf_explain_svg_draw(const char *path, const tf_plan *plan, const double *acc);
 
 #endif

@@ -48,6 +48,12 @@ static int check_bands(const int64_t *off, int P, int64_t n, const char *what)
 
 static int check_options(const tf_csr *a, const tf_plan_options *o)
 {
+    return tf_plan_check_options(a->nrows, a->ncols, o);
+}
+
+int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
+{
+    const struct { int64_t nrows, ncols; } dims = {m, n}, *a = &dims;
     if (o->nranks < 1)
         return tf_fail(TF_ERR_ARG, "number of ranks %d: expected at least 1", o->nranks);
     if (o->nranks > (1 << 20))
@@ -108,7 +114,6 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     have[0] = 1;
     t[0] = tf_plan_predicted_time(&cand[0]);
     const char *cls = tf_plan_classes(&cand[0]);
-    const int greedy_pure = strcmp(cls, "hybrid") != 0;
     for (int i = 1; i < 3 && st == TF_OK; i++) {
         int mode = i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
         /* A plan with nothing remote, or whose greedy result is this pure
@@ -117,7 +122,6 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
             continue;
         tf_plan_options po = *o;
         po.mode = mode;
-        po.timing = NULL;
         if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
@@ -129,9 +133,35 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
                 tf_plan_free(&cand[i]);
         return st;
     }
+    int chosen, runner, alt_mode;
+    tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
+    *out = cand[chosen];
+    out->mode = TF_MODE_TWOFACE; /* what was asked, whatever the classes */
+    if (runner >= 0) {
+        out->alt = malloc(sizeof *out->alt);
+        if (!out->alt) {
+            for (int i = 0; i < 3; i++)
+                if (have[i])
+                    tf_plan_free(&cand[i]);
+            memset(out, 0, sizeof *out);
+            return tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
+        }
+        *out->alt = cand[runner];
+        out->alt->mode = alt_mode;
+    }
+    for (int i = 0; i < 3; i++)
+        if (have[i] && i != chosen && i != runner)
+            tf_plan_free(&cand[i]);
+    return TF_OK;
+}
+
+void tf_plan_choose(const double t[3], const int have[3], const char *greedy_classes,
+                    int no_alternative, int *chosen_out, int *runner_out, int *alt_mode)
+{
+    const int greedy_pure = strcmp(greedy_classes, "hybrid") != 0;
     /* The chosen plan: the best pure plan (fetch wins ties) unless the
      * greedy hybrid is more than the margin faster than it. */
-    int is_fetch[3] = {strcmp(cls, "fetch") == 0, 1, 0};
+    int is_fetch[3] = {strcmp(greedy_classes, "fetch") == 0, 1, 0};
     int best_pure = -1;
     if (greedy_pure)
         best_pure = 0;
@@ -151,30 +181,15 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
         if (runner < 0 || t[i] < t[runner])
             runner = i;
     }
-    if (runner >= 0 && (o->no_alternative || !(t[runner] <= TF_ALT_RATIO * t[chosen])))
+    if (runner >= 0 && (no_alternative || !(t[runner] <= TF_ALT_RATIO * t[chosen])))
         runner = -1;
-    *out = cand[chosen];
-    out->mode = TF_MODE_TWOFACE; /* what was asked, whatever the classes */
-    if (runner >= 0) {
-        out->alt = malloc(sizeof *out->alt);
-        if (!out->alt) {
-            for (int i = 0; i < 3; i++)
-                if (have[i])
-                    tf_plan_free(&cand[i]);
-            memset(out, 0, sizeof *out);
-            return tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
-        }
-        *out->alt = cand[runner];
-        /* A greedy result that is already pure is the plan of its mode. */
-        int alt_fetch = runner == 0 ? is_fetch[0] : runner == 1;
-        out->alt->mode = runner == 0 && !greedy_pure ? TF_MODE_TWOFACE
-                         : alt_fetch                 ? TF_MODE_FETCH
-                                                     : TF_MODE_COLLECTIVE;
-    }
-    for (int i = 0; i < 3; i++)
-        if (have[i] && i != chosen && i != runner)
-            tf_plan_free(&cand[i]);
-    return TF_OK;
+    *chosen_out = chosen;
+    *runner_out = runner;
+    /* A greedy result that is already pure is the plan of its mode. */
+    int alt_fetch = runner == 0 ? is_fetch[0] : runner == 1;
+    *alt_mode = runner == 0 && !greedy_pure ? TF_MODE_TWOFACE
+                : alt_fetch                 ? TF_MODE_FETCH
+                                            : TF_MODE_COLLECTIVE;
 }
 
 static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
@@ -325,11 +340,12 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (!st)
         st = tf_build_parts(a, &an, out);
     double t4 = omp_get_wtime();
+    /* Added up: a twoface plan's candidates each count. */
     if (o->timing) {
-        o->timing[0] = t1 - t0;
-        o->timing[1] = t2 - t1;
-        o->timing[2] = t3 - t2;
-        o->timing[3] = t4 - t3;
+        o->timing[0] += t1 - t0;
+        o->timing[1] += t2 - t1;
+        o->timing[2] += t3 - t2;
+        o->timing[3] += t4 - t3;
     }
     tf_analysis_free(&an);
     if (st)

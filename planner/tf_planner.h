@@ -40,7 +40,8 @@ typedef struct {
     const int64_t *perm;
     const int64_t *iperm;
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
-                         analyse, classify, build */
+                         analyse, classify, build, added to what the
+                         caller zeroed (every candidate plan counts) */
 } tf_plan_options;
 
 #define TF_PLAN_PHASES 4
@@ -69,6 +70,16 @@ typedef struct {
 #define TF_DEFAULT_K 128
 
 void tf_plan_options_default(tf_plan_options *o);
+
+/* The option checks of tf_plan_build for an m x n matrix. */
+int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o);
+
+/* The twoface mode's choice among built candidates 0 (the greedy result,
+ * whose classes are greedy_classes), 1 (pure fetch) and 2 (pure collective),
+ * of predicted times t where have[i]: the plan to keep, the runner-up to
+ * carry (-1: none) and the runner-up's mode. */
+void tf_plan_choose(const double t[3], const int have[3], const char *greedy_classes,
+                    int no_alternative, int *chosen, int *runner, int *alt_mode);
 
 /* Builds every rank's part. On failure nothing is left allocated in *out. */
 int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out);

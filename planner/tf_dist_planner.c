@@ -1,0 +1,621 @@
+#include "tf_dist_planner.h"
+#include "tf_analysis.h"
+#include "tf_build.h"
+#include "tf_classify.h"
+#include "tf_cost_model.h"
+#include "tf_dist_comm.h"
+#include "tf_dist_prepare.h"
+#include "tf_dist_rows.h"
+#include "tf_error.h"
+#include "tf_partition.h"
+#include "tf_partition_metis.h"
+#include "tf_perm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <omp.h>
+
+/* Bands of equal nonzeros from the global row pointer, which no rank holds:
+ * band p ends at the first row i with rowptr[i] >= nnz (p + 1) / P, as in
+ * tf_partition_nnz; each rank answers for the row pointers it holds and the
+ * smallest answer wins. */
+static int bands_nnz(MPI_Comm comm, const tf_dcsr *a, int P, int64_t *off)
+{
+    if (a->nnz_total == 0)
+        return tf_partition_rows(a->m, P, off);
+    int64_t base = 0, mine = a->loc.nnz;
+    MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
+    int me;
+    MPI_Comm_rank(comm, &me);
+    if (me == 0)
+        base = 0;
+    int64_t *cand = malloc((size_t)P * sizeof *cand);
+    if (!cand)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
+    for (int p = 0; p < P; p++) {
+        int64_t target = (int64_t)(((__int128)a->nnz_total * (p + 1)) / P);
+        cand[p] = INT64_MAX;
+        if (a->nrows == 0 && a->row0 != a->m)
+            continue;
+        /* Smallest local k with base + rowptr[k] >= target. */
+        int64_t lo = 0, hi = a->nrows;
+        if (base + a->loc.rowptr[hi] < target)
+            continue;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (base + a->loc.rowptr[mid] >= target)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        cand[p] = a->row0 + lo;
+    }
+    int rc = MPI_Allreduce(MPI_IN_PLACE, cand, P, MPI_INT64_T, MPI_MIN, comm);
+    off[0] = 0;
+    for (int p = 0; p < P; p++)
+        off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
+    free(cand);
+    return rc == MPI_SUCCESS ? TF_OK : tf_fail(TF_ERR_MPI, "MPI_Allreduce of band ends failed");
+}
+
+/* --partition metis: the whole matrix on rank 0, which runs METIS (or
+ * applies the given order) and keeps the permuted matrix; the caller then
+ * moves its rows out to their bands. */
+static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int64_t *off,
+                         int64_t **perm, int64_t **iperm, tf_dcsr *ap)
+{
+    int Q, me, P = o->nranks;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    memset(ap, 0, sizeof *ap);
+    int64_t *root = malloc((size_t)(Q + 1) * sizeof *root);
+    if (!root)
+        return tf_dist_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
+    root[0] = 0;
+    for (int r = 1; r <= Q; r++)
+        root[r] = a->m;
+    tf_dcsr whole;
+    int st = tf_dist_redistribute(comm, a, root, &whole);
+    free(root);
+    if (st)
+        return st;
+    int64_t n = whole.m;
+    if (me == 0) {
+        tf_csr pa;
+        memset(&pa, 0, sizeof pa);
+        if (o->perm) {
+            *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof **perm);
+            *iperm = malloc((size_t)(n > 0 ? n : 1) * sizeof **iperm);
+            st = *perm && *iperm ? tf_perm_check(o->perm, o->iperm, n)
+                                 : tf_fail(TF_ERR_NOMEM, "out of memory for a permutation");
+            if (st == TF_OK) {
+                memcpy(*perm, o->perm, (size_t)n * sizeof **perm);
+                memcpy(*iperm, o->iperm, (size_t)n * sizeof **iperm);
+                memcpy(off, o->row_off, (size_t)(P + 1) * sizeof *off);
+                st = tf_csr_permute(&whole.loc, *perm, *iperm, &pa);
+            }
+        } else {
+            st = tf_metis_order(&whole.loc, P, &o->metis, perm, iperm, off, &pa, NULL);
+        }
+        tf_csr_free(&whole.loc);
+        ap->loc = pa;
+        ap->nrows = pa.nrows;
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK && MPI_Bcast(off, P + 1, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
+        st = tf_fail(TF_ERR_MPI, "MPI_Bcast of the METIS bands failed");
+    ap->m = whole.m;
+    ap->n = whole.n;
+    ap->nnz_total = whole.nnz_total;
+    ap->row0 = me == 0 ? 0 : whole.m;
+    tf_dcsr_free(&whole);
+    if (st) {
+        tf_dcsr_free(ap);
+        if (me == 0) {
+            free(*perm);
+            free(*iperm);
+            *perm = *iperm = NULL;
+        }
+    }
+    return st;
+}
+
+/* The header fields build_one sets (tf_planner.c), for any candidate. */
+static void header_init(tf_plan *h, const tf_dcsr *a, uint64_t checksum, const tf_plan_options *o,
+                        int64_t *row_off, int64_t *brow_off)
+{
+    memset(h, 0, sizeof *h);
+    h->m = a->m;
+    h->n = a->n;
+    h->nnz = a->nnz_total;
+    h->checksum = checksum;
+    h->normalization = o->normalization;
+    h->symmetric = o->symmetric;
+    h->transposed = o->transposed;
+    h->transpose_of = o->transposed ? o->transpose_of : 0;
+    h->nranks = o->nranks;
+    h->k_planned = o->k;
+    h->stripe_width = o->stripe_width;
+    h->partition = o->partition;
+    h->mode = o->mode;
+    h->coll_rows = o->coll_rows;
+    h->coeffs = o->coeffs;
+    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
+    snprintf(h->generated_by, sizeof h->generated_by, "twoface-plan %d.%d",
+             TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(h->creation_date, sizeof h->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    h->row_off = row_off;
+    h->brow_off = brow_off;
+}
+
+/* One sparse stripe's counts, as they travel to rank 0. */
+typedef struct {
+    int64_t nnz;
+    int32_t stripe, distinct, runs, run_rows;
+} ss_rec;
+
+/* The greedy classification reads every rank's counts at once (it moves
+ * one stripe at a time and re-predicts the two ranks involved), so the
+ * stripe summaries - not the nonzeros - are gathered on rank 0, classified
+ * there exactly as by tf_classify, and the classes sent back. */
+static int classify_on_root(MPI_Comm comm, tf_analysis *an, const tf_coeffs *c, int k)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    const int P = an->nranks;
+    const int64_t T = an->ss_off[P];
+    int64_t *cnt = calloc((size_t)P * 3, sizeof *cnt);
+    int64_t *q4 = calloc((size_t)Q * 4, sizeof *q4);
+    ss_rec *mine = malloc((size_t)(T ? T : 1) * sizeof *mine), *all = NULL;
+    tf_analysis full;
+    memset(&full, 0, sizeof full);
+    int st = cnt && q4 && mine ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %lld stripes",
+                                                 (long long)T);
+    if (st == TF_OK) {
+        for (int p = 0; p < P; p++) {
+            cnt[p] = an->ss_off[p + 1] - an->ss_off[p];
+            cnt[P + p] = an->nnz_local[p];
+            cnt[2 * P + p] = an->remote_distinct[p];
+        }
+        for (int64_t e = 0; e < T; e++)
+            mine[e] = (ss_rec){an->ss_nnz[e], an->ss_stripe[e], an->ss_distinct[e],
+                               an->ss_runs[e], an->ss_run_rows[e]};
+        if (MPI_Allreduce(MPI_IN_PLACE, cnt, 3 * P, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "MPI_Allreduce of stripe counts failed");
+    }
+    st = tf_dist_agree(comm, st);
+    int64_t *s = q4, *r = q4 + Q, *sd = q4 + 2 * Q, *rd = q4 + 3 * Q, rtot = 0;
+    if (st == TF_OK) {
+        s[0] = T * (int64_t)sizeof(ss_rec);
+        st = tf_dist_counts(comm, s, r, sd, rd, NULL, &rtot);
+    }
+    if (st == TF_OK && me == 0) {
+        int64_t TT = rtot / (int64_t)sizeof(ss_rec);
+        all = malloc((size_t)(TT ? TT : 1) * sizeof *all);
+        full = *an;
+        full.ss_off = malloc((size_t)(P + 1) * sizeof *full.ss_off);
+        full.nnz_local = cnt + P;
+        full.remote_distinct = cnt + 2 * P;
+        full.ss_stripe = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
+        full.ss_nnz = malloc((size_t)(TT ? TT : 1) * sizeof(int64_t));
+        full.ss_distinct = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
+        full.ss_runs = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
+        full.ss_run_rows = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
+        full.ss_class = calloc((size_t)(TT ? TT : 1), 1);
+        if (!all || !full.ss_off || !full.ss_stripe || !full.ss_nnz || !full.ss_distinct ||
+            !full.ss_runs || !full.ss_run_rows || !full.ss_class)
+            st = tf_fail(TF_ERR_NOMEM, "rank 0: out of memory for %lld stripes", (long long)TT);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK)
+        st = tf_dist_agree(comm, tf_dist_alltoallv(comm, mine, s, sd, all, r, rd));
+    if (st == TF_OK && me == 0) {
+        int64_t TT = rtot / (int64_t)sizeof(ss_rec);
+        full.ss_off[0] = 0;
+        for (int p = 0; p < P; p++)
+            full.ss_off[p + 1] = full.ss_off[p] + cnt[p];
+        /* Planning ranks hold ascending plan ranks: the concatenation in rank
+         * order is the serial planner's stripe order. */
+        for (int64_t e = 0; e < TT; e++) {
+            full.ss_nnz[e] = all[e].nnz;
+            full.ss_stripe[e] = all[e].stripe;
+            full.ss_distinct[e] = all[e].distinct;
+            full.ss_runs[e] = all[e].runs;
+            full.ss_run_rows[e] = all[e].run_rows;
+        }
+        st = full.ss_off[P] == TT ? tf_classify(&full, c, k, TF_MODE_TWOFACE)
+                                  : tf_fail(TF_ERR_INTERNAL, "rank 0 gathered %lld stripes of %lld",
+                                            (long long)TT, (long long)full.ss_off[P]);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK) {
+        /* Back: each rank's classes, bytes in the same order. */
+        for (int q = 0; q < Q; q++) {
+            r[q] = s[q] = sd[q] = rd[q] = 0;
+        }
+        r[0] = T;
+        if (MPI_Alltoall(r, 1, MPI_INT64_T, s, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "MPI_Alltoall of class counts failed");
+        for (int q = 1; q < Q; q++)
+            sd[q] = sd[q - 1] + s[q - 1];
+        if (st == TF_OK)
+            st = tf_dist_alltoallv(comm, full.ss_class, s, sd, an->ss_class, r, rd);
+        st = tf_dist_agree(comm, st);
+    }
+    if (me == 0) {
+        free(full.ss_off);
+        free(full.ss_stripe);
+        free(full.ss_nnz);
+        free(full.ss_distinct);
+        free(full.ss_runs);
+        free(full.ss_run_rows);
+        free(full.ss_class);
+    }
+    free(all);
+    free(mine);
+    free(cnt);
+    free(q4);
+    return st;
+}
+
+/* A collective receive (kind 0: q sends rows [first, first + rows) to p)
+ * or a fetch partnership (kind 1: p fetches from q), sent to q's holder. */
+typedef struct {
+    int32_t kind, q, p, first, rows;
+} sched_rec;
+
+/* The send schedules and the owner-side statistics, which need the other
+ * ranks' receive schedules, then every rank's statistics on every rank.
+ * Records reach q's holder from the planning ranks in rank order, each in
+ * ascending receiver: the serial order (build_send, tf_build.c). */
+static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    const int P = plan->nranks, p0 = plan->first_rank;
+    int64_t *q4 = calloc((size_t)Q * 4, sizeof *q4);
+    int64_t *s = q4, *r = q4 + Q, *sd = q4 + 2 * Q, *rd = q4 + 3 * Q, stot = 0, rtot = 0;
+    sched_rec *sb = NULL, *rb = NULL;
+    int *holder = malloc((size_t)P * sizeof *holder);
+    int st = q4 && holder ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    if (st == TF_OK) {
+        for (int x = 0; x < Q; x++)
+            for (int p = first_part[x]; p < first_part[x + 1]; p++)
+                holder[p] = x;
+        for (int i = 0; i < plan->n_parts; i++) {
+            const tf_rank_plan *rp = &plan->parts[i];
+            for (int64_t x = 0; x < rp->n_recv; x++)
+                s[holder[rp->recv_src[x]]]++;
+            for (int64_t x = 0; x < rp->n_runs; x++)
+                if (x == 0 || rp->run_owner[x] != rp->run_owner[x - 1])
+                    s[holder[rp->run_owner[x]]]++;
+        }
+        st = tf_dist_counts(comm, s, r, sd, rd, &stot, &rtot);
+    }
+    if (st == TF_OK) {
+        sb = malloc((size_t)(stot ? stot : 1) * sizeof *sb);
+        rb = malloc((size_t)(rtot ? rtot : 1) * sizeof *rb);
+        if (!sb || !rb)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld schedule entries",
+                         (long long)(stot + rtot));
+    }
+    if (st == TF_OK) {
+        int64_t *pos = malloc((size_t)Q * sizeof *pos);
+        if (!pos)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
+        else {
+            memcpy(pos, sd, (size_t)Q * sizeof *pos);
+            for (int i = 0; i < plan->n_parts; i++) {
+                const tf_rank_plan *rp = &plan->parts[i];
+                for (int64_t x = 0; x < rp->n_recv; x++)
+                    sb[pos[holder[rp->recv_src[x]]]++] =
+                        (sched_rec){0, rp->recv_src[x], rp->rank, rp->recv_first[x],
+                                    rp->recv_rows[x]};
+                for (int64_t x = 0; x < rp->n_runs; x++)
+                    if (x == 0 || rp->run_owner[x] != rp->run_owner[x - 1])
+                        sb[pos[holder[rp->run_owner[x]]]++] =
+                            (sched_rec){1, rp->run_owner[x], rp->rank, 0, 0};
+            }
+            free(pos);
+            for (int q = 0; q < Q; q++) {
+                s[q] *= (int64_t)sizeof(sched_rec);
+                r[q] *= (int64_t)sizeof(sched_rec);
+                sd[q] *= (int64_t)sizeof(sched_rec);
+                rd[q] *= (int64_t)sizeof(sched_rec);
+            }
+            st = tf_dist_alltoallv(comm, sb, s, sd, rb, r, rd);
+        }
+    }
+    free(sb);
+    for (int64_t t = 0; st == TF_OK && t < rtot; t++) {
+        int q = rb[t].q;
+        if (q < p0 || q >= p0 + plan->n_parts)
+            st = tf_fail(TF_ERR_INTERNAL, "rank %d got a schedule entry for rank %d", me, q);
+        else if (rb[t].kind == 0)
+            plan->parts[q - p0].n_send++;
+    }
+    for (int i = 0; st == TF_OK && i < plan->n_parts; i++) {
+        tf_rank_plan *rq = &plan->parts[i];
+        int64_t n = rq->n_send ? rq->n_send : 1;
+        rq->send_dst = malloc((size_t)n * sizeof *rq->send_dst);
+        rq->send_first = malloc((size_t)n * sizeof *rq->send_first);
+        rq->send_rows = malloc((size_t)n * sizeof *rq->send_rows);
+        if (!rq->send_dst || !rq->send_first || !rq->send_rows)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory building send schedules");
+        rq->n_send = 0;
+    }
+    for (int64_t t = 0; st == TF_OK && t < rtot; t++) {
+        tf_rank_plan *rq = &plan->parts[rb[t].q - p0];
+        if (rb[t].kind == 1) {
+            rq->stats.fetch_peers_sent++;
+            continue;
+        }
+        int64_t w = rq->n_send++;
+        rq->send_dst[w] = rb[t].p;
+        rq->send_first[w] = rb[t].first;
+        rq->send_rows[w] = rb[t].rows;
+    }
+    free(rb);
+    for (int i = 0; st == TF_OK && i < plan->n_parts; i++) {
+        tf_rank_plan *rq = &plan->parts[i];
+        for (int64_t w = 0; w < rq->n_send; w++) {
+            rq->stats.coll_rows_sent += rq->send_rows[w];
+            if (w == 0 || rq->send_dst[w] != rq->send_dst[w - 1])
+                rq->stats.coll_peers_sent++;
+        }
+        tf_cost_predict(&plan->coeffs, plan->k_planned, &rq->stats);
+    }
+    st = tf_dist_agree(comm, st);
+    /* Every rank's statistics everywhere (P entries: the plan's summary). */
+    int *bc = NULL, *bd = NULL;
+    tf_rank_stats *mine = NULL;
+    if (st == TF_OK) {
+        plan->all_stats = calloc((size_t)P, sizeof *plan->all_stats);
+        bc = malloc((size_t)Q * sizeof *bc);
+        bd = malloc((size_t)Q * sizeof *bd);
+        mine = malloc((size_t)(plan->n_parts ? plan->n_parts : 1) * sizeof *mine);
+        if (!plan->all_stats || !bc || !bd || !mine)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' statistics", P);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK) {
+        for (int x = 0; x < Q; x++) {
+            bc[x] = (first_part[x + 1] - first_part[x]) * (int)sizeof(tf_rank_stats);
+            bd[x] = first_part[x] * (int)sizeof(tf_rank_stats);
+        }
+        for (int i = 0; i < plan->n_parts; i++)
+            mine[i] = plan->parts[i].stats;
+        if (MPI_Allgatherv(mine, bc[me], MPI_BYTE, plan->all_stats, bc, bd, MPI_BYTE, comm) !=
+            MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "MPI_Allgatherv of rank statistics failed");
+        st = tf_dist_agree(comm, st);
+    }
+    free(bc);
+    free(bd);
+    free(mine);
+    free(q4);
+    free(holder);
+    return st;
+}
+
+/* One candidate plan (the analysis classified for it): this rank's parts,
+ * the send side, every rank's statistics and, on rank 0, the stripe table. */
+static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
+                           const tf_plan *hdr, int mode, const int *first_part, tf_plan *out)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    const int P = hdr->nranks;
+    *out = *hdr;
+    out->mode = mode;
+    out->row_off = malloc((size_t)(P + 1) * sizeof *out->row_off);
+    out->brow_off = malloc((size_t)(P + 1) * sizeof *out->brow_off);
+    out->perm = out->iperm = NULL;
+    out->parts = NULL;
+    out->all_stats = NULL;
+    out->alt = NULL;
+    memset(&out->stripes, 0, sizeof out->stripes);
+    int st = out->row_off && out->brow_off ? TF_OK
+                                           : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    if (st == TF_OK) {
+        memcpy(out->row_off, hdr->row_off, (size_t)(P + 1) * sizeof *out->row_off);
+        memcpy(out->brow_off, hdr->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
+        st = tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1], an, out);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK)
+        st = build_send_dist(comm, out, first_part);
+    if (st == TF_OK) {
+        tf_stripe_table *t = &out->stripes;
+        void *rbuf = me == 0 ? MPI_IN_PLACE : t->recipients;
+        void *fbuf = me == 0 ? MPI_IN_PLACE : t->fetchers;
+        if (MPI_Reduce(rbuf, t->recipients, (int)t->n, MPI_INT32_T, MPI_SUM, 0, comm) !=
+                MPI_SUCCESS ||
+            MPI_Reduce(fbuf, t->fetchers, (int)t->n, MPI_INT32_T, MPI_SUM, 0, comm) !=
+                MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "MPI_Reduce of the stripe table failed");
+        st = tf_dist_agree(comm, st);
+    }
+    if (st)
+        tf_plan_free(out);
+    return st;
+}
+
+int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_plan *out)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    memset(out, 0, sizeof *out);
+    int st = tf_dist_agree(comm, tf_plan_check_options(a->m, a->n, o));
+    if (st == TF_OK && o->partition != TF_PART_METIS && o->perm)
+        st = tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
+                     tf_partition_name(o->partition));
+    if (st == TF_OK && o->partition == TF_PART_METIS && (!o->perm != !o->iperm ||
+                                                         !o->perm != !o->row_off))
+        st = tf_fail(TF_ERR_ARG, "a metis plan on fixed bands needs the permutation they were "
+                                 "made with, and a given permutation needs its bands");
+    if (st) {
+        tf_dcsr_free(a);
+        return st;
+    }
+    const int P = o->nranks;
+    int *first_part = malloc((size_t)(Q + 1) * sizeof *first_part);
+    int64_t *row_off = malloc((size_t)(P + 1) * sizeof *row_off);
+    int64_t *brow_off = malloc((size_t)(P + 1) * sizeof *brow_off);
+    int64_t *band = malloc((size_t)(Q + 1) * sizeof *band);
+    int64_t *perm = NULL, *iperm = NULL;
+    tf_dcsr mine;
+    memset(&mine, 0, sizeof mine);
+    tf_analysis an;
+    memset(&an, 0, sizeof an);
+    tf_plan cand[3], hdr;
+    memset(cand, 0, sizeof cand);
+    int have[3] = {0, 0, 0};
+    double t[3] = {0, 0, 0};
+    double t0 = MPI_Wtime(), t1 = t0, t2 = t0, t3 = t0, t4 = t0;
+    st = first_part && row_off && brow_off && band
+             ? TF_OK
+             : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    st = tf_dist_agree(comm, st);
+    if (st) {
+        tf_dcsr_free(a);
+        goto done;
+    }
+    for (int r = 0; r <= Q; r++)
+        first_part[r] = tf_dist_first_part(P, Q, r);
+    /* The checksum is of the matrix as given (a metis plan's too: of A in
+     * the original ids, tf_perm.h). */
+    uint64_t checksum = tf_dist_fingerprint(comm, a, o->normalization);
+    if (o->partition == TF_PART_METIS) {
+        tf_dcsr ap;
+        st = metis_on_root(comm, a, o, row_off, &perm, &iperm, &ap);
+        if (st)
+            goto done;
+        memcpy(brow_off, o->perm ? o->brow_off : row_off, (size_t)(P + 1) * sizeof *brow_off);
+        *a = ap;
+    } else if (o->row_off) {
+        memcpy(row_off, o->row_off, (size_t)(P + 1) * sizeof *row_off);
+        memcpy(brow_off, o->brow_off, (size_t)(P + 1) * sizeof *brow_off);
+    } else {
+        st = o->partition == TF_PART_NNZ ? bands_nnz(comm, a, P, row_off)
+                                         : tf_partition_rows(a->m, P, row_off);
+        if (st == TF_OK) {
+            if (a->m == a->n)
+                memcpy(brow_off, row_off, (size_t)(P + 1) * sizeof *brow_off);
+            else
+                st = tf_partition_rows(a->n, P, brow_off);
+        }
+        st = tf_dist_agree(comm, st);
+        if (st) {
+            tf_dcsr_free(a);
+            goto done;
+        }
+    }
+    /* Each planning rank takes the rows of the plan ranks it builds. */
+    for (int r = 0; r <= Q; r++)
+        band[r] = row_off[first_part[r]];
+    if ((st = tf_dist_redistribute(comm, a, band, &mine)))
+        goto done;
+    t1 = MPI_Wtime();
+    header_init(&hdr, &mine, checksum, o, row_off, brow_off);
+    st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
+                              row_off, brow_off, o->stripe_width, hdr.gap, &an);
+    st = tf_dist_agree(comm, st);
+    if (st)
+        goto done;
+    an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
+    t2 = MPI_Wtime();
+    /* Candidates as in tf_planner.c: the mode asked for, and in twoface
+     * mode the two pure plans beside the greedy result. The analysis does
+     * not depend on the mode and is made once. */
+    const int64_t T = an.ss_off[P];
+    double t_classify = 0, t_build = 0;
+    const char *cls = NULL;
+    for (int i = 0; i < 3 && st == TF_OK; i++) {
+        int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+        if (i > 0 && (o->mode != TF_MODE_TWOFACE || o->no_pure_check ||
+                      strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0))
+            continue;
+        double c0 = MPI_Wtime();
+        if (mode == TF_MODE_TWOFACE)
+            st = classify_on_root(comm, &an, &o->coeffs, o->k);
+        else
+            memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
+                   (size_t)T);
+        double c1 = MPI_Wtime();
+        if (st == TF_OK)
+            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, &cand[i]);
+        t_classify += c1 - c0;
+        t_build += MPI_Wtime() - c1;
+        if (st == TF_OK) {
+            have[i] = 1;
+            t[i] = tf_plan_predicted_time(&cand[i]);
+            if (i == 0)
+                cls = tf_plan_classes(&cand[0]);
+        }
+    }
+    t3 = t2 + t_classify;
+    t4 = t3 + t_build;
+    if (st)
+        goto done;
+    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check) {
+        int chosen, runner, alt_mode;
+        tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
+        *out = cand[chosen];
+        out->mode = TF_MODE_TWOFACE;
+        have[chosen] = 0;
+        if (runner >= 0) {
+            out->alt = malloc(sizeof *out->alt);
+            if (!out->alt)
+                st = tf_fail(TF_ERR_NOMEM, "out of memory for the alternative plan");
+            else {
+                *out->alt = cand[runner];
+                out->alt->mode = alt_mode;
+                have[runner] = 0;
+            }
+        }
+        st = tf_dist_agree(comm, st);
+        if (st) {
+            tf_plan_free(out);
+            memset(out, 0, sizeof *out);
+            goto done;
+        }
+    } else {
+        *out = cand[0];
+        have[0] = 0;
+    }
+    if (o->partition == TF_PART_METIS && me == 0) {
+        out->perm = perm;
+        out->iperm = iperm;
+        perm = iperm = NULL;
+    }
+done:
+    for (int i = 0; i < 3; i++)
+        if (have[i])
+            tf_plan_free(&cand[i]);
+    tf_analysis_free(&an);
+    tf_dcsr_free(&mine);
+    free(perm);
+    free(iperm);
+    free(first_part);
+    free(row_off);
+    free(brow_off);
+    free(band);
+    if (o->timing && st == TF_OK) {
+        o->timing[0] = t1 - t0;
+        o->timing[1] = t2 - t1;
+        o->timing[2] = t3 - t2;
+        o->timing[3] = t4 - t3;
+    }
+    return st;
+}

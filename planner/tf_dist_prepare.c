@@ -1,0 +1,300 @@
+#include "tf_dist_prepare.h"
+#include "tf_dist_comm.h"
+#include "tf_dist_rows.h"
+#include "tf_error.h"
+#include "tf_fingerprint.h"
+#include "tf_plan.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t tf_dist_fingerprint(MPI_Comm comm, const tf_dcsr *a, int normalization)
+{
+    uint64_t mine = a->nrows ? tf_fingerprint_rows(a->loc.rowptr, a->loc.col, a->loc.val, a->row0,
+                                                   a->nrows)
+                             : 0;
+    return tf_dist_sum_u64(comm, mine) + tf_fingerprint_salt(tf_norm_name(normalization));
+}
+
+static double row_sum(const tf_csr *a, int64_t i)
+{
+    double s = 0.0;
+    for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+        s += (double)a->val[e];
+    return s;
+}
+
+static double inv_sqrt_degree(double d) { return d > 0 ? 1.0 / sqrt(d) : 0.0; }
+
+static int store(float *dst, double v, int64_t i, int32_t j)
+{
+    float f = (float)v;
+    if (!isfinite(f))
+        return tf_fail(TF_ERR_RANGE,
+                       "normalised value of entry (%lld, %lld) is %g: outside float32",
+                       (long long)i + 1, (long long)j + 1, v);
+    *dst = f;
+    return TF_OK;
+}
+
+/* A + I on this rank's rows (global row i's loop is column i). */
+static int add_loops(const tf_dcsr *a, tf_csr *out)
+{
+    const tf_csr *l = &a->loc;
+    int64_t missing = 0;
+    for (int64_t i = 0; i < a->nrows; i++) {
+        int32_t d = (int32_t)(a->row0 + i);
+        int found = 0;
+        for (int64_t e = l->rowptr[i]; e < l->rowptr[i + 1] && !found; e++)
+            found = l->col[e] == d;
+        missing += !found;
+    }
+    int st = tf_csr_alloc(out, a->nrows, a->n, l->nnz + missing);
+    if (st)
+        return st;
+    int64_t w = 0;
+    for (int64_t i = 0; i < a->nrows; i++) {
+        int32_t d = (int32_t)(a->row0 + i);
+        int placed = 0;
+        for (int64_t e = l->rowptr[i]; e < l->rowptr[i + 1]; e++) {
+            if (!placed && l->col[e] >= d) {
+                if (l->col[e] != d) {
+                    out->col[w] = d;
+                    out->val[w++] = 1.0f;
+                }
+                placed = 1;
+            }
+            out->col[w] = l->col[e];
+            out->val[w++] = l->val[e];
+        }
+        if (!placed) {
+            out->col[w] = d;
+            out->val[w++] = 1.0f;
+        }
+        out->rowptr[i + 1] = w;
+    }
+    return TF_OK;
+}
+
+static int cmp_i32(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* vals[u] = the value that column need[u] (ascending, distinct) has in a
+ * vector distributed like the block bounds off, of which this rank holds
+ * mine[0 .. off[me+1] - off[me]). */
+static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const int32_t *need,
+                  int64_t nneed, double *vals)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    int64_t *c = calloc((size_t)Q * 4, sizeof *c);
+    int32_t *req = NULL;
+    double *ans = NULL;
+    int st = c ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
+    int64_t *s = c, *r = c + Q, *sd = c + 2 * Q, *rd = c + 3 * Q, rtot = 0;
+    if (st == TF_OK) {
+        for (int64_t u = 0; u < nneed; u++)
+            s[tf_dist_owner(off, Q, need[u])]++;
+        st = tf_dist_counts(comm, s, r, sd, rd, NULL, &rtot);
+    }
+    if (st == TF_OK) {
+        req = malloc((size_t)(rtot ? rtot : 1) * sizeof *req);
+        ans = malloc((size_t)(rtot ? rtot : 1) * sizeof *ans);
+        if (!req || !ans)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory answering %lld lookups", (long long)rtot);
+    }
+    /* need is ascending, so it is already grouped by owner. */
+    for (int q = 0; st == TF_OK && q < Q; q++) {
+        s[q] *= 4, r[q] *= 4, sd[q] *= 4, rd[q] *= 4;
+    }
+    if (st == TF_OK)
+        st = tf_dist_alltoallv(comm, need, s, sd, req, r, rd);
+    for (int64_t t = 0; st == TF_OK && t < rtot; t++)
+        ans[t] = mine[req[t] - off[me]];
+    for (int q = 0; st == TF_OK && q < Q; q++) {
+        s[q] *= 2, r[q] *= 2, sd[q] *= 2, rd[q] *= 2;
+    }
+    if (st == TF_OK)
+        st = tf_dist_alltoallv(comm, ans, r, rd, vals, s, sd);
+    free(c);
+    free(req);
+    free(ans);
+    return st;
+}
+
+static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
+{
+    if (a->m != a->n)
+        return tf_dist_agree(comm, tf_fail(TF_ERR_ARG,
+                             "gcn normalisation needs a square matrix (A + I), this one is "
+                             "%lld x %lld", (long long)a->m, (long long)a->n));
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    tf_dcsr s = *a, t;
+    memset(&s.loc, 0, sizeof s.loc);
+    memset(&t, 0, sizeof t);
+    int st = tf_dist_agree(comm, add_loops(a, &s.loc));
+    if (st)
+        return st;
+    s.nnz_total = tf_dist_sum_i64(comm, s.loc.nnz);
+    st = tf_dist_transpose(comm, &s, &t);
+    double *rs = NULL, *cs = NULL, *cv = NULL;
+    int32_t *need = NULL;
+    int64_t *off = NULL;
+    if (st == TF_OK) {
+        rs = malloc((size_t)(s.nrows ? s.nrows : 1) * sizeof *rs);
+        cs = malloc((size_t)(t.nrows ? t.nrows : 1) * sizeof *cs);
+        off = malloc((size_t)(Q + 1) * sizeof *off);
+        if (!rs || !cs || !off)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory for degrees");
+    }
+    /* Columns are summed in row order: row j of the transpose. */
+    for (int64_t i = 0; st == TF_OK && i < t.nrows; i++)
+        cs[i] = row_sum(&t.loc, i);
+    tf_dcsr_free(&t);
+    /* Square and both in block rows: this rank's rows and columns of the
+     * degree vectors are the same indices, so the first bad one over the
+     * ranks is the serial loop's first. */
+    for (int64_t i = 0; st == TF_OK && i < s.nrows; i++) {
+        rs[i] = row_sum(&s.loc, i);
+        const char *what = rs[i] < 0 ? "row" : cs[i] < 0 ? "column" : NULL;
+        if (what)
+            st = tf_fail(TF_ERR_ARG,
+                         "gcn normalisation: %s %lld of A + I sums to %g; the square root of "
+                         "a negative degree is undefined",
+                         what, (long long)(s.row0 + i) + 1, rs[i] < 0 ? rs[i] : cs[i]);
+    }
+    st = tf_dist_agree(comm, st);
+    int64_t nu = 0;
+    if (st == TF_OK) {
+        for (int64_t i = 0; i < s.nrows; i++) {
+            rs[i] = inv_sqrt_degree(rs[i]);
+            cs[i] = inv_sqrt_degree(cs[i]);
+        }
+        need = malloc((size_t)(s.loc.nnz ? s.loc.nnz : 1) * sizeof *need);
+        if (!need)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld columns", (long long)s.loc.nnz);
+        else {
+            memcpy(need, s.loc.col, (size_t)s.loc.nnz * sizeof *need);
+            qsort(need, (size_t)s.loc.nnz, sizeof *need, cmp_i32);
+            for (int64_t e = 0; e < s.loc.nnz; e++)
+                if (e == 0 || need[e] != need[e - 1])
+                    need[nu++] = need[e];
+            cv = malloc((size_t)(nu ? nu : 1) * sizeof *cv);
+            if (!cv)
+                st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld degrees", (long long)nu);
+        }
+        tf_dist_block_bounds(a->n, Q, off);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK)
+        st = tf_dist_agree(comm, lookup(comm, off, cs, need, nu, cv));
+    if (st == TF_OK) {
+        for (int64_t i = 0; st == TF_OK && i < s.nrows; i++)
+            for (int64_t e = s.loc.rowptr[i]; st == TF_OK && e < s.loc.rowptr[i + 1]; e++) {
+                int32_t j = s.loc.col[e];
+                /* need is sorted: binary search for j's degree. */
+                int64_t lo = 0, hi = nu - 1;
+                while (lo < hi) {
+                    int64_t mid = (lo + hi) / 2;
+                    if (need[mid] < j)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                st = store(&s.loc.val[e], (double)s.loc.val[e] * (rs[i] * cv[lo]),
+                           s.row0 + i, j);
+            }
+        st = tf_dist_agree(comm, st);
+    }
+    free(rs);
+    free(cs);
+    free(cv);
+    free(need);
+    free(off);
+    if (st) {
+        tf_csr_free(&s.loc);
+        return st;
+    }
+    tf_csr_free(&a->loc);
+    *a = s;
+    return TF_OK;
+}
+
+static int normalize_mean(MPI_Comm comm, tf_dcsr *a)
+{
+    tf_csr *l = &a->loc;
+    float *v = malloc((size_t)(l->nnz > 0 ? l->nnz : 1) * sizeof *v);
+    int st = v ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %lld values", (long long)l->nnz);
+    for (int64_t i = 0; st == TF_OK && i < a->nrows; i++) {
+        double d = row_sum(l, i);
+        for (int64_t e = l->rowptr[i]; st == TF_OK && e < l->rowptr[i + 1]; e++)
+            st = d != 0 ? store(&v[e], (double)l->val[e] / d, a->row0 + i, l->col[e])
+                        : (v[e] = 0.0f, TF_OK);
+    }
+    st = tf_dist_agree(comm, st);
+    if (st) {
+        free(v);
+        return st;
+    }
+    free(l->val);
+    l->val = v;
+    return TF_OK;
+}
+
+static int is_symmetric(MPI_Comm comm, const tf_dcsr *a, int *sym)
+{
+    *sym = 0;
+    if (a->m != a->n)
+        return TF_OK;
+    tf_dcsr t;
+    int st = tf_dist_transpose(comm, a, &t);
+    if (st)
+        return st;
+    /* Both in the block rows of a square matrix: the same local rows. */
+    int mine = t.nrows == a->nrows && t.loc.nnz == a->loc.nnz &&
+               memcmp(t.loc.rowptr, a->loc.rowptr, (size_t)(a->nrows + 1) * 8) == 0 &&
+               (a->loc.nnz == 0 ||
+                (memcmp(t.loc.col, a->loc.col, (size_t)a->loc.nnz * 4) == 0 &&
+                 memcmp(t.loc.val, a->loc.val, (size_t)a->loc.nnz * 4) == 0));
+    tf_dcsr_free(&t);
+    MPI_Allreduce(&mine, sym, 1, MPI_INT, MPI_LAND, comm);
+    return TF_OK;
+}
+
+int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
+                    tf_plan_options *o)
+{
+    int st;
+    switch (normalization) {
+    case TF_NORM_NONE: st = TF_OK; break;
+    case TF_NORM_GCN: st = normalize_gcn(comm, a); break;
+    case TF_NORM_MEAN: st = normalize_mean(comm, a); break;
+    default: st = tf_fail(TF_ERR_ARG, "unknown normalisation %d", normalization); break;
+    }
+    if (st)
+        return st;
+    a->nnz_total = tf_dist_sum_i64(comm, a->loc.nnz);
+    uint64_t forward = transpose ? tf_dist_fingerprint(comm, a, normalization) : 0;
+    if (transpose) {
+        tf_dcsr t;
+        if ((st = tf_dist_transpose(comm, a, &t)) != TF_OK)
+            return st;
+        tf_dcsr_free(a);
+        *a = t;
+    }
+    int sym = 0;
+    if ((st = tf_dist_agree(comm, is_symmetric(comm, a, &sym))) != TF_OK)
+        return st;
+    o->normalization = normalization;
+    o->transposed = transpose != 0;
+    o->transpose_of = forward;
+    o->symmetric = sym;
+    return TF_OK;
+}

@@ -1,0 +1,25 @@
+/* Moving the rows of a distributed matrix between ranks: to other bands
+ * (whole rows, order kept), and to the bands of its transpose. */
+#ifndef TF_DIST_ROWS_H
+#define TF_DIST_ROWS_H
+
+#include "tf_dcsr.h"
+
+/* Rank of the band holding row i among Q bands with bounds off[0..Q]
+ * (empty bands allowed). */
+int tf_dist_owner(const int64_t *off, int Q, int64_t i);
+
+/* Fills off[0..Q] with the block distribution of m rows. */
+void tf_dist_block_bounds(int64_t m, int Q, int64_t *off);
+
+/* Every rank's rows move to the rank whose band [off[r], off[r+1]) holds
+ * them. *in is freed (its memory goes before the result's is complete
+ * where possible); on failure both are empty. Collective. */
+int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr *out);
+
+/* out = the transpose of in, in the block distribution of its rows (in's
+ * columns). Each row of out lists its columns ascending, so the values of
+ * column j of in are visited in row order, as a serial transpose does. */
+int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out);
+
+#endif

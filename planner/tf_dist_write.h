@@ -1,0 +1,17 @@
+/* Writing a plan built by the distributed planner: one file, the same as
+ * tf_plan_write makes of the whole plan. Rank 0 writes; every other rank
+ * hands its parts over one at a time when rank 0 asks for them, so no rank
+ * holds more than its own parts and the one being written. */
+#ifndef TF_DIST_WRITE_H
+#define TF_DIST_WRITE_H
+
+#include <mpi.h>
+
+#include "tf_plan.h"
+
+/* Collective. plan (and plan->alt) hold this rank's parts, all_stats and,
+ * on rank 0, the stripe table and permutation (tf_dist_plan_build). The
+ * status and message are the same on every rank. */
+int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int zstd_level);
+
+#endif

@@ -1,0 +1,119 @@
+#!/bin/sh
+# End to end: twoface-plan on the job's own ranks (docs/planning.md). For
+# every partition, mode and matrix option, the plan written by
+# `mpirun -n Q twoface-plan` at Q = 1..4 holds the same datasets and
+# attributes as the one a single process writes (h5dump, timestamps
+# aside): P > Q, P < Q (planning ranks without plan ranks), P = Q, a
+# rectangular matrix, a 3-row matrix at 4 ranks; the plan runs under
+# twoface-exec --check; errors end every rank with one line, no hang and no
+# output file.
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_dist_plan: N passed, M failed"; exit status 1 if M > 0.
+E2E_NAME=e2e_dist_plan
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
+e2e_mpi_env
+PLAN=$B/bin/twoface-plan
+EXEC=$B/bin/twoface-exec
+H5DUMP=$B/bin/twoface-h5dump
+CORA=$SRC/examples/data/cora.mtx.zst
+for p in "$PLAN" "$EXEC" "$H5DUMP"; do
+    [ -x "$p" ] || { bad "$p is not built"; finish; }
+done
+run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
+
+# dir.mtx: 150 x 150 directed with weights; rect.mtx: 40 x 25; tiny.mtx 3 x 3.
+awk 'BEGIN {
+    n = 150; k = 0
+    for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
+                              r[k] = i; c[k] = (i * i + 1) % n; k++
+                              r[k] = i; c[k] = (i + 75) % n; k++ }
+    for (i = 0; i < n; i += 10) { r[k] = i; c[k] = i; k++ }
+    print "%%MatrixMarket matrix coordinate real general" > "'"$work"'/dir.mtx"
+    print n, n, k > "'"$work"'/dir.mtx"
+    for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4 > "'"$work"'/dir.mtx"
+    m = 40; nc = 25
+    print "%%MatrixMarket matrix coordinate real general" > "'"$work"'/rect.mtx"
+    print m, nc, 2 * m > "'"$work"'/rect.mtx"
+    for (i = 0; i < m; i++) { print i + 1, (3 * i) % nc + 1, 1.5 > "'"$work"'/rect.mtx"
+                              print i + 1, (5 * i + 2) % nc + 1, -0.5 > "'"$work"'/rect.mtx" }
+    print "%%MatrixMarket matrix coordinate real general" > "'"$work"'/tiny.mtx"
+    print "3 3 4\n1 1 1\n2 3 2\n3 1 3\n3 3 4" > "'"$work"'/tiny.mtx"
+}'
+
+# The dump without the creation date (its value differs by the second).
+dump() {
+    "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
+}
+
+# same NAME MATRIX PLAN-OPTIONS...: serial plan vs Q = 1..4.
+same() {
+    name=$1 mat=$2
+    shift 2
+    if ! "$PLAN" "$mat" -q -o "$work/s.h5" "$@" 2>"$work/err"; then
+        bad "$name: serial plan failed: $(cat "$work/err")"
+        return
+    fi
+    dump "$work/s.h5" >"$work/s.txt"
+    for q in 1 2 3 4; do
+        rm -f "$work/d.h5"
+        if ! run_mpi "$q" "$PLAN" "$mat" -q -o "$work/d.h5" "$@" >"$work/out" 2>&1; then
+            bad "$name at Q = $q: $(head -3 "$work/out")"
+            continue
+        fi
+        dump "$work/d.h5" >"$work/d.txt"
+        if cmp -s "$work/s.txt" "$work/d.txt"; then
+            ok "$name at Q = $q: same plan as one process"
+        else
+            bad "$name at Q = $q: plan differs: $(diff "$work/s.txt" "$work/d.txt" | head -4 | tr '\n' ' ')"
+        fi
+    done
+}
+
+same "cora nnz P=4" "$CORA" -n 4
+same "cora rows P=3" "$CORA" -n 3 --partition rows
+same "cora metis P=4" "$CORA" -n 4 --partition metis
+same "cora gcn P=5" "$CORA" -n 5 --normalize gcn
+same "cora fetch P=2 (P < Q)" "$CORA" -n 2 --mode fetch
+same "cora collective stripe P=6" "$CORA" -n 6 --mode collective --collective-rows stripe
+same "cora no-alternative P=7" "$CORA" -n 7 --no-alternative -k 32
+same "dir mean transpose P=4" "$work/dir.mtx" -n 4 --normalize mean --transpose
+same "dir gcn P=3 stripe 8" "$work/dir.mtx" -n 3 --normalize gcn --stripe-width 8
+same "rect P=3" "$work/rect.mtx" -n 3
+same "tiny P=4 (ranks without rows)" "$work/tiny.mtx" -n 4
+
+# --bands-from: a backward plan on the forward plan's bands, forward made at Q = 3.
+if run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then
+    same "dir backward --bands-from a metis plan" "$work/dir.mtx" --normalize gcn --transpose \
+        --bands-from "$work/fwd.h5"
+else
+    bad "forward metis plan at Q = 3 failed"
+fi
+
+# The distributed plan runs: twoface-exec --check against the serial reference.
+if run_mpi 3 "$PLAN" "$CORA" -q -n 4 --normalize gcn -o "$work/run.h5" >/dev/null 2>&1 &&
+   run_mpi 4 "$EXEC" "$work/run.h5" -k 16 -i 2 --check >"$work/out" 2>&1; then
+    ok "a plan made at Q = 3 passes twoface-exec --check at 4 ranks"
+else
+    bad "plan made at Q = 3 does not run: $(tail -3 "$work/out")"
+fi
+
+# Errors: one line from rank 0, non-zero exit, no output file, no hang.
+err_case() { # name, Q, args...
+    name=$1 q=$2
+    shift 2
+    rm -f "$work/e.h5"
+    run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    lines=$(grep -c 'twoface-plan' "$work/err")
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$lines" -eq 1 ] && [ ! -e "$work/e.h5" ]; then
+        ok "$name: one line, exit $rc"
+    else
+        bad "$name: exit $rc, $lines lines: $(head -3 "$work/err")"
+    fi
+}
+printf '%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n2 x 1\n3 3 1\n' >"$work/bad.mtx"
+err_case "malformed line at Q = 3" 3 "$work/bad.mtx" -n 2
+err_case "missing file at Q = 2" 2 "$work/nonexistent.mtx" -n 2
+err_case "rectangular gcn at Q = 4" 4 "$work/rect.mtx" -n 2 --normalize gcn
+err_case "unwritable output at Q = 3" 3 "$CORA" -n 2 -o /nonexistent-dir/x.h5
+finish
