@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <omp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +34,26 @@
 #include <zlib.h>
 #include <zstd.h>
 
+/* Under mpirun every rank parses the same options and agrees on every
+ * error, so only rank 0 speaks (simulated ranks share one process, so
+ * closing the others' stderr is not an option). */
+static int quiet_rank;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    if (quiet_rank)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 static void usage(FILE *f)
 {
+    if (quiet_rank)
+        return;
     fprintf(f,
             "usage: twoface-plan MATRIX -n P -o PLAN.h5 [options]\n"
             "       mpirun -n Q twoface-plan MATRIX [-n P] -o PLAN.h5 [options]\n"
@@ -89,7 +108,7 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 {
     if (tf_cli_int(opt, s, lo, hi, out) == TF_OK)
         return 0;
-    fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    say( "twoface-plan: %s\n", tf_error_message());
     return -1;
 }
 
@@ -132,7 +151,7 @@ static int parse_bytes(const char *opt, const char *s, double *out)
     }
     if (end == s || *end != '\0' || errno || !(v > 0) || v * mult > 9.0e18 ||
         !isdigit((unsigned char)s[0])) {
-        fprintf(stderr,
+        say(
                 "twoface-plan: %s '%s': expected a positive number of bytes, optionally with "
                 "a suffix K, M, G or T\n",
                 opt, s);
@@ -178,7 +197,7 @@ static int over_limit(const mem_limit *l, const char *matrix, const char *phase,
     char nb[32], lb[32];
     fmt_bytes(need, nb, sizeof nb);
     fmt_bytes(l->bytes, lb, sizeof lb);
-    fprintf(stderr, "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
+    say( "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
             phase, nb, detail, lb, l->what,
             l->what[0] == '-' ? "" : "; set --max-memory to try anyway");
     return 1;
@@ -391,7 +410,10 @@ static int under_mpirun(void)
 }
 
 static int mpi_on; /* MPI_Init was called: finalise at exit */
-static double t_main; /* MPI_Wtime at main's start (rank 0's clock) */
+static double t_main;     /* omp_get_wtime at main's start */
+static double t_init;     /* seconds from there to MPI_Init's return */
+static double t_main_mpi; /* MPI_Wtime at MPI_Init's return: under a simulator
+                             (SMPI) the simulated clock */
 
 static void finalize_at_exit(void)
 {
@@ -451,7 +473,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double ph[N_PH] = {0};
     MPI_Barrier(comm);
     double t = MPI_Wtime();
-    ph[PH_START] = t - t_main;
+    ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
     int st = read_distributed(comm, matrix, &a);
     double t1 = MPI_Wtime();
@@ -467,7 +489,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     }
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
+            say( "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
                     bands_from ? "" : ": ", tf_error_message());
         return 1;
     }
@@ -480,7 +502,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double t3 = MPI_Wtime();
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+            say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
         return 1;
     }
     /* The build's own clock, with what it spent between phases in build. */
@@ -493,7 +515,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_WRITE] = t4 - t3;
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&plan);
         return 1;
     }
@@ -517,7 +539,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         free(acc);
         if (st) {
             if (me == 0)
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
             rc = 1;
         }
     }
@@ -528,13 +550,13 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double mx[N_PH];
     MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Barrier(comm);
-    double wall = MPI_Wtime() - t_main;
+    double wall = t_init + (MPI_Wtime() - t_main_mpi);
     if (me == 0) {
         double sum = 0;
         for (int i = 0; i < N_PH; i++)
             sum += mx[i];
         if (!quiet)
-            fprintf(stderr,
+            say(
                     "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks planned on %d, K %d, "
                     "mode %s (classes %s%s%s); normalize %s, %s%s\n"
                     "  time (slowest rank): start %.3f s, read %.3f s, prepare %.3f s, partition "
@@ -564,26 +586,21 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
 
 int main(int argc, char **argv)
 {
+    t_main = omp_get_wtime();
     if (under_mpirun()) {
         int prov;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov) != MPI_SUCCESS) {
-            fprintf(stderr, "twoface-plan: MPI_Init_thread failed\n");
+            say( "twoface-plan: MPI_Init_thread failed\n");
             return 1;
         }
         mpi_on = 1;
         atexit(finalize_at_exit);
-        t_main = MPI_Wtime();
+        t_init = omp_get_wtime() - t_main;
+        t_main_mpi = MPI_Wtime();
         int me;
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
         /* Rank 0 speaks for all: every error is agreed over the ranks. */
-        if (me != 0) {
-            int fd = open("/dev/null", O_WRONLY);
-            if (fd >= 0) {
-                dup2(fd, 2);
-                dup2(fd, 1);
-                close(fd);
-            }
-        }
+        quiet_rank = me != 0;
     }
     tf_plan_options o;
     tf_plan_options_default(&o);
@@ -630,7 +647,7 @@ int main(int argc, char **argv)
         case O_CALIB: calib = optarg; break;
         case O_MODE:
             if (tf_mode_parse(optarg, &o.mode)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -644,13 +661,13 @@ int main(int argc, char **argv)
             break;
         case O_CROWS:
             if (tf_coll_rows_parse(optarg, &o.coll_rows)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
         case O_PART:
             if (tf_partition_parse(optarg, &o.partition)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -658,7 +675,7 @@ int main(int argc, char **argv)
         case O_MOBJ:
             if ((c == O_MBAL ? tf_metis_balance_parse(optarg, &o.metis.balance)
                              : tf_metis_objective_parse(optarg, &o.metis.objective))) {
-                fprintf(stderr, "twoface-plan: %s %s\n",
+                say( "twoface-plan: %s %s\n",
                         c == O_MBAL ? "--metis-balance:" : "--metis-objective:",
                         tf_error_message());
                 return 2;
@@ -667,7 +684,7 @@ int main(int argc, char **argv)
         case O_EXPLAIN: explain = 1; break;
         case O_NORM:
             if (tf_norm_parse(optarg, &normalization)) {
-                fprintf(stderr, "twoface-plan: --normalize: %s\n", tf_error_message());
+                say( "twoface-plan: --normalize: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -692,7 +709,7 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return 0;
         default:
             tf_cli_getopt_error(c, argv, longopts);
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
             return 2;
         }
     }
@@ -706,11 +723,11 @@ int main(int argc, char **argv)
         if (mpi_on)
             rs = tf_dist_agree(MPI_COMM_WORLD, rs);
         if (rs) {
-            fprintf(stderr, "twoface-plan: --bands-from: %s\n", tf_error_message());
+            say( "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
         }
         if (o.nranks > 0 && o.nranks != fwd.nranks) {
-            fprintf(stderr, "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
+            say( "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
                             "ranks\n", o.nranks, bands_from, fwd.nranks);
             tf_plan_free(&fwd);
             return 2;
@@ -718,7 +735,7 @@ int main(int argc, char **argv)
         o.nranks = fwd.nranks;
     }
     if (optind != argc - 1 || o.nranks < 1 || !out_path) {
-        fprintf(stderr, "twoface-plan: %s (--help lists the options)\n",
+        say( "twoface-plan: %s (--help lists the options)\n",
                 optind >= argc ? "missing MATRIX"
                 : optind < argc - 1 ? "more than one MATRIX given"
                 : o.nranks < 1 ? "missing -n P (ranks the plan is for)"
@@ -732,7 +749,7 @@ int main(int argc, char **argv)
         if (mpi_on)
             rs = tf_dist_agree(MPI_COMM_WORLD, rs);
         if (rs) {
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);
             return 1;
         }
@@ -773,7 +790,7 @@ int main(int argc, char **argv)
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
     if (tf_mm_read(matrix, &a, &ro)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;
     }
@@ -783,9 +800,9 @@ int main(int argc, char **argv)
      * than planning holds below). */
     int st = tf_matrix_prepare(&a, normalization, transpose, &o);
     if (st)
-        fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+        say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
     else if (bands_from && (st = tf_bands_from(&fwd, bands_from, matrix, &a, &o)))
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
     if (st) {
         tf_csr_free(&a);
         tf_plan_free(&fwd);
@@ -806,8 +823,9 @@ int main(int argc, char **argv)
     double phase[TF_PLAN_PHASES] = {0};
     o.timing = phase;
     tf_plan plan;
+    double tb = omp_get_wtime();
     if (tf_plan_build(&a, &o, &plan)) {
-        fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+        say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
         tf_csr_free(&a);
         tf_plan_free(&fwd);
         return 1;
@@ -815,22 +833,41 @@ int main(int argc, char **argv)
     tf_csr_free(&a);
     tf_plan_free(&fwd); /* o.row_off pointed into it */
     double t1 = omp_get_wtime();
+    double t_build = t1 - tb;
     if (tf_plan_write(out_path, &plan, level)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&plan);
         return 1;
     }
     double t_write = omp_get_wtime() - t1;
     int rc = 0;
     if (svg && tf_explain_svg(svg, &plan)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         rc = 1;
     }
     if (explain)
         tf_explain_print(stdout, &plan);
+    /* The phases, and what lies between them, add up to the run: the
+     * planner's time outside its own phase clocks counts as build. */
+    double t_end = omp_get_wtime();
+    double ph[N_PH] = {t0 - t_main, t_read, t_prep, phase[0], phase[1], phase[2],
+                       t_build - phase[0] - phase[1] - phase[2], t_write,
+                       t_end - t1 - t_write};
+    ph[PH_PREP] = tb - t0 - t_read;
+    if (json) {
+        double sum = 0;
+        printf("{\"ranks_planning\": 1, \"nranks\": %d, \"nnz\": %lld", plan.nranks,
+               (long long)plan.nnz);
+        for (int i = 0; i < N_PH; i++) {
+            printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
+            sum += ph[i];
+        }
+        printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, t_end - t_main);
+        fflush(stdout);
+    }
     if (!quiet) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
-        fprintf(stderr,
+        say(
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
                 "(classes %s%s%s); normalize %s, %s%s\n"
                 "  time: read %.3f s, normalise/transpose/symmetry %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "
