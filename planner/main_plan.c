@@ -3,6 +3,7 @@
 #include "tf_calib_file.h"
 #include "tf_cli.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
@@ -372,6 +373,20 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
     return plan > write ? plan : write;
 }
 
+/* Every file the run will write, checked before minutes of reading and
+ * planning: a bad --svg path must not surface after the plan is written. */
+static int check_outputs(const char *out_path, const char *svg)
+{
+    const char *opt[2] = {"-o", "--svg"}, *path[2] = {out_path, svg};
+    for (int i = 0; i < 2; i++)
+        if (path[i] && tf_outpath_check(path[i])) {
+            fprintf(stderr, "twoface-plan: %s%s\n", path[i][0] ? "" : opt[i],
+                    path[i][0] ? tf_error_message() : ": the output path is empty");
+            return 1;
+        }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     tf_plan_options o;
@@ -508,6 +523,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *matrix = argv[optind];
+    if (check_outputs(out_path, svg)) {
+        tf_plan_free(&fwd);
+        return 1;
+    }
     if (calib) {
         tf_calibration cal;
         if (tf_calib_read(calib, &cal)) {
@@ -601,7 +620,7 @@ int main(int argc, char **argv)
     }
     if (explain)
         tf_explain_print(stdout, &plan);
-    if (!quiet) {
+    if (!quiet && rc == 0) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
         fprintf(stderr,
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
