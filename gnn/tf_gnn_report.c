@@ -33,10 +33,10 @@ void tf_gnn_report_epoch(const tf_gnn_epoch *e, void *arg)
                 num(va, sizeof va, "%.6f", v->acc[TF_GNN_VAL], j), 1e3 * e->seconds);
     else
         fprintf(r->out,
-                "%s%sepoch %4lld  train loss %.6f  val loss %s  val acc %s %%  %8.3f ms\n",
+                "%s%sepoch %4lld  train loss %.6f  val loss %s  val acc %s  %8.3f ms\n",
                 r->show_algo ? r->algo : "", r->show_algo ? ": " : "", (long long)e->epoch,
                 e->train_loss, num(vl, sizeof vl, "%.6f", v->loss[TF_GNN_VAL], j),
-                num(va, sizeof va, "%6.2f", 100 * v->acc[TF_GNN_VAL], j), 1e3 * e->seconds);
+                num(va, sizeof va, "%6.2f %%", 100 * v->acc[TF_GNN_VAL], j), 1e3 * e->seconds);
     fflush(r->out);
 }
 
@@ -50,7 +50,7 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
     int j = r->json;
     for (int sp = 0; sp < 3; sp++) {
         static const int which[3] = {TF_GNN_TRAIN, TF_GNN_VAL, TF_GNN_TEST};
-        num(a[sp], sizeof a[sp], j ? "%.6f" : "%.2f", (j ? 1 : 100) * v->acc[which[sp]], j);
+        num(a[sp], sizeof a[sp], j ? "%.6f" : "%.2f %%", (j ? 1 : 100) * v->acc[which[sp]], j);
     }
     if (j)
         fprintf(r->out,
@@ -63,7 +63,7 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
                 1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
                 1e3 * res->allreduce, share);
     else {
-        fprintf(r->out, "test accuracy %s %% (val %s %%, train %s %%) after %lld epochs%s\n",
+        fprintf(r->out, "test accuracy %s (val %s, train %s) after %lld epochs%s\n",
                 a[2], a[1], a[0], (long long)res->epochs, res->stopped ? " (early stop)" : "");
         fprintf(r->out,
                 "time per epoch %.3f ms = spmm %.3f ms (%.1f %%) + dense %.3f ms + allreduce "
