@@ -56,9 +56,10 @@ def _tag(ret, owner):
     if not isinstance(ret, torch.Tensor) or owner is None:
         return ret
     with torch._C.DisableTorchFunction():
-        p = ret.data_ptr()
-    # A new tensor cannot lie inside the live buffer: only views do.
-    if owner.lo <= p <= owner.hi:
+        p, empty = ret.data_ptr(), ret.numel() == 0
+    # A new tensor cannot lie inside the live buffer: only views do (an
+    # empty view may point just past its end).
+    if owner.lo <= p < owner.hi or (empty and p == owner.hi):
         v = ret if type(ret) is _Rows else ret.as_subclass(_Rows)
         v._tf_owner = owner
         return v
