@@ -3,6 +3,7 @@
 #include "tf_error.h"
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
+#include "tf_gnn_model.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -11,7 +12,7 @@ void tf_gnn_cli_usage(FILE *f)
 {
     fprintf(f,
             "usage: mpirun -n P twoface-gcn PLAN --features F --labels L --split S [options]\n"
-            "Trains a two-layer GCN (Kipf & Welling 2017) on the graph of PLAN (a plan of the\n"
+            "Trains a GCN (Kipf & Welling 2017; two layers by default) on the graph of PLAN (a plan of the\n"
             "normalised adjacency: twoface-plan --normalize gcn). docs/gnn.md has the details.\n"
             "  --features F          node features: Matrix Market (.mtx, .zst, .gz), row = node,\n"
             "                        or a dense float32 HDF5 dataset FILE.h5:/path\n"
@@ -20,11 +21,12 @@ void tf_gnn_cli_usage(FILE *f)
             "  --random-features F   F random features per node instead of --features\n"
             "  --random-classes C    random labels in 0..C-1 instead of --labels\n"
             "  --random-split        random split (10 %% train, 10 %% val, 20 %% test)\n"
-            "  --hidden H            hidden width (default 16)\n"
+            "  --layers L            graph convolutions, L >= 2 (default 2)\n"
+            "  --hidden H            width of every hidden layer (default 16)\n"
             "  --epochs E            at most E epochs (default 200)\n"
             "  --lr X                Adam learning rate (default 0.01)\n"
             "  --weight-decay X      L2 on the first layer (default 5e-4)\n"
-            "  --dropout X           dropout on the input and hidden layer (default 0.5)\n"
+            "  --dropout X           dropout on the input and every hidden layer (default 0.5)\n"
             "  --patience N          early stopping window (default 10; 0 = never stop early)\n"
             "  --seed N              seed of init, dropout and random inputs (default 0)\n"
             "  --algo A              SpMM: twoface (the plan), allgather, shift, p2p\n"
@@ -39,7 +41,7 @@ void tf_gnn_cli_usage(FILE *f)
 
 enum {
     O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
-    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON
+    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON, O_LAYERS
 };
 
 static int one_option(int c, const char *arg, tf_gnn_cli *o)
@@ -55,6 +57,7 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
         st = tf_cli_int("--random-classes", arg, 2, TF_GNN_MAX_CLASSES, &o->random_classes);
         break;
     case O_RSPLIT: o->random_split = 1; break;
+    case O_LAYERS: st = tf_cli_int("--layers", arg, 2, TF_GNN_MAX_LAYERS, &o->layers); break;
     case O_HIDDEN: st = tf_cli_int("--hidden", arg, 1, TF_GNN_MAX_WIDTH, &o->hidden); break;
     case O_EPOCHS: st = tf_cli_i64("--epochs", arg, 1, 1000000000, &o->epochs); break;
     case O_LR: st = tf_cli_double("--lr", arg, 0, 1e6, "a number", &o->lr); break;
@@ -105,6 +108,7 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         {"random-classes", required_argument, 0, O_RCLASS},
         {"random-split", no_argument, 0, O_RSPLIT},
         {"hidden", required_argument, 0, O_HIDDEN},
+        {"layers", required_argument, 0, O_LAYERS},
         {"epochs", required_argument, 0, O_EPOCHS},
         {"lr", required_argument, 0, O_LR},
         {"weight-decay", required_argument, 0, O_WD},
@@ -121,6 +125,7 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->hidden = 16;
+    o->layers = 2;
     o->epochs = 200;
     o->lr = 0.01;
     o->weight_decay = 5e-4;

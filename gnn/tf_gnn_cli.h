@@ -11,7 +11,7 @@ typedef struct {
     const char *features, *labels, *split;
     int64_t random_features;
     int random_classes, random_split;
-    int hidden;
+    int hidden, layers;
     int64_t epochs;
     double lr, weight_decay, dropout;
     int patience;
