@@ -4,6 +4,7 @@
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
 #include "tf_gnn_model.h"
+#include "tf_gnn_outfile.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -35,13 +36,19 @@ void tf_gnn_cli_usage(FILE *f)
             "                        needed when PLAN's matrix is not symmetric\n"
             "  --every N             print every N epochs (default 1; 0 = summary only)\n"
             "  --threads T           OpenMP threads per rank for an SpMM (default: executor's)\n"
+            "  --checkpoint FILE     write the training state to FILE.h5 (atomically) every\n"
+            "                        --checkpoint-every N epochs (default 10) and at the end\n"
+            "  --resume FILE         continue the run whose checkpoint is FILE (same options)\n"
+            "  --save-model FILE     the trained weights and hyper-parameters, HDF5\n"
+            "  --predictions FILE    text, line i = node i's predicted class and split\n"
             "  --json                one JSON object per line instead of text\n"
             "  -h, --help            this text\n");
 }
 
 enum {
     O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
-    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON, O_LAYERS
+    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON, O_LAYERS,
+    O_CKPT, O_CKPT_EVERY, O_RESUME, O_SAVE_MODEL, O_PREDICTIONS
 };
 
 static int one_option(int c, const char *arg, tf_gnn_cli *o)
@@ -79,12 +86,19 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     case O_EVERY: st = tf_cli_i64("--every", arg, 0, INT64_MAX, &o->every); break;
     case O_THREADS: st = tf_cli_int("--threads", arg, 0, 1024, &o->threads); break;
     case O_JSON: o->json = 1; break;
+    case O_CKPT: o->checkpoint = arg; break;
+    case O_CKPT_EVERY:
+        st = tf_cli_i64("--checkpoint-every", arg, 1, INT64_MAX, &o->checkpoint_every);
+        break;
+    case O_RESUME: o->resume = arg; break;
+    case O_SAVE_MODEL: o->save_model = arg; break;
+    case O_PREDICTIONS: o->predictions = arg; break;
     default: st = tf_fail(TF_ERR_ARG, "unknown option (see --help)");
     }
     return st;
 }
 
-static int check_inputs(const tf_gnn_cli *o)
+static int check_inputs(tf_gnn_cli *o)
 {
     if (!o->plan)
         return tf_fail(TF_ERR_ARG, "no plan given (usage: twoface-gcn PLAN --features F "
@@ -95,6 +109,18 @@ static int check_inputs(const tf_gnn_cli *o)
         return tf_fail(TF_ERR_ARG, "give exactly one of --labels and --random-classes");
     if (!o->split == !o->random_split)
         return tf_fail(TF_ERR_ARG, "give exactly one of --split and --random-split");
+    if (o->checkpoint_every && !o->checkpoint)
+        return tf_fail(TF_ERR_ARG, "--checkpoint-every needs --checkpoint FILE");
+    if (!o->checkpoint_every)
+        o->checkpoint_every = 10;
+    /* A bad output path is reported now, not after the training. */
+    const char *outs[][2] = {{"--checkpoint", o->checkpoint}, {"--save-model", o->save_model},
+                             {"--predictions", o->predictions}};
+    for (int i = 0; i < 3; i++) {
+        int st = outs[i][1] ? tf_gnn_outfile_check(outs[i][1]) : TF_OK;
+        if (st)
+            return tf_fail_prefix(st, "%s: ", outs[i][0]);
+    }
     return TF_OK;
 }
 
@@ -121,6 +147,11 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         {"every", required_argument, 0, O_EVERY},
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
+        {"checkpoint", required_argument, 0, O_CKPT},
+        {"checkpoint-every", required_argument, 0, O_CKPT_EVERY},
+        {"resume", required_argument, 0, O_RESUME},
+        {"save-model", required_argument, 0, O_SAVE_MODEL},
+        {"predictions", required_argument, 0, O_PREDICTIONS},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);

@@ -1,5 +1,21 @@
 #include "tf_gnn_report.h"
 
+/* ,"key":"value" with the value's quotes, backslashes and control
+ * characters escaped (a path may hold any of them). */
+static void print_json_string(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ",\"%s\":\"", key);
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
 void tf_gnn_report_epoch(const tf_gnn_epoch *e, void *arg)
 {
     const tf_gnn_report *r = arg;
@@ -33,12 +49,19 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
                 "{\"summary\":true,\"algo\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
                 "\"stopped_early\":%s,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f,"
                 "\"test_loss\":%.9g,\"epoch_ms\":%.4f,\"epoch_ms_median\":%.4f,\"spmm_ms\":%.4f,\"dense_ms\":%.4f,"
-                "\"allreduce_ms\":%.4f,\"spmm_share\":%.4f}\n",
+                "\"allreduce_ms\":%.4f,\"spmm_share\":%.4f",
                 r->algo, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
                 v->acc[TF_GNN_TRAIN], v->acc[TF_GNN_VAL], v->acc[TF_GNN_TEST],
                 v->loss[TF_GNN_TEST], 1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
                 1e3 * res->allreduce, share);
-    else {
+    if (r->json) {
+        const char *key[3] = {"checkpoint", "model", "predictions"};
+        const char *val[3] = {r->checkpoint, r->model, r->predictions};
+        for (int i = 0; i < 3; i++)
+            if (val[i])
+                print_json_string(r->out, key[i], val[i]);
+        fprintf(r->out, "}\n");
+    } else {
         fprintf(r->out, "test accuracy %.2f %% (val %.2f %%, train %.2f %%) after %lld epochs%s\n",
                 100 * v->acc[TF_GNN_TEST], 100 * v->acc[TF_GNN_VAL], 100 * v->acc[TF_GNN_TRAIN],
                 (long long)res->epochs, res->stopped ? " (early stop)" : "");
@@ -47,6 +70,13 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
                 "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks]\n",
                 1e3 * res->total, 1e3 * res->spmm, 100 * share, 1e3 * res->dense,
                 1e3 * res->allreduce, 1e3 * res->median, r->algo, r->ranks);
+        if (r->checkpoint)
+            fprintf(r->out, "checkpoint %s (after epoch %lld)\n", r->checkpoint,
+                    (long long)res->epochs);
+        if (r->model)
+            fprintf(r->out, "model %s\n", r->model);
+        if (r->predictions)
+            fprintf(r->out, "predictions %s\n", r->predictions);
     }
     fflush(r->out);
 }
