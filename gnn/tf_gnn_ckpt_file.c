@@ -55,7 +55,7 @@ static int write_file(const char *tmp, void *arg)
 int tf_gnn_ckpt_write(const char *path, const tf_gnn_ckpt *c)
 {
     int st = tf_gnn_write_atomic(path, write_file, (void *)c);
-    return st ? tf_fail_prefix(st, "checkpoint: ") : TF_OK;
+    return st ? tf_fail_prefix(st, "--checkpoint") : TF_OK;
 }
 
 void tf_gnn_ckpt_free(tf_gnn_ckpt *c)
@@ -123,7 +123,7 @@ int tf_gnn_ckpt_read(const char *path, tf_gnn_ckpt *c)
     tf_gnn_h5 f;
     int st = tf_gnn_h5_open(&f, path);
     if (st)
-        return tf_fail_prefix(st, "--resume: ");
+        return tf_fail_prefix(st, "--resume");
     st = read_header(&f, path, c);
     if (!st) {
         c->nw = tf_gnn_ckpt_nweights(&c->id);
@@ -142,7 +142,7 @@ int tf_gnn_ckpt_read(const char *path, tf_gnn_ckpt *c)
     tf_gnn_h5_close(&f);
     if (st) {
         tf_gnn_ckpt_free(c);
-        return tf_fail_prefix(st, "--resume: ");
+        return tf_fail_prefix(st, "--resume");
     }
     return TF_OK;
 }

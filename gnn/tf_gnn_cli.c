@@ -119,7 +119,7 @@ static int check_inputs(tf_gnn_cli *o)
     for (int i = 0; i < 3; i++) {
         int st = outs[i][1] ? tf_gnn_outfile_check(outs[i][1]) : TF_OK;
         if (st)
-            return tf_fail_prefix(st, "%s: ", outs[i][0]);
+            return tf_fail_prefix(st, "%s", outs[i][0]);
     }
     return TF_OK;
 }

@@ -57,7 +57,7 @@ int tf_gnn_save_model(const tf_gnn_trainer *t, uint64_t fingerprint, const char 
     if (rank == 0) {
         model_file mf = {t, fingerprint, normalization};
         if ((st = tf_gnn_write_atomic(path, write_model, &mf)))
-            st = tf_fail_prefix(st, "--save-model: ");
+            st = tf_fail_prefix(st, "--save-model");
     }
     return tf_exec_agree(t->m->comm, st);
 }
@@ -145,7 +145,7 @@ int tf_gnn_save_predictions(tf_gnn_model *m, const char *path)
         }
         pred_file pf = {d->n, cls, split};
         if (!st && (st = tf_gnn_write_atomic(path, write_preds, &pf)))
-            st = tf_fail_prefix(st, "--predictions: ");
+            st = tf_fail_prefix(st, "--predictions");
     }
     free(mine);
     free(counts);
