@@ -126,7 +126,16 @@ int tf_gnn_ckpt_read(const char *path, tf_gnn_ckpt *c)
         return tf_fail_prefix(st, "--resume");
     st = read_header(&f, path, c);
     if (!st) {
+        /* Sizes first: a damaged shape must not ask for terabytes. */
         c->nw = tf_gnn_ckpt_nweights(&c->id);
+        int64_t len = tf_gnn_h5_data_len(&f, "weights");
+        if (len < 0)
+            st = TF_ERR_FORMAT;
+        else if ((uint64_t)len != c->nw)
+            st = tf_fail(TF_ERR_FORMAT, "%s: %lld weights, but the model's shape has %zu", path,
+                         (long long)len, c->nw);
+    }
+    if (!st) {
         size_t nh = (size_t)hist_len(c->id.patience);
         c->w = malloc(c->nw * sizeof *c->w);
         c->adam_m = malloc(c->nw * sizeof *c->adam_m);

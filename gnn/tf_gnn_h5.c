@@ -162,6 +162,24 @@ int tf_gnn_h5_get_str(tf_gnn_h5 *f, const char *name, char *s, size_t n)
     return TF_OK;
 }
 
+int64_t tf_gnn_h5_data_len(tf_gnn_h5 *f, const char *name)
+{
+    if (H5Lexists(f->file, name, H5P_DEFAULT) <= 0) {
+        tf_fail(TF_ERR_FORMAT, "%s: dataset %s is missing", f->path, name);
+        return -1;
+    }
+    hid_t d = H5Dopen2(f->file, name, H5P_DEFAULT);
+    hid_t sp = d < 0 ? -1 : H5Dget_space(d);
+    hssize_t cnt = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    if (cnt < 0)
+        tf_fail(TF_ERR_FORMAT, "%s: dataset %s cannot be read", f->path, name);
+    return (int64_t)cnt;
+}
+
 int tf_gnn_h5_get_data(tf_gnn_h5 *f, const char *name, double *v, int64_t n)
 {
     if (H5Lexists(f->file, name, H5P_DEFAULT) <= 0)

@@ -35,6 +35,8 @@ int tf_gnn_h5_get_u64(tf_gnn_h5 *f, const char *name, uint64_t *v);
 int tf_gnn_h5_get_f64(tf_gnn_h5 *f, const char *name, double *v);
 /* Reads a string attribute into s (n bytes, truncated). */
 int tf_gnn_h5_get_str(tf_gnn_h5 *f, const char *name, char *s, size_t n);
+/* Number of values of a dataset (-1, with a message, if it is missing). */
+int64_t tf_gnn_h5_data_len(tf_gnn_h5 *f, const char *name);
 /* Reads a one-dimensional dataset of exactly n doubles into v. */
 int tf_gnn_h5_get_data(tf_gnn_h5 *f, const char *name, double *v, int64_t n);
 

@@ -164,6 +164,13 @@ START_TEST(checkpoint_refusals)
     ck_assert_int_eq(tf_gnn_ckpt_write(path_in(2, "bad.h5"), &c), TF_OK);
     ck_assert_int_eq(tf_gnn_ckpt_read(path_in(2, "bad.h5"), &r), TF_ERR_FORMAT);
     ck_assert_msg(strstr(tf_error_message(), "adam_step"), "%s", tf_error_message());
+    /* A shape that does not match the stored weights (a damaged file). */
+    c.adam_step = 12;
+    c.id.features = 4000000;
+    ck_assert_int_eq(tf_gnn_ckpt_write(path_in(2, "bad.h5"), &c), TF_OK);
+    ck_assert_int_eq(tf_gnn_ckpt_read(path_in(2, "bad.h5"), &r), TF_ERR_FORMAT);
+    ck_assert_msg(strstr(tf_error_message(), "weights, but the model's shape has"), "%s",
+                  tf_error_message());
     tf_gnn_ckpt_free(&c);
     remove_dir();
 }
