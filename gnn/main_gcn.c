@@ -39,7 +39,7 @@ static int open_plans(const tf_gnn_cli *c, tf_handle **fwd, tf_handle **bwd)
     if (st)
         return st;
     if (c->backward_plan && (st = tf_open(c->backward_plan, MPI_COMM_WORLD, bwd)))
-        return tf_fail_prefix(st, "--backward-plan: ");
+        return tf_fail_prefix(st, "--backward-plan");
     return TF_OK;
 }
 

@@ -192,7 +192,8 @@ until [ "$(col "$work/k1.json" epoch 2>/dev/null | tail -1)" -ge 100 ] 2>/dev/nu
     waited=$((waited + 1))
     [ $waited -gt 2400 ] && break
 done
-victim=$(ps -o pid= --ppid $mpid | tail -1 | tr -d ' ')
+# mpirun's children are the ranks (/proc: no procps needed).
+victim=$(cat /proc/$mpid/task/*/children 2>/dev/null | tr ' ' '\n' | grep . | tail -1)
 if [ -n "$victim" ]; then
     kill -9 "$victim"
 fi
