@@ -12,7 +12,7 @@
 #     per node in file order (also from a METIS plan); --json names the files;
 #   - refusals in one line, every rank exiting 1: a checkpoint of another
 #     graph, feature width, model shape or seed; an output path that is a
-#     directory or a device. A link as output path is followed.
+#     directory or a device; --layers 1. A link as output path is followed.
 # Environment as tests/e2e_gcn.sh. Last line: "e2e_gcn_ckpt: N passed, M failed".
 E2E_NAME=e2e_gcn_ckpt
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
@@ -271,6 +271,9 @@ gcn_fails "predictions path is a device" 2 "not a regular file (character device
     --predictions /dev/null
 gcn_fails "outputs with several algorithms" 2 "need a single --algo" $C2 --algo twoface,p2p \
     --save-model "$work/x.h5"
+gcn_fails "one layer" 2 "--layers '1': expected a whole number in 2..32" $C2 --layers 1
+gcn_fails "--checkpoint-every without --checkpoint" 2 "needs --checkpoint FILE" $C2 \
+    --checkpoint-every 3
 
 # A link as --checkpoint: its target is replaced, the link stays.
 ln -s ck.h5 "$work/link.h5"
