@@ -14,6 +14,8 @@ typedef struct {
     const char *algo;
     int ranks;
     int show_algo; /* text: prefix epoch lines with the algorithm (several trained side by side) */
+    /* Files written by the run (NULL: none): named in the summary. */
+    const char *checkpoint, *model, *predictions;
 } tf_gnn_report;
 
 /* A tf_gnn_epoch_fn: arg is a tf_gnn_report. */
