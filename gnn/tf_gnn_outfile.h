@@ -10,9 +10,9 @@
  *     one file system), and the directory is fsync'ed;
  *   - on any failure the temporary file is removed and the target is left as
  *     it was.
- * The whole policy sits behind tf_gnn_write_atomic (and tf_gnn_outfile_check
- * for the early check of a command line), so that it can move to a shared
- * module of the project's writers without touching the callers. */
+ * These are the rules of every twoface writer (format/tf_outpath.h), which
+ * does the work; this module adapts it to writers that fill a file by name
+ * (HDF5). */
 #ifndef TF_GNN_OUTFILE_H
 #define TF_GNN_OUTFILE_H
 
