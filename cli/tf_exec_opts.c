@@ -2,6 +2,7 @@
 
 #include "tf_cli.h"
 #include "tf_error.h"
+#include "twoface.h"
 
 #include <string.h>
 
@@ -23,7 +24,10 @@ void tf_exec_usage(FILE *f)
             "                        twoface plan's start-up trial runs)\n"
             "  --b FILE.h5           B from dataset /B (float32, n x K); default: generator\n"
             "  --c-out FILE.h5       write the first algorithm's C to dataset /C (m x K)\n"
-            "  --check               compare every C with a serial reference (tolerance 1e-5)\n"
+            "  --check               compare every C with a serial reference (tolerance 1e-5;\n"
+            "                        with bf16, 1e-5 + 2^-8: the documented bound)\n"
+            "  --comm f32|bf16|plan  what B rows travel as (default plan: the plan's choice,\n"
+            "                        twoface-plan --comm; the baselines follow it too)\n"
             "  --json                one JSON object per algorithm on stdout\n"
             "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS)\n"
             "  --threads-fetch T     threads of the fetch group (default 1 if T >= 2;\n"
@@ -44,7 +48,7 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
     a->seed = 1;
     enum {
         O_WARMUP = 256, O_THREADS, O_THREADS_FETCH, O_SEED, O_B, O_C_OUT, O_CHECK, O_JSON,
-        O_ALGO, O_REPLICATION, O_TIME, O_MAX_ITERS, O_SELECT_CALLS
+        O_ALGO, O_REPLICATION, O_TIME, O_MAX_ITERS, O_SELECT_CALLS, O_COMM
     };
     static const struct option longopts[] = {
         {"k", required_argument, 0, 'k'},
@@ -62,6 +66,7 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
         {"time", required_argument, 0, O_TIME},
         {"max-iterations", required_argument, 0, O_MAX_ITERS},
         {"select-calls", required_argument, 0, O_SELECT_CALLS},
+        {"comm", required_argument, 0, O_COMM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     opterr = 0;
@@ -85,6 +90,16 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
             st = tf_cli_double("--time", optarg, 0, 1e6, "seconds", &a->time_budget);
             break;
         case O_SEED: st = tf_cli_u64("--seed", optarg, &a->seed); break;
+        case O_COMM:
+            if (strcmp(optarg, "plan") == 0)
+                a->comm = TF_COMM_PLAN;
+            else if (strcmp(optarg, "f32") == 0)
+                a->comm = TF_COMM_F32;
+            else if (strcmp(optarg, "bf16") == 0)
+                a->comm = TF_COMM_BF16;
+            else
+                st = tf_fail(TF_ERR_ARG, "--comm '%s': expected f32, bf16 or plan", optarg);
+            break;
         case O_B: a->b_path = optarg; break;
         case O_C_OUT: a->c_path = optarg; break;
         case O_CHECK: a->check = 1; break;

@@ -20,6 +20,7 @@ typedef struct {
     int check, json;
     int threads, threads_fetch;
     int select_calls;
+    int comm;                       /* TF_COMM_*: --comm (default: the plan's) */
     uint64_t seed;
 } tf_exec_args;
 

@@ -16,6 +16,7 @@ typedef struct {
     double msgs_sum, msgs_max, msgs_coll_sum, msgs_fetch_sum;
     double diff; /* vs the first algorithm */
     double err;  /* vs the reference (--check) */
+    double tol_diff, tol_err; /* their tolerances (tf_exec_check_tol) */
 } tf_exec_result;
 
 /* The run being reported. */

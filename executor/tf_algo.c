@@ -20,6 +20,7 @@ struct tf_algo {
     float *b;        /* baselines: this rank's B rows */
     int64_t nb;
     int64_t calls;   /* baselines: runs since the last reset */
+    int comm;        /* TF_COMM_F32 or TF_COMM_BF16, as run */
 };
 
 static const char *const kind_names[] = {"twoface",   "fetch", "collective",
@@ -234,8 +235,16 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
             return st;
         }
         a->threads = tf_ctx_threads(a->ctx);
+        a->comm = tf_ctx_comm_precision(a->ctx);
         *out = a;
         return TF_OK;
+    }
+    /* The baselines move B in the precision twoface would (the plan's
+     * choice unless opt says otherwise), so that comparisons stay fair. */
+    st = tf_comm_resolve(h, opt ? opt->comm : TF_COMM_PLAN, &a->comm); /* agrees */
+    if (st) {
+        free(a);
+        return st;
     }
     a->threads = opt && opt->threads > 0 ? opt->threads : default_threads(h);
     const tf_csr *rows = tf_handle_rows(h);
@@ -266,6 +275,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     in.val = rows->val;
     in.k = k;
     in.replication = spec->replication;
+    in.bf16 = a->comm == TF_COMM_BF16;
     int algo = spec->kind == TF_ALGO_ALLGATHER ? TF_BASE_ALLGATHER
                : spec->kind == TF_ALGO_SHIFT   ? TF_BASE_SHIFT
                                                : TF_BASE_P2P;
@@ -352,3 +362,5 @@ int tf_algo_free(tf_algo *a)
     free(a);
     return TF_OK;
 }
+
+int tf_algo_comm(const tf_algo *a) { return a->comm; }
