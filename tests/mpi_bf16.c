@@ -10,6 +10,7 @@
 
 #include "tf_bf16.h"
 #include "tf_dense.h"
+#include "tf_algo.h"
 #include "tf_error.h"
 #include "tf_exec.h"
 #include "tf_kernels.h"
@@ -384,6 +385,54 @@ START_TEST(plan_choice_and_trial)
 }
 END_TEST
 
+/* The baselines move B as bf16 when asked, as twoface does: the rounded
+ * reference to float32 summation (shift at c = 1: a rank's own block is
+ * its only float32 one), half the bytes. */
+START_TEST(baselines_follow)
+{
+    tf_csr a;
+    hub_matrix(&a);
+    tf_handle *h = NULL;
+    ck_assert(all_true(open_mem(&a, TF_MODE_TWOFACE, TF_PREC_BF16, &h) == TF_OK));
+    tf_algo_spec *specs = NULL;
+    int n = 0;
+    ck_assert(tf_algo_parse("allgather,shift,p2p", "1", g_size, &specs, &n) == TF_OK);
+    const int k = 20;
+    int64_t r0, nr;
+    tf_get_rows(h, &r0, &nr);
+    float *y = malloc((size_t)(nr > 0 ? nr : 1) * k * sizeof *y);
+    for (int x = 0; x < n; x++) {
+        tf_algo *al[2];
+        int64_t bytes[2];
+        for (int bf = 0; bf < 2; bf++) {
+            tf_exec_options opt;
+            tf_exec_options_default(&opt);
+            opt.comm = bf ? TF_COMM_PLAN : TF_COMM_F32; /* the plan says bf16 */
+            ck_assert(all_true(tf_algo_create(&specs[x], &h, 1, k, &opt, &al[bf]) == TF_OK));
+            ck_assert_int_eq(tf_algo_comm(al[bf]), bf ? TF_COMM_BF16 : TF_COMM_F32);
+            int64_t b0, nb;
+            tf_get_brows(h, &b0, &nb);
+            if (nb > 0)
+                tf_dense_fill(tf_algo_b(al[bf]), 31, b0, nb, k);
+            ck_assert(all_true(tf_algo_run(al[bf], y) == TF_OK));
+            double e = error_vs(h, &a, k, 31, bf, y);
+            ck_assert_msg(e < TOL, "%s %s: error %g", specs[x].name, bf ? "bf16" : "f32", e);
+            tf_algo_stats st;
+            tf_algo_stats_get(al[bf], &st);
+            bytes[bf] = st.bytes;
+        }
+        ck_assert_msg(bytes[1] * 2 == bytes[0], "%s: %lld bytes in bf16, %lld in f32",
+                      specs[x].name, (long long)bytes[1], (long long)bytes[0]);
+        tf_algo_free(al[0]);
+        tf_algo_free(al[1]);
+    }
+    free(specs);
+    free(y);
+    tf_close(h);
+    tf_csr_free(&a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -394,6 +443,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, variants_bitwise);
     tcase_add_test(tc, mismatch_is_agreed);
     tcase_add_test(tc, plan_choice_and_trial);
+    tcase_add_test(tc, baselines_follow);
     suite_add_tcase(s, tc);
     return s;
 }
