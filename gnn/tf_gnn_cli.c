@@ -3,6 +3,7 @@
 #include "tf_error.h"
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
+#include "twoface.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -33,13 +34,15 @@ void tf_gnn_cli_usage(FILE *f)
             "                        needed when PLAN's matrix is not symmetric\n"
             "  --every N             print every N epochs (default 1; 0 = summary only)\n"
             "  --threads T           OpenMP threads per rank for an SpMM (default: executor's)\n"
+            "  --comm f32|bf16|plan  what the SpMMs' B rows (activations forward, gradients\n"
+            "                        backward) travel as; default plan: the plans' choice\n"
             "  --json                one JSON object per line instead of text\n"
             "  -h, --help            this text\n");
 }
 
 enum {
     O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
-    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON
+    O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON, O_COMM
 };
 
 static int one_option(int c, const char *arg, tf_gnn_cli *o)
@@ -76,6 +79,16 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     case O_EVERY: st = tf_cli_i64("--every", arg, 0, INT64_MAX, &o->every); break;
     case O_THREADS: st = tf_cli_int("--threads", arg, 0, 1024, &o->threads); break;
     case O_JSON: o->json = 1; break;
+    case O_COMM:
+        if (strcmp(arg, "plan") == 0)
+            o->comm = TF_COMM_PLAN;
+        else if (strcmp(arg, "f32") == 0)
+            o->comm = TF_COMM_F32;
+        else if (strcmp(arg, "bf16") == 0)
+            o->comm = TF_COMM_BF16;
+        else
+            st = tf_fail(TF_ERR_ARG, "--comm '%s': expected f32, bf16 or plan", arg);
+        break;
     default: st = tf_fail(TF_ERR_ARG, "unknown option (see --help)");
     }
     return st;
@@ -117,6 +130,7 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         {"every", required_argument, 0, O_EVERY},
         {"threads", required_argument, 0, O_THREADS},
         {"json", no_argument, 0, O_JSON},
+        {"comm", required_argument, 0, O_COMM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);

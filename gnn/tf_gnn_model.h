@@ -35,6 +35,10 @@ typedef struct {
     double weight_decay; /* 5e-4, first layer only */
     uint64_t seed;
     int threads;         /* OpenMP threads of an SpMM; 0 = the executor's default */
+    int comm;            /* TF_COMM_*: what the B rows of the forward (activations)
+                            and backward (gradients) products travel as; 0 = each
+                            plan's choice. Weights, their Allreduce and everything
+                            local stay float32 */
 } tf_gnn_hparams;
 
 typedef struct {

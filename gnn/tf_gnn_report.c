@@ -30,11 +30,11 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
     double share = res->total > 0 ? res->spmm / res->total : 0;
     if (r->json)
         fprintf(r->out,
-                "{\"summary\":true,\"algo\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
+                "{\"summary\":true,\"algo\":\"%s\",\"comm\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
                 "\"stopped_early\":%s,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f,"
                 "\"test_loss\":%.9g,\"epoch_ms\":%.4f,\"epoch_ms_median\":%.4f,\"spmm_ms\":%.4f,\"dense_ms\":%.4f,"
                 "\"allreduce_ms\":%.4f,\"spmm_share\":%.4f}\n",
-                r->algo, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
+                r->algo, r->comm, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
                 v->acc[TF_GNN_TRAIN], v->acc[TF_GNN_VAL], v->acc[TF_GNN_TEST],
                 v->loss[TF_GNN_TEST], 1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
                 1e3 * res->allreduce, share);
@@ -44,9 +44,9 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
                 (long long)res->epochs, res->stopped ? " (early stop)" : "");
         fprintf(r->out,
                 "time per epoch %.3f ms = spmm %.3f ms (%.1f %%) + dense %.3f ms + allreduce "
-                "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks]\n",
+                "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks, comm %s]\n",
                 1e3 * res->total, 1e3 * res->spmm, 100 * share, 1e3 * res->dense,
-                1e3 * res->allreduce, 1e3 * res->median, r->algo, r->ranks);
+                1e3 * res->allreduce, 1e3 * res->median, r->algo, r->ranks, r->comm);
     }
     fflush(r->out);
 }

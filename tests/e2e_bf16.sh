@@ -89,6 +89,33 @@ for np in 2 4; do
         ok "$np ranks: --comm bf16 on a float32 plan, text report" ||
         bad "$np ranks: --comm bf16 on f32 plan: $(tail -3 "$work/out.txt") $(head -3 "$work/err.log")"
 done
+# Training: the shipped Cora with real features, forward and backward
+# products in bf16; accuracy like float32's, the summary names bf16.
+GCN=$B/bin/twoface-gcn
+D=$SRC/examples/data
+CORA="--features $D/cora.features.mtx.zst --labels $D/cora.labels.txt --split $D/cora.split.txt"
+if [ -x "$GCN" ] && "$PLAN" "$MATRIX" -n 3 -k 16 --normalize gcn -o "$work/g3.h5" -q; then
+    for c in f32 bf16; do
+        timeout 300 mpirun -n 3 --bind-to none "$GCN" "$work/g3.h5" $CORA --seed 1 --json \
+            --comm $c >"$work/gcn-$c.json" 2>"$work/gcn.err" ||
+            bad "twoface-gcn --comm $c: $(head -c 300 "$work/gcn.err")"
+    done
+    a32=$(sed -n 's/.*"summary".*"test_acc":\([0-9.]*\).*/\1/p' "$work/gcn-f32.json")
+    a16=$(sed -n 's/.*"summary".*"test_acc":\([0-9.]*\).*/\1/p' "$work/gcn-bf16.json")
+    grep -q '"summary":true,"algo":"twoface","comm":"bf16"' "$work/gcn-bf16.json" &&
+        ok "twoface-gcn --comm bf16: the summary names bf16" ||
+        bad "twoface-gcn --comm bf16 summary: $(grep summary "$work/gcn-bf16.json")"
+    awk -v a="$a16" -v b="$a32" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.78 && d <= 0.02) }' &&
+        ok "twoface-gcn Cora 3 ranks seed 1: bf16 test accuracy $a16, float32 $a32" ||
+        bad "twoface-gcn bf16 accuracy '$a16' vs float32 '$a32'"
+    if timeout 300 mpirun -n 3 --bind-to none "$GCN" "$work/g3.h5" $CORA --comm fp8 \
+        >/dev/null 2>"$work/gcn.err"; then
+        bad "twoface-gcn --comm fp8 accepted"
+    else
+        grep -q "expected f32, bf16 or plan" "$work/gcn.err" && ok "twoface-gcn --comm fp8: error" ||
+            bad "twoface-gcn --comm fp8: $(head -3 "$work/gcn.err")"
+    fi
+fi
 if run 2 "$work/f2.h5" --comm half -i 1 >/dev/null 2>"$work/err.log"; then
     bad "twoface-exec --comm half accepted"
 else
