@@ -319,6 +319,9 @@ def main(argv=None):
     ap.add_argument('--threads', type=int, help='torch threads per process')
     ap.add_argument('--every', type=int, default=1, help='print every N epochs (0 = summary)')
     ap.add_argument('--json', action='store_true')
+    ap.add_argument('--comm', choices=('f32', 'bf16', 'plan'), default=None,
+                    help="what the SpMMs' B rows (activations, gradients) travel as "
+                         "(default: the plan's choice)")
     a = ap.parse_args(argv)
     for opt, rnd in (('features', 'random_features'), ('labels', 'random_classes'),
                      ('split', 'random_split')):
@@ -359,7 +362,7 @@ def main(argv=None):
             comm.agree(msg)
         except twoface.TwofaceError as e:
             sys.exit(f'gcn.py: {e}')
-        prop = lambda H: twoface.SpMM.apply(H, plan, bplan)  # noqa: E731
+        prop = lambda H: twoface.SpMM.apply(H, plan, bplan, a.comm)  # noqa: E731
         algo = 'twoface'
 
     # Inputs: this rank's rows only; any bad input fails on every rank alike.
