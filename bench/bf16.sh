@@ -2,12 +2,13 @@
 # bfloat16 communication (--comm bf16) against float32, for docs/benchmarks.md and
 # docs/gnn.md.
 #   sh bench/bf16.sh spmm      twoface-exec at P = 4, K = 128 on GRAPHS (plans made with
-#                              the shared-memory calibration CALIB): the float32 plan run
-#                              with --comm f32 and --comm bf16, and the plan made with
-#                              --comm bf16; bytes received per SpMM (--json) and the median
-#                              SpMM time; ROUNDS rounds of one process per case, the order
-#                              rotated every round; per graph and case the median over
-#                              rounds of each process's median
+#                              the shared-memory calibration CALIB): the plan run in both
+#                              precisions in one process (--comm f32,bf16: interleaved,
+#                              the order rotating every round), ROUNDS processes; bytes
+#                              received per SpMM (--json), median SpMM time (slowest rank)
+#                              per process, the median over processes of each and of the
+#                              per-process ratio, the owner's rounding (pack_s); and what
+#                              twoface-plan --comm bf16 would plan instead (--explain)
 #   sh bench/bf16.sh accuracy  twoface-gcn test accuracy on Cora and CiteSeer at P = 4,
 #                              seeds 0..SEEDS-1, --comm f32 and bf16 alternating; mean,
 #                              std, worst per-seed difference; then the P-agreement of the
@@ -45,53 +46,43 @@ spmm() {
     cal=""
     [ -f "$CALIB" ] && cal="--calibration $CALIB"
     for g in $GRAPHS; do
-        for c in f32 bf16; do
-            f=$OUT/$g-$c.h5
-            [ -f "$f" ] || "$PLAN" "$DATA/$g.mtx.zst" -n 4 -k 128 $cal --comm $c -o "$f" -q ||
-                exit 1
-        done
+        f=$OUT/$g-f32.h5
+        [ -f "$f" ] || "$PLAN" "$DATA/$g.mtx.zst" -n 4 -k 128 $cal -o "$f" -q || exit 1
+        # What --comm bf16 would change in the plan itself: its split and the model's saving.
         "$PLAN" "$DATA/$g.mtx.zst" -n 4 -k 128 $cal --comm bf16 -o "$OUT/x.h5" --explain -q |
-            grep '^comm:' | sed "s/^/explain $g: /"
-        # f32: the float32 plan; bf16: the same plan with --comm bf16 (the precision
-        # alone); bf16plan: the plan made with --comm bf16 (its own split). No start-up
-        # trial: each runs the planner's choice.
+            grep -E '^(comm|classes):' | sed "s/^/explain $g: /"
+        # The same plan in both precisions in one process, interleaved in a rotating
+        # order (twoface-exec --comm f32,bf16); no start-up trial, so both run the
+        # planner's choice.
         for r in $(seq 1 "$ROUNDS"); do
-            case $((r % 3)) in
-            1) order="f32 bf16 bf16plan" ;;
-            2) order="bf16 bf16plan f32" ;;
-            0) order="bf16plan f32 bf16" ;;
-            esac
-            for c in $order; do
-                case $c in
-                f32) args="$OUT/$g-f32.h5 --comm f32" ;;
-                bf16) args="$OUT/$g-f32.h5 --comm bf16" ;;
-                bf16plan) args="$OUT/$g-bf16.h5" ;;
-                esac
-                j=$OUT/$g-$c-$r.json
-                timeout 900 mpirun -n 4 --bind-to none "$EXEC" $args -k 128 -i "$ITERS" \
-                    --warmup 3 --select-calls -1 --json >"$j" 2>"$OUT/err.log" ||
-                    { echo "FAILED $g $c: $(head -3 "$OUT/err.log")"; continue; }
-                echo "spmm $g $c round $r median_s $(jfield "$j" median_s) bytes $(bytes "$j") classes $(sed -n 's/.*"classes": "\([a-z]*\)".*/\1/p' "$j") load $(cut -d' ' -f1 /proc/loadavg)"
+            j=$OUT/$g-$r.json
+            if [ $((r % 2)) = 1 ]; then cl=f32,bf16; else cl=bf16,f32; fi
+            timeout 900 mpirun -n 4 --bind-to none "$EXEC" "$f" --comm $cl -k 128 -i "$ITERS" \
+                --warmup 3 --select-calls -1 --json >"$j" 2>"$OUT/err.log" ||
+                { echo "FAILED $g: $(head -3 "$OUT/err.log")"; continue; }
+            for c in f32 bf16; do
+                l=$(grep "\"algo\": \"twoface/$c\"" "$j")
+                echo "$l" >"$OUT/line.json"
+                echo "spmm $g $c round $r median_s $(jfield "$OUT/line.json" median_s) bytes $(bytes "$OUT/line.json") pack_s $(jfield "$OUT/line.json" pack_s) classes $(sed -n 's/.*"classes": "\([a-z]*\)".*/\1/p' "$OUT/line.json") load $(cut -d' ' -f1 /proc/loadavg)"
             done
         done
     done | tee "$OUT/spmm.log"
     echo
-    echo "| graph | MiB/SpMM f32 | bf16 | bf16/f32 | median ms f32 | bf16 | bf16/f32 | bf16 plan: classes | MiB | ms | /f32 |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| graph (classes) | MiB/SpMM f32 | bf16 | bf16/f32 | median ms f32 | bf16 | bf16/f32 (median of rounds) | bf16 rounding ms |"
+    echo "|---|---|---|---|---|---|---|---|"
     for g in $GRAPHS; do
         b32=$(awk -v g=$g '$2 == g && $3 == "f32" { print $9; exit }' "$OUT/spmm.log")
         b16=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $9; exit }' "$OUT/spmm.log")
-        bp=$(awk -v g=$g '$2 == g && $3 == "bf16plan" { print $9; exit }' "$OUT/spmm.log")
-        cp=$(awk -v g=$g '$2 == g && $3 == "bf16plan" { print $11; exit }' "$OUT/spmm.log")
-        c32=$(awk -v g=$g '$2 == g && $3 == "f32" { print $11; exit }' "$OUT/spmm.log")
+        cl=$(awk -v g=$g '$2 == g && $3 == "f32" { print $13; exit }' "$OUT/spmm.log")
         t32=$(awk -v g=$g '$2 == g && $3 == "f32" { print $7 }' "$OUT/spmm.log" | median)
         t16=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $7 }' "$OUT/spmm.log" | median)
-        tp=$(awk -v g=$g '$2 == g && $3 == "bf16plan" { print $7 }' "$OUT/spmm.log" | median)
-        awk -v g="$g ($c32)" -v b32="$b32" -v b16="$b16" -v bp="$bp" -v cp="$cp" -v t32="$t32" \
-            -v t16="$t16" -v tp="$tp" 'BEGIN {
-            printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f |\n",
-                g, b32 / 1048576, b16 / 1048576, (b32 > 0 ? b16 / b32 : 0), 1e3 * t32, 1e3 * t16,
-                (t32 > 0 ? t16 / t32 : 0), cp, bp / 1048576, 1e3 * tp, (t32 > 0 ? tp / t32 : 0) }'
+        pk=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $11 }' "$OUT/spmm.log" | median)
+        ratio=$(awk -v g=$g '$2 == g { t[$3, $5] = $7 } END { for (r = 1; (("f32", r) in t); r++)
+            if (("bf16", r) in t) print t["bf16", r] / t["f32", r] }' "$OUT/spmm.log" | median)
+        awk -v g="$g ($cl)" -v b32="$b32" -v b16="$b16" -v t32="$t32" -v t16="$t16" -v r="$ratio" \
+            -v pk="$pk" 'BEGIN {
+            printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", g, b32 / 1048576,
+                b16 / 1048576, (b32 > 0 ? b16 / b32 : 0), 1e3 * t32, 1e3 * t16, r, 1e3 * pk }'
     done
 }
 

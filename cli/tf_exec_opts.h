@@ -21,6 +21,8 @@ typedef struct {
     int threads, threads_fetch;
     int select_calls;
     int comm;                       /* TF_COMM_*: --comm (default: the plan's) */
+    int comm2;                      /* --comm A,B: the second (each algorithm runs in
+                                       both, interleaved); TF_COMM_PLAN (0) = none */
     uint64_t seed;
 } tf_exec_args;
 

@@ -52,13 +52,14 @@ void tf_exec_report_gather(tf_exec_report *r, MPI_Comm comm)
         tf_algo_stats s;
         tf_algo_stats_get(algs[x], &s);
         double calls = (double)(s.calls > 0 ? s.calls : 1);
-        double per[9] = {s.detail.local_comp, s.detail.coll_wait,  s.detail.coll_comp,
-                         s.detail.fetch_wait, s.detail.fetch_comp, s.detail.merge,
-                         s.detail.sync,       s.comm,              s.compute};
-        for (int y = 0; y < 9; y++)
+        double per[10] = {s.detail.local_comp, s.detail.coll_wait,  s.detail.coll_comp,
+                          s.detail.fetch_wait, s.detail.fetch_comp, s.detail.merge,
+                          s.detail.sync,       s.comm,              s.compute,
+                          s.detail.pack};
+        for (int y = 0; y < 10; y++)
             per[y] /= calls;
-        MPI_Reduce(per, rep[x].det_max, 9, MPI_DOUBLE, MPI_MAX, 0, comm);
-        MPI_Reduce(per, rep[x].det_mean, 9, MPI_DOUBLE, MPI_SUM, 0, comm);
+        MPI_Reduce(per, rep[x].det_max, 10, MPI_DOUBLE, MPI_MAX, 0, comm);
+        MPI_Reduce(per, rep[x].det_mean, 10, MPI_DOUBLE, MPI_SUM, 0, comm);
         double cnt[6] = {(double)s.bytes / calls,
                          (double)s.msgs / calls,
                          (double)s.detail.bytes_coll / calls,
@@ -76,7 +77,7 @@ void tf_exec_report_gather(tf_exec_report *r, MPI_Comm comm)
         rep[x].msgs_fetch_sum = sum[5];
         rep[x].bytes_max = mx[0];
         rep[x].msgs_max = mx[1];
-        for (int y = 0; y < 9; y++)
+        for (int y = 0; y < 10; y++)
             rep[x].det_mean[y] /= nranks;
     }
     struct rusage ru;
@@ -129,6 +130,8 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
                 printf("%s\"%s\": %.9g", first ? "" : ", ", bnames[y], d[y]);
                 first = 0;
             }
+            if (fam)
+                printf(", \"pack_s\": %.9g", d[9]);
             printf("}");
         }
         if (fam)
@@ -220,6 +223,9 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
         for (int y = 0; y < 7; y++)
             printf("  %-19s %9.3f %9.3f\n", labels[y], r->det_max[y] * 1e3,
                    r->det_mean[y] * 1e3);
+        if (tf_algo_comm(algs[x]) == TF_COMM_BF16)
+            printf("  %-19s %9.3f %9.3f\n", "bf16 rounding", r->det_max[9] * 1e3,
+                   r->det_mean[9] * 1e3);
         printf("  received per SpMM (all ranks): collective %.3f MiB in %.0f messages, "
                "fetch %.3f MiB in %.0f requests\n",
                r->bytes_coll_sum / MIB, r->msgs_coll_sum, r->bytes_fetch_sum / MIB,

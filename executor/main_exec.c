@@ -99,6 +99,28 @@ static int open_plans(run *r, const tf_exec_args *a)
         }
         nalg = a->nplans;
     }
+    /* --comm A,B: every algorithm twice, named NAME/A and NAME/B. */
+    if (st == TF_OK && a->comm2 != TF_COMM_PLAN) {
+        tf_algo_spec *two = nalg * 2 <= TF_ALGO_MAX ? calloc((size_t)nalg * 2, sizeof *two) : NULL;
+        if (!two)
+            st = tf_fail(TF_ERR_ARG, "--comm with two precisions: at most %d algorithms",
+                         TF_ALGO_MAX / 2);
+        for (int x = 0; st == TF_OK && x < 2 * nalg; x++) {
+            two[x] = r->specs[x / 2];
+            two[x].comm = x % 2 ? a->comm2 : a->comm;
+            /* "/bf16" and the NUL fit after at most TF_ALGO_NAME_MAX - 6 characters. */
+            size_t len = strnlen(r->specs[x / 2].name, TF_ALGO_NAME_MAX - 6);
+            const char *cn = tf_comm_precision_name(two[x].comm);
+            memcpy(two[x].name, r->specs[x / 2].name, len);
+            two[x].name[len] = '/';
+            memcpy(two[x].name + len + 1, cn, strlen(cn) + 1);
+        }
+        if (st == TF_OK) {
+            free(r->specs);
+            r->specs = two;
+            nalg *= 2;
+        }
+    }
     for (int x = 0; st == TF_OK && x < nalg; x++) {
         int idx;
         st = tf_algo_pick_plan(&r->specs[x], hs, a->nplans, &idx);

@@ -41,6 +41,8 @@ typedef struct {
     int kind;        /* tf_algo_kind */
     int replication; /* shift: c (divides P); 1 otherwise */
     char name[TF_ALGO_NAME_MAX]; /* "twoface", "p2p", "shift(c=2)" */
+    int comm;        /* TF_COMM_*: what B rows travel as; TF_COMM_PLAN (0) = the
+                        options' choice (tf_exec_options.comm) */
 } tf_algo_spec;
 
 /* Parses a comma-separated --algo list ("twoface,fetch,shift,p2p") for nranks
@@ -67,7 +69,7 @@ int tf_algo_pick_plan(const tf_algo_spec *spec, tf_handle *const *plans, int npl
 typedef struct {
     int64_t calls;
     double comm;    /* waiting for communication (collective, fetch, sync / MPI waits) */
-    double compute; /* multiply loops, merge, packing */
+    double compute; /* multiply loops, merge, packing (bf16: the owner's rounding) */
     tf_timing detail; /* twoface, fetch, collective: the executor's own breakdown */
     int64_t bytes;  /* bytes of B (and, for shift c > 1, C partials) received */
     int64_t msgs;   /* messages received / requests issued */

@@ -25,9 +25,11 @@ void tf_explain_matrix(FILE *f, const tf_plan *plan)
 
 /* What B rows travel as, and what bf16 is predicted to save: the model run
  * again on the same plan with float32's byte terms. The model charges the
- * bytes only; the owner's rounding and the receivers' widening are memory
- * passes it does not see, so a small predicted saving (transfers a small
- * part of the time, as on one shared-memory node) may not materialise. */
+ * bytes only; the owner's rounding of its exported rows and the receivers'
+ * widening are memory passes it does not see. Where a transfer is itself a
+ * memory copy (one shared-memory node) they cost about what the halved copy
+ * saves (docs/benchmarks.md, "bfloat16"), so the line says so for every bf16
+ * plan: the coefficients do not tell a network from shared memory. */
 static void explain_comm(FILE *f, const tf_plan *plan, double worst)
 {
     if (plan->comm != TF_PREC_BF16) {
@@ -46,12 +48,11 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
     double saved = worst32 > 0 ? 1.0 - worst / worst32 : 0.0;
     fprintf(f, "comm: bf16 (B rows travel as bfloat16, 2 bytes per element; each remote product "
                "off by at most 2^-8 relative): predicted %.3f ms vs %.3f ms with f32 for this split "
-               "(%.0f%% less)%s\n",
-            1e3 * worst, 1e3 * worst32, 100.0 * saved,
-            saved < 0.05 ? "; transfers are a small part of the time here, and the owner's "
-                           "rounding, which the model does not charge, may cost as much: "
-                           "measure before choosing bf16 (docs/executor.md)"
-                         : "");
+               "(%.0f%% less, bytes only); not charged: the owner's rounding of the rows it "
+               "exports and the receivers' widening, which on one shared-memory node, where a "
+               "transfer is a copy, cost about what the halved copy saves: bf16 pays where rows "
+               "cross a network (docs/benchmarks.md)\n",
+            1e3 * worst, 1e3 * worst32, 100.0 * saved);
 }
 
 void tf_explain_print(FILE *f, const tf_plan *plan)
