@@ -82,6 +82,16 @@ for np in 2 4; do
             ok "$np ranks: $algo receives exactly half the bytes ($b16 vs $b32)" ||
             bad "$np ranks: $algo bytes $b16 (bf16) vs $b32 (f32)"
     done
+    # Both precisions interleaved in one process: two records per algorithm.
+    run $np "$work/f$np.h5" --comm f32,bf16 --algo twoface,p2p -k 32 -i 2 --warmup 1 --check \
+        --json --select-calls -1 >"$work/both.json" 2>"$work/err.log" || bad "$np ranks: --comm f32,bf16 failed"
+    n2=$(grep -c '^{"algo": "\(twoface\|p2p\)/\(f32\|bf16\)"' "$work/both.json")
+    b16=$(bytes_total "$work/both.json" twoface/bf16)
+    b32=$(bytes_total "$work/both.json" twoface/f32)
+    [ "$n2" -eq 4 ] && [ -n "$b32" ] && [ $((b16 * 2)) -eq "$b32" ] &&
+        [ "$(field "$work/both.json" twoface/bf16 comm)" = bf16 ] &&
+        ok "$np ranks: --comm f32,bf16: 4 records, half the bytes in bf16" ||
+        bad "$np ranks: --comm f32,bf16: $n2 records, bytes $b16 vs $b32"
     # A float32 plan run with --comm bf16.
     run $np "$work/f$np.h5" --comm bf16 -k 32 -i 2 --warmup 1 --check >"$work/out.txt" 2>"$work/err.log" &&
         grep -q "bf16 bound included): passed" "$work/out.txt" &&
@@ -116,10 +126,16 @@ if [ -x "$GCN" ] && "$PLAN" "$MATRIX" -n 3 -k 16 --normalize gcn -o "$work/g3.h5
             bad "twoface-gcn --comm fp8: $(head -3 "$work/gcn.err")"
     fi
 fi
+if run 2 "$work/f2.h5" --comm bf16,bf16 -i 1 >/dev/null 2>"$work/err.log"; then
+    bad "twoface-exec --comm bf16,bf16 accepted"
+else
+    grep -q "expected f32, bf16, plan, f32,bf16 or bf16,f32" "$work/err.log" &&
+        ok "twoface-exec --comm bf16,bf16: error" || bad "--comm bf16,bf16: $(head -3 "$work/err.log")"
+fi
 if run 2 "$work/f2.h5" --comm half -i 1 >/dev/null 2>"$work/err.log"; then
     bad "twoface-exec --comm half accepted"
 else
-    grep -q "expected f32, bf16 or plan" "$work/err.log" && ok "twoface-exec --comm half: error" ||
+    grep -q "expected f32, bf16, plan" "$work/err.log" && ok "twoface-exec --comm half: error" ||
         bad "twoface-exec --comm half: $(head -3 "$work/err.log")"
 fi
 finish
