@@ -1,8 +1,9 @@
 /* B rows travelling as bfloat16 (tf_exec_options.comm = TF_COMM_BF16,
- * twoface-plan --comm bf16): the result is the float32 executor's on B with
- * every remote row rounded to bf16 (bitwise, when B is already bf16; to
- * float32 summation otherwise), within the documented bound of the float32
- * reference, the same bits from every kernel variant and thread set-up, half
+ * twoface-plan --comm bf16): the result is bitwise the executor's order of
+ * operations on B with every remote row rounded to bf16 (a collective plan,
+ * whose order is fixed), within float32 summation of a double reference
+ * that rounds the same rows (every plan), the float32 executor's bits when B
+ * is already bf16, within the documented bound of the float32 reference, the same bits from every kernel variant and thread set-up, half
  * the bytes; the plan's choice is the default; ranks that disagree fail
  * together. Runs at any number of ranks (the checks that need remote rows
  * apply from 2 on). */
@@ -159,6 +160,30 @@ static void fill(tf_ctx *ctx, int k, uint64_t seed, int exact)
             b[x] = tf_bf16_round_f32(b[x]);
 }
 
+/* The bitwise reference of a collective plan: this rank's rows computed
+ * with the executor's own order of operations on the plan's arrays - the
+ * local part from the float32 B rows, then the collective part from the
+ * rows it receives, rounded to bf16 and widened - by the float32 kernel
+ * (every variant and row split gives the same bits, test_kernels.c). B is
+ * the generator's at seed. */
+static void bitwise_reference(const tf_handle *h, int k, uint64_t seed, float *c)
+{
+    const tf_rank_plan *rp = h->rp;
+    int64_t b0 = rp->brow_begin, nb = rp->nbrows, nc = rp->coll_buf_rows;
+    float *own = malloc((size_t)(nb > 0 ? nb : 1) * k * sizeof *own);
+    float *recv = malloc((size_t)(nc > 0 ? nc : 1) * k * sizeof *recv);
+    ck_assert(own && recv);
+    if (nb > 0)
+        tf_dense_fill(own, seed, b0, nb, k);
+    for (int64_t r = 0; r < nc; r++)
+        for (int x = 0; x < k; x++)
+            recv[r * k + x] = tf_bf16_round_f32(tf_dense_value(seed, h->coll_gcol[r], x));
+    tf_kern_csr(0, rp->nrows, rp->loc_ptr, rp->loc_idx, rp->loc_val, own, k, c, 0);
+    tf_kern_csr(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val, recv, k, c, 1);
+    free(own);
+    free(recv);
+}
+
 static int remote_nonzeros(const tf_handle *h)
 {
     const tf_rank_plan *rp = h->rp;
@@ -202,6 +227,15 @@ START_TEST(bounded_bitwise_half_bytes)
                     ck_assert_msg(e_f32 <= TF_BF16_REL_BOUND + TOL,
                                   "%s K=%d: %g vs the float32 reference", tf_mode_name(mode), k,
                                   e_f32);
+                    if (mode == TF_MODE_COLLECTIVE) { /* a fixed order: bitwise */
+                        float *ref = malloc(csz * sizeof *ref);
+                        ck_assert_ptr_nonnull(ref);
+                        bitwise_reference(h, k, seed, ref);
+                        ck_assert_msg(all_true(memcmp(ref, y16, (size_t)nr * (size_t)k *
+                                                                   sizeof *ref) == 0),
+                                      "K=%d: not bitwise the rounded reference", k);
+                        free(ref);
+                    }
                     /* Remote rows really were rounded. */
                     int differ = memcmp(y16, y32, (size_t)nr * (size_t)k * sizeof *y16) != 0;
                     ck_assert(any_rank(differ) == remote);
