@@ -14,6 +14,11 @@
 #                              std, worst per-seed difference; then the P-agreement of the
 #                              losses: 20 epochs (no early stop) at P = 1, 2, 4 with bf16,
 #                              largest relative difference of train/val loss from P = 1
+#   sh bench/bf16.sh smpi      the simulated cluster of docs/scale.md (bench/smpi/run.sh,
+#                              `make smpi` first) at P = 16 and 64, K = 128, its six graphs:
+#                              twoface in both precisions in each simulated job (--comm
+#                              f32,bf16), links of BW (default 12GBps, the harness's) per
+#                              one-core node; table of simulated medians and bytes
 # Environment: DATA (../shared/data), GNN ($DATA/gnn), BUILD (build), OUT (plans and raw
 # JSON; ${TMPDIR:-/tmp}/twoface-bf16-bench), GRAPHS, ROUNDS (5), ITERS (30), SEEDS (10),
 # CALIB (bench/results/calibration-sm-np4.txt).
@@ -144,8 +149,36 @@ accuracy() {
     done
 }
 
+smpi() {
+    PS="16 64" KS=128 ALGOS=twoface EXEC_ARGS="--comm f32,bf16" OUT=$OUT/smpi-${BW:-12GBps} \
+        BW=${BW:-12GBps} sh bench/smpi/run.sh || exit 1
+    python3 - "$OUT/smpi-${BW:-12GBps}/runs" <<'PY'
+import glob, json, os, sys
+print('| graph | P | classes | MiB received f32 | bf16 | simulated ms f32 | bf16 | bf16/f32 | rounding ms | max error bf16 |')
+print('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|')
+rows = []
+for f in glob.glob(os.path.join(sys.argv[1], '*-K128.json')):
+    recs = {}
+    for line in open(f):
+        if line.startswith('{"algo"'):
+            r = json.loads(line)
+            recs[r['algo']] = r
+    a, b = recs.get('twoface/f32'), recs.get('twoface/bf16')
+    if not a or not b:
+        continue
+    g, p = os.path.basename(f).rsplit('-P', 1)
+    rows.append((g, int(p.split('-')[0]), a, b))
+for g, p, a, b in sorted(rows, key=lambda x: (x[1], x[0])):
+    print('| %s | %d | %s | %.2f | %.2f | %.3f | %.3f | %.2f | %.3f | %.4f |' % (
+        g, p, a['classes'], a['bytes_received']['total'] / 2**20,
+        b['bytes_received']['total'] / 2**20, 1e3 * a['median_s'], 1e3 * b['median_s'],
+        b['median_s'] / a['median_s'], 1e3 * b['breakdown']['pack_s'], b.get('max_error', -1)))
+PY
+}
+
 case ${1:-} in
 spmm) spmm ;;
+smpi) smpi ;;
 accuracy) accuracy ;;
-*) echo "usage: sh bench/bf16.sh spmm|accuracy" >&2; exit 2 ;;
+*) echo "usage: sh bench/bf16.sh spmm|accuracy|smpi" >&2; exit 2 ;;
 esac
