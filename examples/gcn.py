@@ -455,6 +455,9 @@ def main(argv=None):
     ap.add_argument('--checkpoint-every', type=int, metavar='N',
                     help='epochs between checkpoints (default 10)')
     ap.add_argument('--resume', metavar='FILE', help='continue from this checkpoint')
+    ap.add_argument('--comm', choices=('f32', 'bf16', 'plan'), default=None,
+                    help="what the SpMMs' B rows (activations, gradients) travel as "
+                         "(default: the plan's choice)")
     a = ap.parse_args(argv)
     msg = check_args(a)
     if msg:
@@ -506,7 +509,7 @@ def main(argv=None):
             comm.agree(msg)
         except twoface.TwofaceError as e:
             sys.exit(f'gcn.py: {e}')
-        prop = lambda H: twoface.SpMM.apply(H, plan, bplan)  # noqa: E731
+        prop = lambda H: twoface.SpMM.apply(H, plan, bplan, a.comm)  # noqa: E731
         algo = 'twoface'
 
     # Inputs: this rank's rows only; any bad input fails on every rank alike.

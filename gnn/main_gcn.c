@@ -188,11 +188,14 @@ static int run(const tf_gnn_cli *c, int nranks)
                         c->random_split, c->seed};
     if (!st)
         st = tf_gnn_load(fwd, &in, ids, &d);
-    tf_gnn_hparams hp = {c->hidden, c->dropout, c->weight_decay, c->seed, c->threads, c->layers};
+    tf_gnn_hparams hp = {c->hidden, c->dropout, c->weight_decay, c->seed, c->threads, c->layers,
+                         c->comm};
     for (; !st && made < nalgo; made++) {
         st = tf_gnn_model_create(fwd, bwd, &spec[made], &d, &hp, &s.m[made]);
         s.rep[made] = (tf_gnn_report){g_rank == 0 ? stdout : NULL, c->json, c->every,
-                                      spec[made].name, nranks, nalgo > 1, NULL, NULL, NULL};
+                                      spec[made].name, nranks, nalgo > 1, NULL, NULL, NULL, NULL};
+        if (!st)
+            s.rep[made].comm = tf_comm_precision_name(tf_algo_comm(s.m[made].fh.a));
     }
     s.n = made;
     if (!st) {

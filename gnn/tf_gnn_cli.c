@@ -5,6 +5,7 @@
 #include "tf_gnn_dense.h"
 #include "tf_gnn_model.h"
 #include "tf_gnn_outfile.h"
+#include "twoface.h"
 
 #include <getopt.h>
 #include <string.h>
@@ -41,6 +42,8 @@ void tf_gnn_cli_usage(FILE *f)
             "  --resume FILE         continue the run whose checkpoint is FILE (same options)\n"
             "  --save-model FILE     the trained weights and hyper-parameters, HDF5\n"
             "  --predictions FILE    text, line i = node i's predicted class and split\n"
+            "  --comm f32|bf16|plan  what the SpMMs' B rows (activations forward, gradients\n"
+            "                        backward) travel as; default plan: the plans' choice\n"
             "  --json                one JSON object per line instead of text\n"
             "  -h, --help            this text\n");
 }
@@ -48,7 +51,7 @@ void tf_gnn_cli_usage(FILE *f)
 enum {
     O_FEATURES = 256, O_LABELS, O_SPLIT, O_RFEAT, O_RCLASS, O_RSPLIT, O_HIDDEN, O_EPOCHS, O_LR,
     O_WD, O_DROPOUT, O_PATIENCE, O_SEED, O_ALGO, O_REPL, O_BWD, O_EVERY, O_THREADS, O_JSON, O_LAYERS,
-    O_CKPT, O_CKPT_EVERY, O_RESUME, O_SAVE_MODEL, O_PREDICTIONS
+    O_CKPT, O_CKPT_EVERY, O_RESUME, O_SAVE_MODEL, O_PREDICTIONS, O_COMM
 };
 
 static int one_option(int c, const char *arg, tf_gnn_cli *o)
@@ -93,6 +96,16 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     case O_RESUME: o->resume = arg; break;
     case O_SAVE_MODEL: o->save_model = arg; break;
     case O_PREDICTIONS: o->predictions = arg; break;
+    case O_COMM:
+        if (strcmp(arg, "plan") == 0)
+            o->comm = TF_COMM_PLAN;
+        else if (strcmp(arg, "f32") == 0)
+            o->comm = TF_COMM_F32;
+        else if (strcmp(arg, "bf16") == 0)
+            o->comm = TF_COMM_BF16;
+        else
+            st = tf_fail(TF_ERR_ARG, "--comm '%s': expected f32, bf16 or plan", arg);
+        break;
     default: st = tf_fail(TF_ERR_ARG, "unknown option (see --help)");
     }
     return st;
@@ -152,6 +165,7 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         {"resume", required_argument, 0, O_RESUME},
         {"save-model", required_argument, 0, O_SAVE_MODEL},
         {"predictions", required_argument, 0, O_PREDICTIONS},
+        {"comm", required_argument, 0, O_COMM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);

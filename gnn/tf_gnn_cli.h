@@ -19,6 +19,7 @@ typedef struct {
     const char *algo, *replication;
     int64_t every; /* print every N epochs; 0 = only the summary */
     int threads;
+    int comm; /* TF_COMM_*: --comm (default 0, the plans' choice) */
     int json;
     const char *checkpoint; /* written every checkpoint_every epochs and at the end */
     int64_t checkpoint_every;

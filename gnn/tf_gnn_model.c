@@ -96,13 +96,13 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
     }
     st = tf_exec_agree(m->comm, st);
     if (!st)
-        st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, &m->fh);
+        st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, hp->comm, &m->fh);
     if (!st)
-        st = tf_gnn_spmm_create(spec, fwd, m->classes, hp->threads, &m->fc);
+        st = tf_gnn_spmm_create(spec, fwd, m->classes, hp->threads, hp->comm, &m->fc);
     if (!st && bwd)
-        st = tf_gnn_spmm_create(spec, bwd, m->hidden, hp->threads, &m->bh);
+        st = tf_gnn_spmm_create(spec, bwd, m->hidden, hp->threads, hp->comm, &m->bh);
     if (!st && bwd)
-        st = tf_gnn_spmm_create(spec, bwd, m->classes, hp->threads, &m->bc);
+        st = tf_gnn_spmm_create(spec, bwd, m->classes, hp->threads, hp->comm, &m->bc);
     if (st) {
         tf_gnn_model_free(m);
         return st;

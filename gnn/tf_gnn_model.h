@@ -47,6 +47,10 @@ typedef struct {
     uint64_t seed;
     int threads;         /* OpenMP threads of an SpMM; 0 = the executor's default */
     int layers;          /* 2..TF_GNN_MAX_LAYERS; 0 = 2 */
+    int comm;            /* TF_COMM_*: what the B rows of the forward (activations)
+                            and backward (gradients) products travel as; 0 = each
+                            plan's choice. Weights, their Allreduce and everything
+                            local stay float32 */
 } tf_gnn_hparams;
 
 typedef struct {

@@ -70,11 +70,11 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
     }
     if (j)
         fprintf(r->out,
-                "{\"summary\":true,\"algo\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
+                "{\"summary\":true,\"algo\":\"%s\",\"comm\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
                 "\"stopped_early\":%s,\"train_acc\":%s,\"val_acc\":%s,\"test_acc\":%s,"
                 "\"test_loss\":%s,\"epoch_ms\":%.4f,\"epoch_ms_median\":%.4f,\"spmm_ms\":%.4f,\"dense_ms\":%.4f,"
                 "\"allreduce_ms\":%.4f,\"spmm_share\":%.4f",
-                r->algo, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
+                r->algo, r->comm, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
                 a[0], a[1], a[2], num(tl, sizeof tl, "%.9g", v->loss[TF_GNN_TEST], j),
                 1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
                 1e3 * res->allreduce, share);
@@ -90,9 +90,9 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
                 a[2], a[1], a[0], (long long)res->epochs, res->stopped ? " (early stop)" : "");
         fprintf(r->out,
                 "time per epoch %.3f ms = spmm %.3f ms (%.1f %%) + dense %.3f ms + allreduce "
-                "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks]\n",
+                "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks, comm %s]\n",
                 1e3 * res->total, 1e3 * res->spmm, 100 * share, 1e3 * res->dense,
-                1e3 * res->allreduce, 1e3 * res->median, r->algo, r->ranks);
+                1e3 * res->allreduce, 1e3 * res->median, r->algo, r->ranks, r->comm);
         if (r->checkpoint)
             fprintf(r->out, "checkpoint %s (after epoch %lld)\n", r->checkpoint,
                     (long long)res->epochs);

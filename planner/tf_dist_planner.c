@@ -142,8 +142,10 @@ static void header_init(tf_plan *h, const tf_dcsr *a, uint64_t checksum, const t
     h->partition = o->partition;
     h->mode = o->mode;
     h->coll_rows = o->coll_rows;
+    h->comm = o->comm;
     h->coeffs = o->coeffs;
-    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
+    h->coeffs.elem_bytes = tf_prec_bytes(o->comm);
+    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&h->coeffs, o->k);
     snprintf(h->generated_by, sizeof h->generated_by, "twoface-plan %d.%d",
              TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
     time_t now = time(NULL);
@@ -548,7 +550,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
             continue;
         double c0 = MPI_Wtime();
         if (mode == TF_MODE_TWOFACE)
-            st = classify_on_root(comm, &an, &o->coeffs, o->k);
+            st = classify_on_root(comm, &an, &hdr.coeffs, o->k);
         else
             memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
                    (size_t)T);

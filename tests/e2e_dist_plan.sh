@@ -76,6 +76,7 @@ same "cora gcn P=5" "$CORA" -n 5 --normalize gcn
 same "cora fetch P=2 (P < Q)" "$CORA" -n 2 --mode fetch
 same "cora collective stripe P=6" "$CORA" -n 6 --mode collective --collective-rows stripe
 same "cora no-alternative P=7" "$CORA" -n 7 --no-alternative -k 32
+same "cora bf16 P=4" "$CORA" -n 4 --comm bf16
 same "dir mean transpose P=4" "$work/dir.mtx" -n 4 --normalize mean --transpose
 same "dir gcn P=3 stripe 8" "$work/dir.mtx" -n 3 --normalize gcn --stripe-width 8
 same "rect P=3" "$work/rect.mtx" -n 3

@@ -313,6 +313,9 @@ typedef struct {
     tf_gnn_model m;
 } gcase;
 
+/* What the cases' SpMMs move B rows as (tf_gnn_hparams.comm). */
+static int g_comm = TF_COMM_PLAN;
+
 static int case_open(gcase *c, int64_t n, int64_t edges, int symmetric, int with_bwd,
                      const char *algo, int hidden, double dropout, int layers)
 {
@@ -328,7 +331,7 @@ static int case_open(gcase *c, int64_t n, int64_t edges, int symmetric, int with
     local_data(&c->g, c->ids, c->nrows, &c->d);
     tf_algo_spec spec;
     ck_assert_int_eq(tf_gnn_algo_parse(algo, NULL, c->fwd, &spec), TF_OK);
-    tf_gnn_hparams hp = {hidden, dropout, 5e-4, 42, 1, layers};
+    tf_gnn_hparams hp = {hidden, dropout, 5e-4, 42, 1, layers, g_comm};
     return tf_gnn_model_create(c->fwd, c->bwd, &spec, &c->d, &hp, &c->m);
 }
 
@@ -505,6 +508,43 @@ START_TEST(non_finite_loss_stops_every_rank)
 }
 END_TEST
 
+/* --comm bf16: the forward and backward products move bf16 rows (all four
+ * SpMMs), the loss and gradient stay near the float64 reference (each
+ * remote product off by at most 2^-8 relative), exact at one rank where
+ * nothing travels; twoface and p2p, a non-symmetric graph (backward plan). */
+START_TEST(bf16_training_stays_near_the_reference)
+{
+    const char *algos[] = {"twoface", "p2p"};
+    for (int x = 0; x < 2; x++) {
+        g_comm = TF_COMM_BF16;
+        gcase c;
+        int st = case_open(&c, 37, 120, 0, 1, algos[x], 5, 0.5, 2);
+        g_comm = TF_COMM_PLAN;
+        ck_assert_int_eq(st, TF_OK);
+        ck_assert_int_eq(tf_algo_comm(c.m.fh.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.fc.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.bh.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.bc.a), TF_COMM_BF16);
+        for (int64_t epoch = 0; epoch < 3; epoch++) {
+            double loss;
+            ck_assert_int_eq(tf_gnn_model_grad(&c.m, epoch, &loss), TF_OK);
+            reference r;
+            reference_grad(&c.ahat, &c.g, c.m.w, c.m.hidden, c.m.layers, c.m.dropout, c.m.weight_decay,
+                           c.m.seed, epoch, &r);
+            free(r.grad);
+            double ge = grad_error(&c, epoch);
+            double tol = nranks() == 1 ? 1e-4 : 2e-2;
+            CHECK_ALL(ge < tol && fabs(loss - r.loss) < tol * fabs(r.loss),
+                      "%s epoch %lld: gradient error %.3g, loss %.9g vs reference %.9g",
+                      algos[x], (long long)epoch, ge, loss, r.loss);
+            for (size_t i = 0; i < c.m.nw; i++)
+                c.m.w[i] -= 0.5 * c.m.grad[i];
+        }
+        case_close(&c);
+    }
+}
+END_TEST
+
 /* ---- The library side: contexts of different K on one handle ------------- */
 
 static float bval(int64_t row, int j, int salt)
@@ -597,6 +637,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, nonsymmetric_without_backward_plan_fails);
     tcase_add_test(tc, algorithms_give_the_same_losses);
     tcase_add_test(tc, non_finite_loss_stops_every_rank);
+    tcase_add_test(tc, bf16_training_stays_near_the_reference);
     suite_add_tcase(s, tc);
     return s;
 }
