@@ -3,6 +3,7 @@
 #include "tf_dist_planner.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_perm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,21 +488,54 @@ static int gather_perm(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
     return st;
 }
 
-int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *part,
-                       int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap)
+/* The rows and columns of *a (block distribution, consumed) renumbered by
+ * newid (this rank's rows' new ids) into the bands off[0..nparts]. */
+static int renumber(MPI_Comm comm, tf_dcsr *a, int nparts, const int64_t *off,
+                    const int64_t *newid, int64_t **perm, int64_t **iperm, tf_dcsr *ap)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    int64_t *blk = malloc((size_t)(Q + 1) * sizeof *blk);
+    int64_t *tgt = malloc((size_t)(Q + 1) * sizeof *tgt);
+    int32_t *newcol = malloc((size_t)(a->loc.nnz ? a->loc.nnz : 1) * sizeof *newcol);
+    int st = blk && tgt && newcol ? TF_OK
+                                  : tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld rows",
+                                            (long long)a->nrows);
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK) {
+        tf_dist_block_bounds(a->m, Q, blk);
+        for (int r = 0; r <= Q; r++)
+            tgt[r] = off[tf_dist_first_part(nparts, Q, r)];
+        st = gather_perm(comm, a, blk, newid, perm, iperm);
+    }
+    if (st == TF_OK)
+        st = lookup_cols(comm, a, blk, newid, newcol);
+    if (st == TF_OK)
+        st = move_rows(comm, a, tgt, newid, newcol, ap);
+    free(blk);
+    free(tgt);
+    free(newcol);
+    tf_dcsr_free(a);
+    if (st && me == 0) {
+        free(*perm);
+        free(*iperm);
+        *perm = *iperm = NULL;
+    }
+    return st;
+}
+
+int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *part,
+                       int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap)
+{
+    int me;
     MPI_Comm_rank(comm, &me);
     memset(ap, 0, sizeof *ap);
     *perm = *iperm = NULL;
     const int64_t nr = a->nrows;
     int64_t *cnt = calloc((size_t)nparts * 2, sizeof *cnt);
-    int64_t *blk = malloc((size_t)(Q + 1) * sizeof *blk);
-    int64_t *tgt = malloc((size_t)(Q + 1) * sizeof *tgt);
     int64_t *newid = malloc((size_t)(nr ? nr : 1) * sizeof *newid);
-    int32_t *newcol = malloc((size_t)(a->loc.nnz ? a->loc.nnz : 1) * sizeof *newcol);
-    int st = cnt && blk && tgt && newid && newcol
+    int st = cnt && newid
                  ? TF_OK
                  : tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld rows", (long long)nr);
     for (int64_t i = 0; st == TF_OK && i < nr; i++)
@@ -531,37 +565,58 @@ int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *par
             before[p] += off[p];
         for (int64_t i = 0; i < nr; i++)
             newid[i] = before[part[i]]++;
-        tf_dist_block_bounds(a->m, Q, blk);
-        for (int r = 0; r <= Q; r++)
-            tgt[r] = off[tf_dist_first_part(nparts, Q, r)];
         if (off[nparts] != a->m)
             st = tf_fail(TF_ERR_INTERNAL, "the parts hold %lld rows of %lld",
                          (long long)off[nparts], (long long)a->m);
         st = tf_dist_agree(comm, st);
     }
-    if (st == TF_OK)
-        st = gather_perm(comm, a, blk, newid, perm, iperm);
-    if (st == TF_OK)
-        st = lookup_cols(comm, a, blk, newid, newcol);
-    if (st == TF_OK)
-        st = move_rows(comm, a, tgt, newid, newcol, ap);
     free(cnt);
-    free(blk);
-    free(tgt);
+    if (st == TF_OK)
+        st = renumber(comm, a, nparts, off, newid, perm, iperm, ap);
+    else
+        tf_dcsr_free(a);
     free(newid);
-    free(newcol);
-    tf_dcsr_free(a);
-    if (st && me == 0) {
-        free(*perm);
-        free(*iperm);
-        *perm = *iperm = NULL;
+    return st;
+}
+
+int tf_dist_perm_given(MPI_Comm comm, tf_dcsr *a, int nparts, const int64_t *perm_in,
+                       const int64_t *iperm_in, const int64_t *off_in, int64_t *off,
+                       int64_t **perm, int64_t **iperm, tf_dcsr *ap)
+{
+    int me;
+    MPI_Comm_rank(comm, &me);
+    memset(ap, 0, sizeof *ap);
+    *perm = *iperm = NULL;
+    const int64_t nr = a->nrows;
+    int64_t *newid = malloc((size_t)(nr ? nr : 1) * sizeof *newid);
+    int st = newid ? TF_OK
+                   : tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld rows", (long long)nr);
+    /* Every rank holds the same given arrays: rank 0 checks them for all. */
+    if (st == TF_OK && me == 0)
+        st = tf_perm_check(perm_in, iperm_in, a->m);
+    if (st == TF_OK && me == 0 && (off_in[0] != 0 || off_in[nparts] != a->m))
+        st = tf_fail(TF_ERR_FORMAT, "the given bands cover rows %lld-%lld of %lld",
+                     (long long)off_in[0], (long long)off_in[nparts], (long long)a->m);
+    for (int p = 0; st == TF_OK && me == 0 && p < nparts; p++)
+        if (off_in[p + 1] < off_in[p])
+            st = tf_fail(TF_ERR_FORMAT, "the given band %d ends at row %lld before it starts "
+                                        "at %lld", p, (long long)off_in[p + 1],
+                         (long long)off_in[p]);
+    st = tf_dist_agree(comm, st);
+    if (st == TF_OK) {
+        memcpy(off, off_in, ((size_t)nparts + 1) * sizeof *off);
+        for (int64_t i = 0; i < nr; i++)
+            newid[i] = iperm_in[a->row0 + i];
+        st = renumber(comm, a, nparts, off, newid, perm, iperm, ap);
+    } else {
+        tf_dcsr_free(a);
     }
+    free(newid);
     return st;
 }
 
 int tf_dist_metis_order(MPI_Comm comm, tf_dcsr *a, int nparts, const tf_metis_options *mo,
-                        int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap,
-                        double *secs)
+                        int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap)
 {
     memset(ap, 0, sizeof *ap);
     *perm = *iperm = NULL;
@@ -569,11 +624,8 @@ int tf_dist_metis_order(MPI_Comm comm, tf_dcsr *a, int nparts, const tf_metis_op
     int st = tf_dist_agree(comm, part ? TF_OK
                                       : tf_fail(TF_ERR_NOMEM, "out of memory for %lld rows' parts",
                                                 (long long)a->nrows));
-    double t0 = MPI_Wtime();
     if (st == TF_OK)
         st = tf_dist_agree(comm, tf_dist_partition_parts(comm, a, nparts, mo, part));
-    if (secs)
-        *secs = MPI_Wtime() - t0;
     if (st == TF_OK)
         st = tf_dist_perm_apply(comm, a, nparts, part, off, perm, iperm, ap);
     else

@@ -31,10 +31,16 @@ int tf_dist_partition_parts(MPI_Comm comm, const tf_dcsr *a, int nparts,
 int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *part,
                        int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap);
 
-/* Both: the distributed tf_metis_order. *secs gets the seconds spent in
- * PT-Scotch (may be NULL). */
+/* As tf_dist_perm_apply for a given renumbering instead of parts (a
+ * --bands-from metis plan): perm_in, iperm_in (n each, the same on every
+ * rank; rank 0 checks them) and the bands off_in[0..nparts], copied to
+ * off. Collective. */
+int tf_dist_perm_given(MPI_Comm comm, tf_dcsr *a, int nparts, const int64_t *perm_in,
+                       const int64_t *iperm_in, const int64_t *off_in, int64_t *off,
+                       int64_t **perm, int64_t **iperm, tf_dcsr *ap);
+
+/* Both: the distributed tf_metis_order. *a is consumed. Collective. */
 int tf_dist_metis_order(MPI_Comm comm, tf_dcsr *a, int nparts, const tf_metis_options *mo,
-                        int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap,
-                        double *secs);
+                        int64_t *off, int64_t **perm, int64_t **iperm, tf_dcsr *ap);
 
 #endif

@@ -1,10 +1,11 @@
 /* The distributed partition of --partition metis (tf_dist_partition.h) at
- * every rank count run_tests uses: the renumbering of given parts equals
- * the serial one (tf_perm_from_parts, tf_csr_permute) entry for entry, with
- * each rank's new rows where the planner wants them; PT-Scotch's parts are
- * in range, nonempty, balanced and the same on a second run; the cases
- * without a graph decide as serial METIS does; unsupported options and a
- * rectangular matrix fail on every rank alike. */
+ * every rank count run_tests uses: renumbering from parts and from a given
+ * permutation equals the serial renumbering (tf_perm_from_parts,
+ * tf_csr_permute) entry for entry, with each rank's new rows where the
+ * planner wants them; PT-Scotch's parts are in range, nonempty, balanced
+ * and the same on a second run; the cases without a graph decide as serial
+ * METIS does; unsupported options, a rectangular matrix and a given
+ * non-permutation fail on every rank alike. */
 #include "tf_test.h"
 #include "tf_dist_partition.h"
 #include "tf_dist_planner.h"
@@ -74,8 +75,9 @@ static void gather_parts(const tf_dcsr *d, const int32_t *part, int32_t *all)
     free(dsp);
 }
 
-/* tf_dist_perm_apply of the given parts against the serial renumbering. */
-static void check_apply(const tf_csr *a, int nparts, const int32_t *part_all)
+/* tf_dist_perm_apply of the given parts (given = 0), or tf_dist_perm_given
+ * of the permutation they make (given = 1), against the serial renumbering. */
+static void check_apply_one(const tf_csr *a, int nparts, const int32_t *part_all, int given)
 {
     tf_dcsr d, ap;
     block_of(a, &d);
@@ -88,9 +90,11 @@ static void check_apply(const tf_csr *a, int nparts, const int32_t *part_all)
     tf_csr sp;
     ck_assert_int_eq(tf_perm_from_parts(part_all, n, nparts, sperm, siperm, soff), TF_OK);
     ck_assert_int_eq(tf_csr_permute(a, sperm, siperm, &sp), TF_OK);
-    int st = tf_dist_perm_apply(MPI_COMM_WORLD, &d, nparts, part_all + tf_dcsr_block(n, g_size,
-                                                                                      g_rank),
-                                off, &perm, &iperm, &ap);
+    int st = given ? tf_dist_perm_given(MPI_COMM_WORLD, &d, nparts, sperm, siperm, soff, off,
+                                        &perm, &iperm, &ap)
+                   : tf_dist_perm_apply(MPI_COMM_WORLD, &d, nparts,
+                                        part_all + tf_dcsr_block(n, g_size, g_rank), off, &perm,
+                                        &iperm, &ap);
     ck_assert_msg(all_true(st == TF_OK), "perm_apply: %s", tf_error_message());
     ck_assert_msg(all_true(memcmp(off, soff, ((size_t)nparts + 1) * sizeof *off) == 0),
                   "band offsets differ from tf_perm_from_parts");
@@ -121,6 +125,12 @@ static void check_apply(const tf_csr *a, int nparts, const int32_t *part_all)
     free(siperm);
     free(perm);
     free(iperm);
+}
+
+static void check_apply(const tf_csr *a, int nparts, const int32_t *part_all)
+{
+    check_apply_one(a, nparts, part_all, 0);
+    check_apply_one(a, nparts, part_all, 1);
 }
 
 START_TEST(renumbering_equals_the_serial_one)
@@ -233,6 +243,18 @@ START_TEST(unsupported_options_fail_everywhere)
     st = tf_dist_partition_parts(MPI_COMM_WORLD, &d, 3, NULL, part);
     ck_assert(all_true(st == TF_ERR_ARG && strstr(tf_error_message(), "square")));
     tf_dcsr_free(&d);
+    tf_csr_free(&a);
+    /* A given permutation that is not one fails everywhere, naming it. */
+    tf_test_random_csr(&a, 20, 20, 60, 4);
+    int64_t perm[20], iperm[20], off[3] = {0, 10, 20}, got_off[3], *pp = NULL, *ip = NULL;
+    for (int j = 0; j < 20; j++)
+        perm[j] = iperm[j] = j;
+    perm[3] = 5;
+    tf_dcsr ap;
+    block_of(&a, &d);
+    st = tf_dist_perm_given(MPI_COMM_WORLD, &d, 2, perm, iperm, off, got_off, &pp, &ip, &ap);
+    ck_assert(all_true(st == TF_ERR_FORMAT && strstr(tf_error_message(), "appears twice")));
+    ck_assert(pp == NULL && ip == NULL && ap.loc.rowptr == NULL);
     free(part);
     tf_csr_free(&a);
 }
