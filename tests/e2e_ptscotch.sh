@@ -6,8 +6,8 @@
 # plan again, and the B rows received stay within 2x of serial METIS's on
 # Cora and a generated graph; a graph with isolated vertices; a graph with
 # fewer rows than P, which has nothing to partition and so gives the serial
-# plan at every Q; options PT-Scotch does not have end every rank with one
-# line, no output file.
+# plan at every Q; a planning rank without rows; options PT-Scotch does not
+# have end every rank with one line, no output file.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_ptscotch: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_ptscotch
@@ -146,6 +146,8 @@ for q in 2 3 4; do
         bad "3 rows, P = 4 at Q = $q: $(head -3 "$work/out")"
     fi
 done
+# 3 rows into 2 parts at Q = 4: PT-Scotch runs with a rank that has no vertex.
+plan_and_check "3 rows, P = 2 (a planning rank without rows)" "$work/tiny.mtx" 4 2
 
 # Errors: one line from rank 0, non-zero exit, no output file, no hang.
 err_case() { # name, Q, args...
