@@ -8,6 +8,7 @@
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
@@ -24,6 +25,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <omp.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +35,26 @@
 #include <zlib.h>
 #include <zstd.h>
 
+/* Under mpirun every rank parses the same options and agrees on every
+ * error, so only rank 0 speaks (simulated ranks share one process, so
+ * closing the others' stderr is not an option). */
+static int quiet_rank;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    if (quiet_rank)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 static void usage(FILE *f)
 {
+    if (quiet_rank)
+        return;
     fprintf(f,
             "usage: twoface-plan MATRIX -n P -o PLAN.h5 [options]\n"
             "       mpirun -n Q twoface-plan MATRIX [-n P] -o PLAN.h5 [options]\n"
@@ -89,7 +109,7 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 {
     if (tf_cli_int(opt, s, lo, hi, out) == TF_OK)
         return 0;
-    fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+    say( "twoface-plan: %s\n", tf_error_message());
     return -1;
 }
 
@@ -132,7 +152,7 @@ static int parse_bytes(const char *opt, const char *s, double *out)
     }
     if (end == s || *end != '\0' || errno || !(v > 0) || v * mult > 9.0e18 ||
         !isdigit((unsigned char)s[0])) {
-        fprintf(stderr,
+        say(
                 "twoface-plan: %s '%s': expected a positive number of bytes, optionally with "
                 "a suffix K, M, G or T\n",
                 opt, s);
@@ -178,7 +198,7 @@ static int over_limit(const mem_limit *l, const char *matrix, const char *phase,
     char nb[32], lb[32];
     fmt_bytes(need, nb, sizeof nb);
     fmt_bytes(l->bytes, lb, sizeof lb);
-    fprintf(stderr, "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
+    say( "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
             phase, nb, detail, lb, l->what,
             l->what[0] == '-' ? "" : "; set --max-memory to try anyway");
     return 1;
@@ -381,6 +401,20 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
     return plan > write ? plan : write;
 }
 
+/* Every file the run will write, checked before minutes of reading and
+ * planning: a bad --svg path must not surface after the plan is written. */
+static int check_outputs(const char *out_path, const char *svg)
+{
+    const char *opt[2] = {"-o", "--svg"}, *path[2] = {out_path, svg};
+    for (int i = 0; i < 2; i++)
+        if (path[i] && tf_outpath_check(path[i])) {
+            say("twoface-plan: %s%s\n", path[i][0] ? "" : opt[i],
+                    path[i][0] ? tf_error_message() : ": the output path is empty");
+            return 1;
+        }
+    return 0;
+}
+
 /* ---- Planning on the job's own ranks ------------------------------------ */
 
 /* Started by mpirun (Open MPI, or a PMI launcher): plan with every rank. A
@@ -391,7 +425,10 @@ static int under_mpirun(void)
 }
 
 static int mpi_on; /* MPI_Init was called: finalise at exit */
-static double t_main; /* MPI_Wtime at main's start (rank 0's clock) */
+static double t_main;     /* omp_get_wtime at main's start */
+static double t_init;     /* seconds from there to MPI_Init's return */
+static double t_main_mpi; /* MPI_Wtime at MPI_Init's return: under a simulator
+                             (SMPI) the simulated clock */
 
 static void finalize_at_exit(void)
 {
@@ -442,16 +479,43 @@ static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition
 static int run_distributed(const char *matrix, const char *out_path, tf_plan_options *o,
                            int normalization, int transpose, const char *bands_from,
                            const tf_plan *fwd, int level, const char *svg, int explain, int quiet,
-                           int json)
+                           int json, double max_memory)
 {
     MPI_Comm comm = MPI_COMM_WORLD;
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     double ph[N_PH] = {0};
+    /* --max-memory is per rank; by default the ranks of one node share its
+     * memory. */
+    mem_limit lim;
+    limit_init(&lim, max_memory);
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (max_memory <= 0 && local && atoi(local) > 1) {
+        lim.bytes /= atoi(local);
+        lim.what = "this rank's share of the physical memory";
+    }
+    mm_header hdr;
+    if (me == 0)
+        peek_header(matrix, &hdr);
+    MPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm);
+    if (hdr.ok && hdr.m <= TF_MAX_DIM && hdr.n <= TF_MAX_DIM &&
+        (double)hdr.declared <= (double)hdr.m * (double)hdr.n) {
+        /* A rank's share of the entries, in the triplets and the exchange
+         * that sends them to their rows' ranks. */
+        mm_header share = hdr;
+        share.declared = hdr.declared / Q + 1;
+        share.m = hdr.m / Q + 1;
+        double need = 2.0 * estimate_read(&share);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld entries over %d ranks",
+                 (long long)hdr.m, (long long)hdr.n, (long long)hdr.declared, Q);
+        if (over_limit(&lim, matrix, "reading", need, detail))
+            return 1;
+    }
     MPI_Barrier(comm);
     double t = MPI_Wtime();
-    ph[PH_START] = t - t_main;
+    ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
     int st = read_distributed(comm, matrix, &a);
     double t1 = MPI_Wtime();
@@ -467,9 +531,29 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     }
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
+            say( "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
                     bands_from ? "" : ": ", tf_error_message());
         return 1;
+    }
+    {
+        /* Planning: this rank's rows and the parts of its plan ranks, as
+         * estimate_plan counts them for a matrix of its share; rank 0 also
+         * encodes the whole file. */
+        int64_t nnz_max = a.loc.nnz, rows_max = a.nrows;
+        MPI_Allreduce(MPI_IN_PLACE, &nnz_max, 1, MPI_INT64_T, MPI_MAX, comm);
+        MPI_Allreduce(MPI_IN_PLACE, &rows_max, 1, MPI_INT64_T, MPI_MAX, comm);
+        tf_csr share = {rows_max, a.n, nnz_max, NULL, NULL, NULL};
+        int pq = (o->nranks + Q - 1) / Q;
+        double need = estimate_plan(&share, pq, o->stripe_width, level, o->mode);
+        tf_csr whole = {a.m, a.n, a.nnz_total, NULL, NULL, NULL};
+        double w = estimate_plan(&whole, o->nranks, o->stripe_width, level, o->mode) / 2.0;
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld nonzeros, %d ranks planned on %d",
+                 (long long)a.m, (long long)a.n, (long long)a.nnz_total, o->nranks, Q);
+        if (over_limit(&lim, matrix, "planning", need > w ? need : w, detail)) {
+            tf_dcsr_free(&a);
+            return 1;
+        }
     }
     double t2 = MPI_Wtime();
     ph[PH_PREP] = t2 - t1;
@@ -480,7 +564,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double t3 = MPI_Wtime();
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+            say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
         return 1;
     }
     /* The build's own clock, with what it spent between phases in build. */
@@ -493,7 +577,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_WRITE] = t4 - t3;
     if (st) {
         if (me == 0)
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&plan);
         return 1;
     }
@@ -517,7 +601,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         free(acc);
         if (st) {
             if (me == 0)
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
             rc = 1;
         }
     }
@@ -528,13 +612,13 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double mx[N_PH];
     MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Barrier(comm);
-    double wall = MPI_Wtime() - t_main;
+    double wall = t_init + (MPI_Wtime() - t_main_mpi);
     if (me == 0) {
         double sum = 0;
         for (int i = 0; i < N_PH; i++)
             sum += mx[i];
         if (!quiet)
-            fprintf(stderr,
+            say(
                     "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks planned on %d, K %d, "
                     "mode %s (classes %s%s%s); normalize %s, %s%s\n"
                     "  time (slowest rank): start %.3f s, read %.3f s, prepare %.3f s, partition "
@@ -564,26 +648,21 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
 
 int main(int argc, char **argv)
 {
+    t_main = omp_get_wtime();
     if (under_mpirun()) {
         int prov;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov) != MPI_SUCCESS) {
-            fprintf(stderr, "twoface-plan: MPI_Init_thread failed\n");
+            say( "twoface-plan: MPI_Init_thread failed\n");
             return 1;
         }
         mpi_on = 1;
         atexit(finalize_at_exit);
-        t_main = MPI_Wtime();
+        t_init = omp_get_wtime() - t_main;
+        t_main_mpi = MPI_Wtime();
         int me;
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
         /* Rank 0 speaks for all: every error is agreed over the ranks. */
-        if (me != 0) {
-            int fd = open("/dev/null", O_WRONLY);
-            if (fd >= 0) {
-                dup2(fd, 2);
-                dup2(fd, 1);
-                close(fd);
-            }
-        }
+        quiet_rank = me != 0;
     }
     tf_plan_options o;
     tf_plan_options_default(&o);
@@ -630,7 +709,7 @@ int main(int argc, char **argv)
         case O_CALIB: calib = optarg; break;
         case O_MODE:
             if (tf_mode_parse(optarg, &o.mode)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -644,13 +723,13 @@ int main(int argc, char **argv)
             break;
         case O_CROWS:
             if (tf_coll_rows_parse(optarg, &o.coll_rows)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
         case O_PART:
             if (tf_partition_parse(optarg, &o.partition)) {
-                fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+                say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -658,7 +737,7 @@ int main(int argc, char **argv)
         case O_MOBJ:
             if ((c == O_MBAL ? tf_metis_balance_parse(optarg, &o.metis.balance)
                              : tf_metis_objective_parse(optarg, &o.metis.objective))) {
-                fprintf(stderr, "twoface-plan: %s %s\n",
+                say( "twoface-plan: %s %s\n",
                         c == O_MBAL ? "--metis-balance:" : "--metis-objective:",
                         tf_error_message());
                 return 2;
@@ -667,7 +746,7 @@ int main(int argc, char **argv)
         case O_EXPLAIN: explain = 1; break;
         case O_NORM:
             if (tf_norm_parse(optarg, &normalization)) {
-                fprintf(stderr, "twoface-plan: --normalize: %s\n", tf_error_message());
+                say( "twoface-plan: --normalize: %s\n", tf_error_message());
                 return 2;
             }
             break;
@@ -692,7 +771,7 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return 0;
         default:
             tf_cli_getopt_error(c, argv, longopts);
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
             return 2;
         }
     }
@@ -706,11 +785,11 @@ int main(int argc, char **argv)
         if (mpi_on)
             rs = tf_dist_agree(MPI_COMM_WORLD, rs);
         if (rs) {
-            fprintf(stderr, "twoface-plan: --bands-from: %s\n", tf_error_message());
+            say( "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
         }
         if (o.nranks > 0 && o.nranks != fwd.nranks) {
-            fprintf(stderr, "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
+            say( "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
                             "ranks\n", o.nranks, bands_from, fwd.nranks);
             tf_plan_free(&fwd);
             return 2;
@@ -718,7 +797,7 @@ int main(int argc, char **argv)
         o.nranks = fwd.nranks;
     }
     if (optind != argc - 1 || o.nranks < 1 || !out_path) {
-        fprintf(stderr, "twoface-plan: %s (--help lists the options)\n",
+        say( "twoface-plan: %s (--help lists the options)\n",
                 optind >= argc ? "missing MATRIX"
                 : optind < argc - 1 ? "more than one MATRIX given"
                 : o.nranks < 1 ? "missing -n P (ranks the plan is for)"
@@ -726,13 +805,21 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *matrix = argv[optind];
+    /* Under mpirun rank 0 writes every output file: its view decides. */
+    int bad_out = quiet_rank ? 0 : check_outputs(out_path, svg);
+    if (mpi_on)
+        MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad_out) {
+        tf_plan_free(&fwd);
+        return 1;
+    }
     if (calib) {
         tf_calibration cal;
         int rs = tf_calib_read(calib, &cal);
         if (mpi_on)
             rs = tf_dist_agree(MPI_COMM_WORLD, rs);
         if (rs) {
-            fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+            say( "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);
             return 1;
         }
@@ -743,7 +830,7 @@ int main(int argc, char **argv)
 
     if (mpi_on) {
         int rc = run_distributed(matrix, out_path, &o, normalization, transpose, bands_from, &fwd,
-                                 level, svg, explain, quiet, json);
+                                 level, svg, explain, quiet, json, max_memory);
         tf_plan_free(&fwd);
         return rc;
     }
@@ -773,7 +860,7 @@ int main(int argc, char **argv)
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
     if (tf_mm_read(matrix, &a, &ro)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;
     }
@@ -783,9 +870,9 @@ int main(int argc, char **argv)
      * than planning holds below). */
     int st = tf_matrix_prepare(&a, normalization, transpose, &o);
     if (st)
-        fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+        say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
     else if (bands_from && (st = tf_bands_from(&fwd, bands_from, matrix, &a, &o)))
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
     if (st) {
         tf_csr_free(&a);
         tf_plan_free(&fwd);
@@ -806,8 +893,9 @@ int main(int argc, char **argv)
     double phase[TF_PLAN_PHASES] = {0};
     o.timing = phase;
     tf_plan plan;
+    double tb = omp_get_wtime();
     if (tf_plan_build(&a, &o, &plan)) {
-        fprintf(stderr, "twoface-plan: %s: %s\n", matrix, tf_error_message());
+        say( "twoface-plan: %s: %s\n", matrix, tf_error_message());
         tf_csr_free(&a);
         tf_plan_free(&fwd);
         return 1;
@@ -815,22 +903,41 @@ int main(int argc, char **argv)
     tf_csr_free(&a);
     tf_plan_free(&fwd); /* o.row_off pointed into it */
     double t1 = omp_get_wtime();
+    double t_build = t1 - tb;
     if (tf_plan_write(out_path, &plan, level)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&plan);
         return 1;
     }
     double t_write = omp_get_wtime() - t1;
     int rc = 0;
     if (svg && tf_explain_svg(svg, &plan)) {
-        fprintf(stderr, "twoface-plan: %s\n", tf_error_message());
+        say( "twoface-plan: %s\n", tf_error_message());
         rc = 1;
     }
     if (explain)
         tf_explain_print(stdout, &plan);
-    if (!quiet) {
+    /* The phases, and what lies between them, add up to the run: the
+     * planner's time outside its own phase clocks counts as build. */
+    double t_end = omp_get_wtime();
+    double ph[N_PH] = {t0 - t_main, t_read, t_prep, phase[0], phase[1], phase[2],
+                       t_build - phase[0] - phase[1] - phase[2], t_write,
+                       t_end - t1 - t_write};
+    ph[PH_PREP] = tb - t0 - t_read;
+    if (json) {
+        double sum = 0;
+        printf("{\"ranks_planning\": 1, \"nranks\": %d, \"nnz\": %lld", plan.nranks,
+               (long long)plan.nnz);
+        for (int i = 0; i < N_PH; i++) {
+            printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
+            sum += ph[i];
+        }
+        printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, t_end - t_main);
+        fflush(stdout);
+    }
+    if (!quiet && rc == 0) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
-        fprintf(stderr,
+        say(
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
                 "(classes %s%s%s); normalize %s, %s%s\n"
                 "  time: read %.3f s, normalise/transpose/symmetry %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "

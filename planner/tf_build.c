@@ -9,54 +9,6 @@
 
 #define ALLOC(ptr, n) ((ptr) = malloc((size_t)((n) > 0 ? (n) : 1) * sizeof *(ptr)))
 
-/* Index of stripe s among rank p's sparse stripes (they are sorted). */
-static int64_t find_stripe(const tf_analysis *an, int p, int32_t s)
-{
-    int64_t lo = an->ss_off[p], hi = an->ss_off[p + 1] - 1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (an->ss_stripe[mid] < s)
-            lo = mid + 1;
-        else if (an->ss_stripe[mid] > s)
-            hi = mid - 1;
-        else
-            return mid;
-    }
-    return -1;
-}
-
-/* Owner of global B row j: the last band starting at or before j that is
- * not empty (empty bands share their start with the next one). */
-static int owner_of(const int64_t *brow_off, int nranks, int64_t j)
-{
-    int lo = 0, hi = nranks - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (brow_off[mid] <= j)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    while (brow_off[lo + 1] <= j)
-        lo++;
-    return lo;
-}
-
-static int64_t find_u32(const uint32_t *v, int64_t n, uint32_t x)
-{
-    int64_t lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else if (v[mid] > x)
-            hi = mid - 1;
-        else
-            return mid;
-    }
-    return -1;
-}
-
 /* Runs over distinct ascending columns: consecutive rows of one owner,
  * spanning gaps of at most `gap` unneeded rows. run_of[u] gets column u's
  * run; returns the number of runs. */
@@ -102,38 +54,11 @@ static int64_t describe_runs(const uint32_t *cols, int64_t n, const uint32_t *ru
     return boff;
 }
 
-/* Distinct columns of rows [r0, r1) outside [b0, b1) whose sparse stripe has
- * class cls, ascending, into cols (tmp: scratch of the same size). */
-static int collect_cols(const tf_csr *a, int64_t row_base, const tf_analysis *an,
-                        const tf_plan *plan, int p, int cls, uint32_t *cols, uint32_t *tmp,
-                        int64_t *n_out)
-{
-    const int64_t r0 = plan->row_off[p] - row_base, r1 = plan->row_off[p + 1] - row_base;
-    const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
-    int64_t n = 0;
-    for (int64_t k = a->rowptr[r0]; k < a->rowptr[r1]; k++) {
-        int64_t j = a->col[k];
-        if (j >= b0 && j < b1)
-            continue;
-        int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
-        int64_t e = find_stripe(an, p, s);
-        if (e < 0)
-            return tf_fail(TF_ERR_INTERNAL, "rank %d: column %lld has no sparse stripe", p,
-                           (long long)j);
-        if (an->ss_class[e] == cls)
-            cols[n++] = (uint32_t)j;
-    }
-    tf_radix_sort_u32(cols, NULL, n, tmp, NULL);
-    int64_t nu = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (i == 0 || cols[i] != cols[i - 1])
-            cols[nu++] = cols[i];
-    *n_out = nu;
-    return TF_OK;
-}
-
 /* Builds rank p's part except the send schedule (which needs every rank's
- * receive schedule). */
+ * receive schedule). The band's remote nonzeros are sorted by column once
+ * (radix, with their positions), which gives every nonzero the index of its
+ * distinct column; each distinct column's class, buffer slot and run are
+ * then found once, and the passes over the nonzeros only look them up. */
 static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
                       const tf_plan *plan, int p, tf_rank_plan *rp)
 {
@@ -141,10 +66,10 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     const int64_t b0 = plan->brow_off[p], b1 = plan->brow_off[p + 1];
     const int64_t e0 = an->ss_off[p], ne = an->ss_off[p + 1] - e0;
     int64_t *recv_idx = NULL;
-    uint32_t *fcols = NULL, *ftmp = NULL, *run_of = NULL, *ccols = NULL, *crun_of = NULL;
-    int64_t n_ccols = 0;
-    int32_t *row_map = NULL;
-    int64_t *fill = NULL;
+    uint32_t *key = NULL, *pos = NULL, *tkey = NULL, *tpos = NULL, *fcols = NULL, *ccols = NULL;
+    uint32_t *run_of = NULL, *crun_of = NULL;
+    int32_t *uidx = NULL, *u_fc = NULL, *row_map = NULL;
+    int64_t *u_ent = NULL, *fill = NULL;
     int st = TF_ERR_NOMEM;
 
     memset(rp, 0, sizeof *rp);
@@ -155,12 +80,75 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     rp->nbrows = b1 - b0;
     /* Rows of `a` are numbered from row_base. */
     const int64_t lr0 = r0 - row_base, lr1 = r1 - row_base;
+    const int64_t k0 = a->rowptr[lr0], nz = a->rowptr[lr1] - k0;
+    if (nz > (int64_t)UINT32_MAX)
+        return tf_fail(TF_ERR_RANGE, "rank %d: %lld nonzeros in one band: at most %lu", p,
+                       (long long)nz, (unsigned long)UINT32_MAX);
 
-    int64_t nrem_max = a->rowptr[lr1] - a->rowptr[lr0];
-    ALLOC(fcols, nrem_max);
-    ALLOC(ftmp, nrem_max);
-    if (!fcols || !ftmp)
+    /* Remote nonzeros sorted by column, with their positions. */
+    ALLOC(key, nz);
+    ALLOC(pos, nz);
+    ALLOC(tkey, nz);
+    ALLOC(tpos, nz);
+    ALLOC(uidx, nz);
+    if (!key || !pos || !tkey || !tpos || !uidx)
         goto out;
+    int64_t nrem = 0;
+    for (int64_t k = k0; k < k0 + nz; k++) {
+        int64_t j = a->col[k];
+        uidx[k - k0] = -1;
+        if (j >= b0 && j < b1)
+            continue;
+        key[nrem] = (uint32_t)j;
+        pos[nrem++] = (uint32_t)(k - k0);
+    }
+    tf_radix_sort_u32(key, pos, nrem, tkey, tpos);
+    free(tkey);
+    free(tpos);
+    tkey = tpos = NULL;
+    /* Distinct columns (in place in key) and each nonzero's index. */
+    int64_t nu = 0;
+    for (int64_t x = 0; x < nrem; x++) {
+        if (x == 0 || key[x] != key[nu - 1])
+            key[nu++] = key[x];
+        uidx[pos[x]] = (int32_t)(nu - 1);
+    }
+    free(pos);
+    pos = NULL;
+    /* Each distinct column's sparse stripe: columns ascend, so owners and
+     * stripe ids do too, and one walk along p's sparse stripes finds them. */
+    ALLOC(u_ent, nu);
+    ALLOC(u_fc, nu);
+    ALLOC(fcols, nu);
+    ALLOC(ccols, nu);
+    if (!u_ent || !u_fc || !fcols || !ccols)
+        goto out;
+    int64_t nf = 0, nc = 0;
+    {
+        int q = 0;
+        int64_t e = e0;
+        for (int64_t u = 0; u < nu; u++) {
+            int64_t j = key[u];
+            while (plan->brow_off[q + 1] <= j)
+                q++;
+            int64_t sid = tf_stripe_of(an, q, j);
+            while (e < e0 + ne && an->ss_stripe[e] < sid)
+                e++;
+            if (e >= e0 + ne || an->ss_stripe[e] != sid) {
+                st = tf_fail(TF_ERR_INTERNAL, "rank %d: column %lld has no sparse stripe", p,
+                             (long long)j);
+                goto out;
+            }
+            u_ent[u] = e;
+            if (an->ss_class[e] == TF_CLASS_FETCH) {
+                u_fc[u] = (int32_t)nf;
+                fcols[nf++] = (uint32_t)j;
+            } else {
+                u_fc[u] = (int32_t)nc;
+                ccols[nc++] = (uint32_t)j;
+            }
+        }
+    }
 
     /* Collective receive schedule, grouped by source as the exchange needs.
      * Needed rows (default): runs of the rows this rank uses, like fetch
@@ -170,16 +158,9 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
      * collective stripe, the published design's dense stripe. */
     int64_t nrecv = 0;
     if (an->coll_needed) {
-        int64_t nc;
-        if ((st = collect_cols(a, row_base, an, plan, p, TF_CLASS_COLL, fcols, ftmp, &nc)) != TF_OK)
-            goto out;
-        st = TF_ERR_NOMEM;
-        ALLOC(ccols, nc);
         ALLOC(crun_of, nc);
-        if (!ccols || !crun_of)
+        if (!crun_of)
             goto out;
-        memcpy(ccols, fcols, (size_t)nc * sizeof *ccols);
-        n_ccols = nc;
         nrecv = make_runs(ccols, nc, plan->brow_off, tf_cost_coll_gap(plan->k_planned), crun_of);
     } else {
         ALLOC(recv_idx, ne);
@@ -196,37 +177,31 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     if (!rp->recv_src || !rp->recv_first || !rp->recv_rows || !rp->recv_off)
         goto out;
     if (an->coll_needed) {
-        rp->coll_buf_rows = describe_runs(ccols, n_ccols, crun_of, plan->brow_off, rp->recv_src,
+        rp->coll_buf_rows = describe_runs(ccols, nc, crun_of, plan->brow_off, rp->recv_src,
                                           rp->recv_first, rp->recv_rows, rp->recv_off);
     } else {
         int64_t off = 0;
         for (int64_t e = 0; e < ne; e++) {
             if (recv_idx[e] < 0)
                 continue;
-            int32_t s = an->ss_stripe[e0 + e];
-            int q = an->st_owner[s];
+            int32_t sid = an->ss_stripe[e0 + e];
+            int q = an->st_owner[sid];
             int64_t r = recv_idx[e];
             rp->recv_src[r] = q;
-            rp->recv_first[r] = (int32_t)(an->st_first[s] - plan->brow_off[q]);
-            rp->recv_rows[r] = an->st_rows[s];
+            rp->recv_first[r] = (int32_t)(an->st_first[sid] - plan->brow_off[q]);
+            rp->recv_rows[r] = an->st_rows[sid];
             rp->recv_off[r] = off;
-            off += an->st_rows[s];
+            off += an->st_rows[sid];
         }
         rp->coll_buf_rows = off;
     }
-
-    /* Distinct fetched columns, ascending (so owner-major). */
-    int64_t nu;
-    if ((st = collect_cols(a, row_base, an, plan, p, TF_CLASS_FETCH, fcols, ftmp, &nu)) != TF_OK)
-        goto out;
-    st = TF_ERR_NOMEM;
-    rp->stats.fetch_needed = nu;
+    rp->stats.fetch_needed = nf;
 
     /* Runs: consecutive needed rows of one owner, spanning gaps <= G. */
-    ALLOC(run_of, nu);
+    ALLOC(run_of, nf);
     if (!run_of)
         goto out;
-    int64_t nruns = make_runs(fcols, nu, plan->brow_off, plan->gap, run_of);
+    int64_t nruns = make_runs(fcols, nf, plan->brow_off, plan->gap, run_of);
     rp->n_runs = nruns;
     ALLOC(rp->run_owner, nruns);
     ALLOC(rp->run_first, nruns);
@@ -234,8 +209,26 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     ALLOC(rp->run_off, nruns);
     if (!rp->run_owner || !rp->run_first || !rp->run_count || !rp->run_off)
         goto out;
-    rp->fetch_buf_rows = describe_runs(fcols, nu, run_of, plan->brow_off, rp->run_owner,
+    rp->fetch_buf_rows = describe_runs(fcols, nf, run_of, plan->brow_off, rp->run_owner,
                                        rp->run_first, rp->run_count, rp->run_off);
+    /* From here on a distinct column's buffer row is all that is needed:
+     * u_fc becomes the fetch buffer slot or the collective buffer row. */
+    for (int64_t u = 0; u < nu; u++) {
+        int64_t j = key[u], f = u_fc[u];
+        if (an->ss_class[u_ent[u]] == TF_CLASS_FETCH) {
+            int64_t r = run_of[f];
+            int q = rp->run_owner[r];
+            u_fc[u] = (int32_t)(rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]));
+        } else if (an->coll_needed) {
+            int64_t r = crun_of[f];
+            int64_t first = plan->brow_off[rp->recv_src[r]] + rp->recv_first[r];
+            u_fc[u] = (int32_t)(rp->recv_off[r] + (j - first));
+        } else {
+            int64_t sid = an->ss_stripe[u_ent[u]];
+            int64_t r = recv_idx[u_ent[u] - e0];
+            u_fc[u] = (int32_t)(rp->recv_off[r] + (j - an->st_first[sid]));
+        }
+    }
 
     /* Rows of C touched by fetch stripes, and counts for the three parts. */
     ALLOC(row_map, rp->nrows);
@@ -245,13 +238,13 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
         goto out;
     rp->loc_ptr[0] = rp->coll_ptr[0] = 0;
     int64_t nloc = 0, ncoll = 0, nfet = 0, ntouched = 0;
+#define IS_FETCH(k) (an->ss_class[u_ent[uidx[(k) - k0]]] == TF_CLASS_FETCH)
     for (int64_t i = lr0; i < lr1; i++) {
         int touched = 0;
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-            int64_t j = a->col[k];
-            if (j >= b0 && j < b1) {
+            if (uidx[k - k0] < 0) {
                 nloc++;
-            } else if (find_u32(fcols, nu, (uint32_t)j) >= 0) {
+            } else if (IS_FETCH(k)) {
                 nfet++;
                 touched = 1;
             } else {
@@ -284,19 +277,9 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
 
     /* Fetch CSC column counts (column = fetch buffer slot). */
     memset(rp->fet_ptr, 0, (size_t)(rp->fetch_buf_rows + 1) * sizeof *rp->fet_ptr);
-    for (int64_t i = lr0; i < lr1; i++)
-        for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-            int64_t j = a->col[k];
-            if (j >= b0 && j < b1)
-                continue;
-            int64_t u = find_u32(fcols, nu, (uint32_t)j);
-            if (u < 0)
-                continue;
-            int64_t r = run_of[u];
-            int q = rp->run_owner[r];
-            int64_t slot = rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]);
-            rp->fet_ptr[slot + 1]++;
-        }
+    for (int64_t k = k0; k < k0 + nz; k++)
+        if (uidx[k - k0] >= 0 && IS_FETCH(k))
+            rp->fet_ptr[u_fc[uidx[k - k0]] + 1]++;
     for (int64_t c = 0; c < rp->fetch_buf_rows; c++)
         rp->fet_ptr[c + 1] += rp->fet_ptr[c];
     memcpy(fill, rp->fet_ptr, (size_t)(rp->fetch_buf_rows + 1) * sizeof *fill);
@@ -305,36 +288,22 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     int64_t wl = 0, wc = 0;
     for (int64_t i = lr0; i < lr1; i++) {
         for (int64_t k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-            int64_t j = a->col[k];
+            int32_t u = uidx[k - k0];
             float v = a->val[k];
-            if (j >= b0 && j < b1) {
-                rp->loc_idx[wl] = (int32_t)(j - b0);
+            if (u < 0) {
+                rp->loc_idx[wl] = (int32_t)(a->col[k] - b0);
                 rp->loc_val[wl++] = v;
-                continue;
-            }
-            int64_t u = find_u32(fcols, nu, (uint32_t)j);
-            if (u >= 0) {
-                int64_t r = run_of[u];
-                int q = rp->run_owner[r];
-                int64_t slot = rp->run_off[r] + (j - plan->brow_off[q] - rp->run_first[r]);
-                int64_t w = fill[slot]++;
+            } else if (IS_FETCH(k)) {
+                int64_t w = fill[u_fc[u]]++;
                 rp->fet_idx[w] = row_map[i - lr0];
                 rp->fet_val[w] = v;
-                continue;
-            }
-            if (an->coll_needed) {
-                int64_t r = crun_of[find_u32(ccols, n_ccols, (uint32_t)j)];
-                int64_t first = plan->brow_off[rp->recv_src[r]] + rp->recv_first[r];
-                rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - first));
             } else {
-                int32_t s = (int32_t)tf_stripe_of(an, owner_of(plan->brow_off, plan->nranks, j), j);
-                int64_t e = find_stripe(an, p, s);
-                int64_t r = recv_idx[e - e0];
-                rp->coll_idx[wc] = (int32_t)(rp->recv_off[r] + (j - an->st_first[s]));
+                rp->coll_idx[wc] = u_fc[u];
+                rp->coll_val[wc++] = v;
             }
-            rp->coll_val[wc++] = v;
         }
     }
+#undef IS_FETCH
 
     /* Statistics (send side filled later). */
     tf_rank_stats *sx = &rp->stats;
@@ -364,11 +333,17 @@ out:
     if (st == TF_ERR_NOMEM)
         tf_fail(st, "out of memory building the plan of rank %d", p);
     free(recv_idx);
-    free(ccols);
-    free(crun_of);
+    free(key);
+    free(pos);
+    free(tkey);
+    free(tpos);
+    free(uidx);
+    free(u_ent);
+    free(u_fc);
     free(fcols);
-    free(ftmp);
+    free(ccols);
     free(run_of);
+    free(crun_of);
     free(row_map);
     free(fill);
     if (st != TF_OK)

@@ -1,0 +1,259 @@
+/* The distributed planner against the serial one, at whatever number of
+ * ranks mpirun gives (tests/run_tests.sh: 1-4): the matrix is generated
+ * identically on every rank, cut into block rows (tf_dcsr), prepared and
+ * planned with tf_dist_*; every rank checks its own parts, all_stats and
+ * (rank 0) the stripe table against tf_plan_build of the whole matrix,
+ * array by array and bit for bit (a metis plan on more than one rank: the
+ * serial plan on its permutation). Plans for P below, equal to and above the
+ * number of ranks, with ranks holding no rows. Checks are reduced over the
+ * ranks (all_true) so that all fail together and none hangs. */
+#include "tf_test.h"
+
+#include "tf_dist_planner.h"
+#include "tf_dist_prepare.h"
+#include "tf_dist_rows.h"
+#include "tf_error.h"
+#include "tf_partition.h"
+#include "tf_plan_layout.h"
+#include "tf_planner.h"
+#include "tf_prepare.h"
+#include "tf_transpose.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_size;
+
+static int all_true(int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
+/* Rows [r0, r1) of a as a tf_dcsr. */
+static void slice(const tf_csr *a, int64_t r0, int64_t r1, tf_dcsr *d)
+{
+    memset(d, 0, sizeof *d);
+    int64_t z0 = a->rowptr[r0], z1 = a->rowptr[r1];
+    ck_assert_int_eq(tf_csr_alloc(&d->loc, r1 - r0, a->ncols, z1 - z0), TF_OK);
+    for (int64_t i = r0; i <= r1; i++)
+        d->loc.rowptr[i - r0] = a->rowptr[i] - z0;
+    memcpy(d->loc.col, a->col + z0, (size_t)(z1 - z0) * sizeof *a->col);
+    memcpy(d->loc.val, a->val + z0, (size_t)(z1 - z0) * sizeof *a->val);
+    d->m = a->nrows;
+    d->n = a->ncols;
+    d->nnz_total = a->nnz;
+    d->row0 = r0;
+    d->nrows = r1 - r0;
+}
+
+static void block_slice(const tf_csr *a, tf_dcsr *d)
+{
+    slice(a, tf_dcsr_block(a->nrows, g_size, g_rank), tf_dcsr_block(a->nrows, g_size, g_rank + 1),
+          d);
+}
+
+/* Do the rows of d equal rows [d->row0, ...) of a, bit for bit? */
+static int same_rows(const tf_csr *a, const tf_dcsr *d)
+{
+    if (d->m != a->nrows || d->n != a->ncols)
+        return 0;
+    int64_t z0 = a->rowptr[d->row0];
+    for (int64_t i = 0; i <= d->nrows; i++)
+        if (d->loc.rowptr[i] != a->rowptr[d->row0 + i] - z0)
+            return 0;
+    size_t nz = (size_t)d->loc.nnz;
+    return nz == 0 || (memcmp(d->loc.col, a->col + z0, nz * 4) == 0 &&
+                       memcmp(d->loc.val, a->val + z0, nz * 4) == 0);
+}
+
+static int same_part(const tf_rank_plan *x, const tf_rank_plan *y)
+{
+    if (x->rank != y->rank || x->row_begin != y->row_begin || x->nrows != y->nrows ||
+        x->brow_begin != y->brow_begin || x->nbrows != y->nbrows ||
+        x->coll_buf_rows != y->coll_buf_rows || x->fetch_buf_rows != y->fetch_buf_rows ||
+        memcmp(&x->stats, &y->stats, sizeof x->stats) != 0)
+        return 0;
+    for (int i = 0; i < N_RANK_ARRAYS; i++) {
+        const tf_pl_array_desc *d = &tf_pl_rank_arrays[i];
+        int64_t n = tf_pl_count_get(x, d->count);
+        if (n != tf_pl_count_get(y, d->count))
+            return 0;
+        if (n && memcmp(tf_pl_array_get(x, i), tf_pl_array_get(y, i),
+                        (size_t)n * tf_pl_kind_size(d->kind)) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The distributed plan's share equals the serial plan. */
+static int same_plan(const tf_plan *s, const tf_plan *d)
+{
+    if (!s || !d)
+        return s == d;
+    int P = s->nranks;
+    if (d->nranks != P || d->m != s->m || d->n != s->n || d->nnz != s->nnz ||
+        d->checksum != s->checksum || d->mode != s->mode || d->gap != s->gap ||
+        d->symmetric != s->symmetric || d->transposed != s->transposed ||
+        d->transpose_of != s->transpose_of || d->normalization != s->normalization ||
+        memcmp(d->row_off, s->row_off, (size_t)(P + 1) * 8) != 0 ||
+        memcmp(d->brow_off, s->brow_off, (size_t)(P + 1) * 8) != 0 ||
+        memcmp(d->all_stats, s->all_stats, (size_t)P * sizeof *s->all_stats) != 0 ||
+        d->first_rank != tf_dist_first_part(P, g_size, g_rank) ||
+        d->first_rank + d->n_parts != tf_dist_first_part(P, g_size, g_rank + 1))
+        return 0;
+    for (int i = 0; i < d->n_parts; i++)
+        if (!same_part(&s->parts[d->first_rank + i], &d->parts[i]))
+            return 0;
+    if (g_rank == 0) {
+        const tf_stripe_table *a = &s->stripes, *b = &d->stripes;
+        size_t S = (size_t)a->n;
+        if (b->n != a->n || memcmp(a->owner, b->owner, S * 4) || memcmp(a->first, b->first, S * 8) ||
+            memcmp(a->rows, b->rows, S * 4) || memcmp(a->recipients, b->recipients, S * 4) ||
+            memcmp(a->fetchers, b->fetchers, S * 4))
+            return 0;
+        if ((s->perm == NULL) != (d->perm == NULL) ||
+            (s->perm && (memcmp(s->perm, d->perm, (size_t)s->n * 8) ||
+                         memcmp(s->iperm, d->iperm, (size_t)s->n * 8))))
+            return 0;
+    }
+    return 1;
+}
+
+/* Plans a (m x n, seed) both ways with options set by the case. */
+static void plan_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int P, int partition,
+                      int mode, int norm, int transpose)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, m, n, nnz, seed);
+    /* Positive weights: degrees for the normalisations. */
+    for (int64_t e = 0; e < a.nnz; e++)
+        a.val[e] = (a.val[e] < 0 ? -a.val[e] : a.val[e]) + 0.125f;
+    tf_dcsr d;
+    block_slice(&a, &d);
+    tf_plan_options so, dopt;
+    tf_plan_options_default(&so);
+    so.nranks = P;
+    so.partition = partition;
+    so.mode = mode;
+    so.k = 32;
+    dopt = so;
+    ck_assert_int_eq(tf_matrix_prepare(&a, norm, transpose, &so), TF_OK);
+    int st = tf_dist_prepare(MPI_COMM_WORLD, &d, norm, transpose, &dopt);
+    ck_assert_msg(all_true(st == TF_OK), "tf_dist_prepare: %s", tf_error_message());
+    ck_assert(all_true(so.symmetric == dopt.symmetric && so.transpose_of == dopt.transpose_of));
+    ck_assert_msg(all_true(same_rows(&a, &d)), "prepared rows differ (norm %d, transpose %d)",
+                  norm, transpose);
+    tf_plan sp, dp;
+    st = tf_dist_plan_build(MPI_COMM_WORLD, &d, &dopt, &dp);
+    ck_assert_msg(all_true(st == TF_OK), "tf_dist_plan_build: %s", tf_error_message());
+    /* A metis plan made on more than one rank has PT-Scotch's parts, not
+     * METIS's (docs/planning.md): the serial plan to match is the one made
+     * on the same renumbering and bands. */
+    int64_t *perm = NULL, *iperm = NULL;
+    if (partition == TF_PART_METIS && g_size > 1) {
+        perm = malloc((size_t)(m > 0 ? m : 1) * sizeof *perm);
+        iperm = malloc((size_t)(m > 0 ? m : 1) * sizeof *iperm);
+        if (g_rank == 0) {
+            memcpy(perm, dp.perm, (size_t)m * sizeof *perm);
+            memcpy(iperm, dp.iperm, (size_t)m * sizeof *iperm);
+        }
+        MPI_Bcast(perm, (int)m, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        MPI_Bcast(iperm, (int)m, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        so.perm = perm;
+        so.iperm = iperm;
+        so.row_off = dp.row_off;
+        so.brow_off = dp.brow_off;
+    }
+    ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
+    ck_assert_msg(all_true(same_plan(&sp, &dp) && same_plan(sp.alt, dp.alt)),
+                  "plan differs: %lld x %lld, P %d, partition %d, mode %d, norm %d", (long long)m,
+                  (long long)n, P, partition, mode, norm);
+    tf_plan_free(&sp);
+    tf_plan_free(&dp);
+    free(perm);
+    free(iperm);
+    tf_csr_free(&a);
+}
+
+START_TEST(test_transpose)
+{
+    tf_csr a, t;
+    tf_test_random_csr(&a, 61, 45, 500, 3);
+    ck_assert_int_eq(tf_csr_transpose(&a, &t), TF_OK);
+    tf_dcsr d, dt;
+    block_slice(&a, &d);
+    ck_assert_int_eq(tf_dist_transpose(MPI_COMM_WORLD, &d, &dt), TF_OK);
+    ck_assert(all_true(dt.row0 == tf_dcsr_block(45, g_size, g_rank) && same_rows(&t, &dt)));
+    tf_dcsr_free(&d);
+    tf_dcsr_free(&dt);
+    tf_csr_free(&a);
+    tf_csr_free(&t);
+}
+END_TEST
+
+START_TEST(test_redistribute)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 50, 50, 300, 5);
+    tf_dcsr d, e;
+    block_slice(&a, &d);
+    /* Everything to the last rank, then uneven bands with empty ones. */
+    int64_t *off = malloc((size_t)(g_size + 1) * sizeof *off);
+    for (int r = 0; r <= g_size; r++)
+        off[r] = r == g_size ? 50 : 0;
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &d, off, &e), TF_OK);
+    ck_assert(all_true(same_rows(&a, &e) && e.nrows == (g_rank == g_size - 1 ? 50 : 0)));
+    for (int r = 0; r <= g_size; r++)
+        off[r] = r == 0 ? 0 : r == g_size ? 50 : (r % 2 ? 7 * r : off[r - 1]);
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &e, off, &d), TF_OK);
+    ck_assert(all_true(same_rows(&a, &d) && d.row0 == off[g_rank]));
+    tf_dcsr_free(&d);
+    free(off);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(test_plans_nnz)
+{
+    for (int P = 1; P <= 7; P += 2)
+        plan_case(120, 120, 900, 7 + P, P, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+}
+END_TEST
+
+START_TEST(test_plans_modes)
+{
+    plan_case(90, 90, 700, 21, 4, TF_PART_ROWS, TF_MODE_FETCH, TF_NORM_NONE, 0);
+    plan_case(90, 90, 700, 22, 5, TF_PART_ROWS, TF_MODE_COLLECTIVE, TF_NORM_NONE, 0);
+    plan_case(70, 40, 400, 23, 3, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(3, 3, 5, 24, 4, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(0, 0, 0, 25, 2, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+}
+END_TEST
+
+START_TEST(test_plans_prepared)
+{
+    plan_case(100, 100, 800, 31, 4, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_GCN, 0);
+    plan_case(100, 100, 800, 32, 3, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_MEAN, 1);
+    plan_case(100, 100, 800, 33, 5, TF_PART_METIS, TF_MODE_TWOFACE, TF_NORM_GCN, 1);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    Suite *s = suite_create("dist_plan");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_transpose);
+    tcase_add_test(tc, test_redistribute);
+    tcase_add_test(tc, test_plans_nnz);
+    tcase_add_test(tc, test_plans_modes);
+    tcase_add_test(tc, test_plans_prepared);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv) { return tf_test_run_mpi(&argc, &argv, make_suite); }
