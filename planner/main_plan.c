@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -474,6 +475,23 @@ static int read_distributed(MPI_Comm comm, const char *path, tf_dcsr *out)
 
 enum { PH_START, PH_READ, PH_PREP, PH_PART, PH_ANALYSE, PH_CLASSIFY, PH_BUILD, PH_WRITE, PH_DRAW,
        N_PH };
+/* This process's peak resident memory (VmHWM, MiB) and CPU seconds. */
+static void usage_self(double *rss_mib, double *cpu_s)
+{
+    *rss_mib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            *rss_mib = atof(line + 6) / 1024.0;
+    if (f)
+        fclose(f);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition", "analyse",
                                           "classify", "build", "write", "explain_svg"};
 
@@ -614,6 +632,11 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_DRAW] = t5 - t4;
     double mx[N_PH];
     MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
+    /* Memory and CPU per rank: the largest and the sum over the ranks. */
+    double u[2], umax[2], usum[2];
+    usage_self(&u[0], &u[1]);
+    MPI_Reduce(u, umax, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(u, usum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Barrier(comm);
     double wall = t_init + (MPI_Wtime() - t_main_mpi);
     if (me == 0) {
@@ -641,7 +664,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
                    (long long)plan.nnz);
             for (int i = 0; i < N_PH; i++)
                 printf(", \"%s_s\": %.6f", ph_name[i], mx[i]);
-            printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, wall);
+            printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
+                   "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
+                   sum, wall, umax[0], usum[0], umax[1], usum[1]);
             fflush(stdout);
         }
     }
@@ -942,7 +967,11 @@ int main(int argc, char **argv)
             printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
             sum += ph[i];
         }
-        printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, t_end - t_main);
+        double rss, cpu;
+        usage_self(&rss, &cpu);
+        printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
+               "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
+               sum, t_end - t_main, rss, rss, cpu, cpu);
         fflush(stdout);
     }
     if (!quiet && rc == 0) {
