@@ -10,6 +10,7 @@
 #include "tf_error.h"
 #include "tf_outpath.h"
 #include "tf_explain.h"
+#include "tf_h5csr.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
@@ -859,7 +860,9 @@ int main(int argc, char **argv)
     double t0 = omp_get_wtime();
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
-    if (tf_mm_read(matrix, &a, &ro)) {
+    int is_h5 = 0; /* an HDF5 CSR file (tf_h5csr.h), told by its magic bytes */
+    if (tf_h5csr_sniff(matrix, &is_h5) ||
+        (is_h5 ? tf_h5csr_read(matrix, &a) : tf_mm_read(matrix, &a, &ro))) {
         say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;
