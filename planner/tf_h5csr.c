@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const unsigned char h5_magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
@@ -23,6 +24,11 @@ int tf_h5csr_sniff(const char *path, int *is_h5)
     FILE *f = fopen(path, "rb");
     if (!f)
         return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f); /* a pipe: peeking would eat bytes the text reader needs */
+        return TF_OK;
+    }
     unsigned char b[8];
     size_t got = fread(b, 1, sizeof b, f);
     int err = ferror(f);
