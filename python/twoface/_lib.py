@@ -102,6 +102,8 @@ _OPTIONAL = {
     'tf_get_permuted': (c_int, [_h]),
     'tf_get_row_ids': (_i64p, [_h]),
     'tf_get_brow_ids': (_i64p, [_h]),
+    'tf_h5csr_write': (c_int, [c_char_p, c_int64, c_int64, c_void_p, c_void_p, c_int, c_void_p,
+                               c_int]),
 }
 
 
