@@ -224,7 +224,11 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     int64_t all_lines = h->data_line + sum(c->comm, lines);
 
     int64_t seen = 0, err_line = 0;
-    st = tf_coo_init(&coo, h->m, h->n, (end - start) / 8);
+    /* This range's share of the declared entries, as if spread evenly. */
+    int64_t hint = S > D ? (int64_t)((__int128)h->declared * (end - start) / (S - D)) : 0;
+    if (h->symmetry != TF_MM_GENERAL)
+        hint *= 2;
+    st = tf_coo_init(&coo, h->m, h->n, hint + 16);
     if (!st)
         st = parse_range(c, fd, buf, start, end, first_line, 0, &seen, &coo, &err_line);
     int64_t before = exscan(c->comm, c->rank, seen), total = sum(c->comm, seen);
@@ -251,10 +255,8 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     if (!st)
         st = tf_row_exchange(c->comm, h->m, &coo, &mine, c->round);
     st = tf_dist_agree(c->comm, st, TF_KEY_FIRST);
-    if (!st) {
-        tf_coo_free(&coo);
+    if (!st)
         st = build_band(c, &mine, out);
-    }
 done:
     if (coo.row)
         tf_coo_free(&coo);
@@ -390,7 +392,8 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
         }
         MPI_Bcast(fin, 2, MPI_INT64_T, 0, c->comm);
         int64_t seen = 0;
-        part.n = 0;
+        if (!st && !part.row)
+            st = tf_coo_init(&part, h->m, h->n, 0); /* the exchange freed it */
         if (!st && len) {
             st = tf_mm_parse_lines(c->path, h, text, len, first, 0, &seen, &part, &err_line);
             key = err_line;
@@ -465,9 +468,9 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
     c.block = opt && opt->block_bytes ? opt->block_bytes : DEFAULT_BLOCK;
     if (c.block > ((size_t)64 << 20))
         c.block = (size_t)64 << 20; /* MPI counts are int */
-    c.round = opt && opt->round_entries > 0 ? opt->round_entries : ((int64_t)1 << 21) / c.Q;
-    if (c.round < 4096 && !(opt && opt->round_entries > 0))
-        c.round = 4096;
+    c.round = opt && opt->round_entries > 0 ? opt->round_entries : ((int64_t)1 << 18) / c.Q;
+    if (c.round < 1024 && !(opt && opt->round_entries > 0))
+        c.round = 1024;
     /* Every rank opens the file, even where rank 0 alone reads it, so that
      * a file missing on some node fails the same way for every kind. */
     int is_h5 = 0, st = path ? tf_h5csr_sniff(c.path, &is_h5)

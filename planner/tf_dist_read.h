@@ -31,8 +31,9 @@ typedef struct {
     /* Bytes of text parsed (or dealt out, compressed input) at a time; 0:
      * 1 MiB. Tests make it tiny so that block boundaries fall everywhere. */
     size_t block_bytes;
-    /* Entries sent to one rank per round of the exchange; 0: 2^21 / ranks
-     * (at least 4096), which bounds each rank's buffers to about 64 MiB. */
+    /* Entries sent to one rank per round of the exchange; 0: 2^18 / ranks
+     * (at least 1024), which bounds each rank's two round buffers to 4 MiB
+     * each (16 bytes an entry) up to 256 ranks. */
     int64_t round_entries;
 } tf_dist_read_options;
 

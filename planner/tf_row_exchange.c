@@ -94,7 +94,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
             x->val = in->val[e];
         }
         memset(roff, 0, ((size_t)Q + 1) * sizeof *roff);
-        in->n = 0;
+        tf_coo_free(in); /* packed holds them now: never both for long */
     }
     free(dest);
     dest = NULL;

@@ -16,8 +16,8 @@ int tf_row_owner(int64_t m, int Q, int64_t i);
 
 /* Collective. Sends every entry of *in (global rows in [0, m)) to its row's
  * owner and appends the entries this rank receives to *out (global rows,
- * which tf_coo_init made; it grows as needed). *in is emptied (n = 0) as
- * soon as its entries are packed. At most round_entries entries travel
+ * which tf_coo_init made; it grows as needed). *in is freed (tf_coo_free)
+ * as soon as its entries are packed. At most round_entries entries travel
  * between two ranks per round. Returns TF_OK, a local failure, or
  * TF_ERR_MPI when another rank failed: every rank knows whether any failed,
  * and the caller agrees on the message (tf_dist_agree). */
