@@ -57,3 +57,18 @@ def test_twoface_plan_rejects_a_truncated_file(results, tmp_path):
     assert rc != 0
     assert err.count('\n') == 1 and 'cut.h5' in err, err
     assert not (tmp_path / 'c.h5').exists()
+
+
+def test_twoface_plan_under_mpirun_reads_it(results, tmp_path):
+    """Each of 3 planning ranks reads its slice of the file: the same
+    --explain as one process."""
+    _, d = results
+    path = d / 'torch_coo.h5'
+    rc1, out1, err1 = _explain(path, tmp_path / 'a.h5')
+    cmd = ['mpirun', '-n', '3', '--bind-to', 'none', os.path.join(tfutil.BUILD, 'bin', 'twoface-plan'),
+           str(path), '-n', '2', '-k', '4', '-o', str(tmp_path / 'b.h5'), '--explain']
+    r = subprocess.run(cmd, capture_output=True, text=True, env=tfutil.mpi_env(),
+                       timeout=tfutil.TIMEOUT)
+    rc3, out3, err3 = r.returncode, r.stdout, r.stderr
+    assert rc1 == 0 and rc3 == 0, err1 + err3
+    assert 'rank' in out1 and out3 == out1
