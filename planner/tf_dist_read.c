@@ -250,7 +250,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     }
     free(buf);
     buf = NULL;
-    st = tf_coo_init(&mine, h->m, h->n, total / c->Q + 16);
+    st = tf_coo_init(&mine, h->m, h->n, 0); /* the exchange sizes it */
     st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
         st = tf_row_exchange(c->comm, h->m, &coo, &mine, c->round);
