@@ -5,11 +5,13 @@
 #include "tf_dist_comm.h"
 #include "tf_dist_planner.h"
 #include "tf_dist_prepare.h"
+#include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
 #include "tf_explain.h"
+#include "tf_h5csr.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
@@ -441,36 +443,11 @@ static void finalize_at_exit(void)
         MPI_Finalize();
 }
 
-/* The matrix in block rows. Every rank reads the file and keeps its rows. */
+/* The matrix in block rows, each rank reading only its part (docs/planning.md,
+ * "Input"). */
 static int read_distributed(MPI_Comm comm, const char *path, tf_dcsr *out)
 {
-    int Q, me;
-    MPI_Comm_size(comm, &Q);
-    MPI_Comm_rank(comm, &me);
-    memset(out, 0, sizeof *out);
-    tf_csr a;
-    tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
-    ro.progress = 0;
-    int st = tf_dist_agree(comm, tf_mm_read(path, &a, &ro));
-    if (st)
-        return st;
-    int64_t r0 = tf_dcsr_block(a.nrows, Q, me), r1 = tf_dcsr_block(a.nrows, Q, me + 1);
-    int64_t z0 = a.rowptr[r0], z1 = a.rowptr[r1];
-    st = tf_csr_alloc(&out->loc, r1 - r0, a.ncols, z1 - z0);
-    if (st == TF_OK) {
-        for (int64_t i = r0; i <= r1; i++)
-            out->loc.rowptr[i - r0] = a.rowptr[i] - z0;
-        memcpy(out->loc.col, a.col + z0, (size_t)(z1 - z0) * sizeof *a.col);
-        memcpy(out->loc.val, a.val + z0, (size_t)(z1 - z0) * sizeof *a.val);
-        out->m = a.nrows;
-        out->n = a.ncols;
-        out->nnz_total = a.nnz;
-        out->row0 = r0;
-        out->nrows = r1 - r0;
-        out->loc.nnz = z1 - z0;
-    }
-    tf_csr_free(&a);
-    return tf_dist_agree(comm, st);
+    return tf_dist_read(comm, path, out);
 }
 
 enum { PH_START, PH_READ, PH_PREP, PH_PART, PH_ANALYSE, PH_CLASSIFY, PH_BUILD, PH_WRITE, PH_DRAW,
@@ -894,7 +871,9 @@ int main(int argc, char **argv)
     double t0 = omp_get_wtime();
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
-    if (tf_mm_read(matrix, &a, &ro)) {
+    int is_h5 = 0; /* an HDF5 CSR file (tf_h5csr.h), told by its magic bytes */
+    if (tf_h5csr_sniff(matrix, &is_h5) ||
+        (is_h5 ? tf_h5csr_read(matrix, &a) : tf_mm_read(matrix, &a, &ro))) {
         say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;
