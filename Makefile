@@ -160,7 +160,7 @@ clean:
 # sys.path; another PREFIX -> PREFIX/lib/python3.X/site-packages, for
 # PYTHONPATH) and records the installed library's path in twoface/_install.py.
 PYTHON ?= /usr/bin/python3
-PY_DEPS_PKGS = python3-torch python3-mpi4py python3-pytest
+PY_DEPS_PKGS = python3-torch python3-mpi4py python3-pytest python3-scipy
 PYTHON_SITE ?= $(shell $(PYTHON) -c 'import sysconfig as s; p = "$(PREFIX)"; \
   local = p == "/usr/local" and "posix_local" in s.get_scheme_names(); \
   b = "/usr" if local else p; \
