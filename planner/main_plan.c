@@ -403,10 +403,16 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
 /* ---- Planning on the job's own ranks ------------------------------------ */
 
 /* Started by mpirun (Open MPI, or a PMI launcher): plan with every rank. A
- * plain start stays a single process without MPI. */
+ * plain start stays a single process without MPI. TF_PLAN_ALWAYS_MPI (the
+ * SMPI build, `make smpi`) always plans on the ranks: smpirun sets none of
+ * these variables, and a simulated program has no life outside MPI. */
 static int under_mpirun(void)
 {
+#ifdef TF_PLAN_ALWAYS_MPI
+    return 1;
+#else
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+#endif
 }
 
 static int mpi_on; /* MPI_Init was called: finalise at exit */
@@ -420,6 +426,7 @@ static void finalize_at_exit(void)
     int fin = 0;
     if (mpi_on && MPI_Finalized(&fin) == MPI_SUCCESS && !fin)
         MPI_Finalize();
+    mpi_on = 0;
 }
 
 /* The matrix in block rows. Every rank reads the file and keeps its rows. */
@@ -584,7 +591,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     return rc;
 }
 
-int main(int argc, char **argv)
+static int plan_main(int argc, char **argv)
 {
     t_main = omp_get_wtime();
     if (under_mpirun()) {
@@ -882,5 +889,15 @@ int main(int argc, char **argv)
                 omp_get_max_threads());
     }
     tf_plan_free(&plan);
+    return rc;
+}
+
+/* Finalised on the way out of main too, not only at exit: a simulated rank
+ * (SMPI) ends when its main returns, long before the process's exit handlers
+ * run, and a rank that never finalised stalls the simulation. */
+int main(int argc, char **argv)
+{
+    int rc = plan_main(argc, argv);
+    finalize_at_exit();
     return rc;
 }
