@@ -471,13 +471,40 @@ static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition
 static int run_distributed(const char *matrix, const char *out_path, tf_plan_options *o,
                            int normalization, int transpose, const char *bands_from,
                            const tf_plan *fwd, int level, const char *svg, int explain, int quiet,
-                           int json)
+                           int json, double max_memory)
 {
     MPI_Comm comm = MPI_COMM_WORLD;
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     double ph[N_PH] = {0};
+    /* --max-memory is per rank; by default the ranks of one node share its
+     * memory. */
+    mem_limit lim;
+    limit_init(&lim, max_memory);
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (max_memory <= 0 && local && atoi(local) > 1) {
+        lim.bytes /= atoi(local);
+        lim.what = "this rank's share of the physical memory";
+    }
+    mm_header hdr;
+    if (me == 0)
+        peek_header(matrix, &hdr);
+    MPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm);
+    if (hdr.ok && hdr.m <= TF_MAX_DIM && hdr.n <= TF_MAX_DIM &&
+        (double)hdr.declared <= (double)hdr.m * (double)hdr.n) {
+        /* A rank's share of the entries, in the triplets and the exchange
+         * that sends them to their rows' ranks. */
+        mm_header share = hdr;
+        share.declared = hdr.declared / Q + 1;
+        share.m = hdr.m / Q + 1;
+        double need = 2.0 * estimate_read(&share);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld entries over %d ranks",
+                 (long long)hdr.m, (long long)hdr.n, (long long)hdr.declared, Q);
+        if (over_limit(&lim, matrix, "reading", need, detail))
+            return 1;
+    }
     MPI_Barrier(comm);
     double t = MPI_Wtime();
     ph[PH_START] = t_init + (t - t_main_mpi);
@@ -499,6 +526,26 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
             say( "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
                     bands_from ? "" : ": ", tf_error_message());
         return 1;
+    }
+    {
+        /* Planning: this rank's rows and the parts of its plan ranks, as
+         * estimate_plan counts them for a matrix of its share; rank 0 also
+         * encodes the whole file. */
+        int64_t nnz_max = a.loc.nnz, rows_max = a.nrows;
+        MPI_Allreduce(MPI_IN_PLACE, &nnz_max, 1, MPI_INT64_T, MPI_MAX, comm);
+        MPI_Allreduce(MPI_IN_PLACE, &rows_max, 1, MPI_INT64_T, MPI_MAX, comm);
+        tf_csr share = {rows_max, a.n, nnz_max, NULL, NULL, NULL};
+        int pq = (o->nranks + Q - 1) / Q;
+        double need = estimate_plan(&share, pq, o->stripe_width, level, o->mode);
+        tf_csr whole = {a.m, a.n, a.nnz_total, NULL, NULL, NULL};
+        double w = estimate_plan(&whole, o->nranks, o->stripe_width, level, o->mode) / 2.0;
+        char detail[160];
+        snprintf(detail, sizeof detail, "%lld x %lld, %lld nonzeros, %d ranks planned on %d",
+                 (long long)a.m, (long long)a.n, (long long)a.nnz_total, o->nranks, Q);
+        if (over_limit(&lim, matrix, "planning", need > w ? need : w, detail)) {
+            tf_dcsr_free(&a);
+            return 1;
+        }
     }
     double t2 = MPI_Wtime();
     ph[PH_PREP] = t2 - t1;
@@ -772,7 +819,7 @@ static int plan_main(int argc, char **argv)
 
     if (mpi_on) {
         int rc = run_distributed(matrix, out_path, &o, normalization, transpose, bands_from, &fwd,
-                                 level, svg, explain, quiet, json);
+                                 level, svg, explain, quiet, json, max_memory);
         tf_plan_free(&fwd);
         return rc;
     }

@@ -1,4 +1,5 @@
 #include "tf_transpose.h"
+#include "tf_dense.h"
 #include "tf_error.h"
 
 #include <stdlib.h>
@@ -31,10 +32,28 @@ int tf_csr_transpose(const tf_csr *a, tf_csr *t)
     return TF_OK;
 }
 
+static uint64_t entry_hash(uint64_t i, uint64_t j, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return tf_mix64(tf_mix64(tf_mix64(i + 0x9E3779B97F4A7C15ULL) ^ j) ^ bits);
+}
+
+uint64_t tf_csr_symmetry_residue(const tf_csr *a, int64_t row0)
+{
+    uint64_t d = 0;
+    for (int64_t r = 0; r < a->nrows; r++)
+        for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
+            uint64_t i = (uint64_t)(row0 + r), j = (uint64_t)a->col[e];
+            d += entry_hash(i, j, a->val[e]) - entry_hash(j, i, a->val[e]);
+        }
+    return d;
+}
+
 int tf_csr_is_symmetric(const tf_csr *a, int *symmetric)
 {
     *symmetric = 0;
-    if (a->nrows != a->ncols)
+    if (a->nrows != a->ncols || tf_csr_symmetry_residue(a, 0) != 0)
         return TF_OK;
     tf_csr t;
     int st = tf_csr_transpose(a, &t);

@@ -13,4 +13,12 @@ int tf_csr_transpose(const tf_csr *a, tf_csr *t);
  * differ: the test never claims more than the stored bits show). */
 int tf_csr_is_symmetric(const tf_csr *a, int *symmetric);
 
+/* A necessary condition for symmetry that needs no transpose: the sum over
+ * the stored entries (i, j, v) of hash(i, j, bits(v)), minus the same sum
+ * with i and j swapped, over rows [0, nrows) of a CSR whose row r is global
+ * row row0 + r. A symmetric matrix gives 0 (summed over all rows); any
+ * other value proves the matrix is not symmetric, so the exact test with its
+ * transpose only runs when the two sums agree. */
+uint64_t tf_csr_symmetry_residue(const tf_csr *a, int64_t row0);
+
 #endif

@@ -234,6 +234,19 @@ START_TEST(transpose_and_symmetry)
     make(&a, 3, 3, sv, 5);
     ck_assert_int_eq(tf_csr_is_symmetric(&a, &sym), TF_OK);
     ck_assert_int_eq(sym, 1);
+    /* The transpose-free residue: zero for a symmetric matrix, also summed
+     * over row blocks as the distributed planner sums it. */
+    ck_assert(tf_csr_symmetry_residue(&a, 0) == 0);
+    tf_csr top = a, bot = a;
+    top.nrows = 1;
+    bot.nrows = 2;
+    bot.rowptr = a.rowptr + 1;
+    uint64_t r_top = tf_csr_symmetry_residue(&top, 0), r_bot = tf_csr_symmetry_residue(&bot, 1);
+    ck_assert(r_top != 0 && r_top + r_bot == 0);
+    tf_csr_free(&a);
+    /* Asymmetric values only: the residue tells them apart. */
+    make(&a, 2, 2, pv, 3);
+    ck_assert(tf_csr_symmetry_residue(&a, 0) != 0);
     tf_csr_free(&a);
     /* Rectangular: never symmetric; its transpose has the other shape. */
     make(&a, 2, 3, CYCLE, 1);
