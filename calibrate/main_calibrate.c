@@ -14,6 +14,7 @@
 #include "tf_cli.h"
 #include "tf_insitu.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -252,15 +253,8 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
                                  "exchange with); run it with mpirun -n P");
     /* Fail now rather than after minutes of measuring. */
     if (st == TF_OK && g_rank == 0) {
-        char probe[4096];
-        snprintf(probe, sizeof probe, "%s.tmp", a->output);
-        FILE *f = fopen(probe, "w");
-        if (!f)
-            st = tf_fail(TF_ERR_IO, "%s: cannot write here: %s", a->output, strerror(errno));
-        else {
-            fclose(f);
-            remove(probe);
-        }
+        if (tf_outpath_check(a->output))
+            st = TF_ERR_IO;
     }
     st = tf_cal_agree(comm, st);
     if (st)

@@ -2,6 +2,7 @@
 
 #include "tf_cli.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 
 #include <string.h>
 
@@ -109,5 +110,9 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
         return tf_fail(TF_ERR_ARG, "--replication applies to shift only: add --algo shift");
     if (a->max_iters < a->iters)
         a->max_iters = a->iters;
+    /* Before the plan is loaded and the SpMMs run: only rank 0 writes C,
+     * but every rank sees the same path and says the same. */
+    if (a->c_path && tf_outpath_check(a->c_path))
+        return tf_fail_prefix(TF_ERR_ARG, "--c-out");
     return TF_OK;
 }

@@ -89,6 +89,11 @@ def read_mm(path):
     if nnz and (i.min() < 0 or j.min() < 0 or i.max() >= m or j.max() >= n):
         raise InputError(f'{path}: entry index outside {m} x {n}')
     v = a[:, 2] if per == 3 else np.ones(nnz)
+    bad = np.flatnonzero(~np.isfinite(v))
+    if len(bad):  # as twoface's reader: one NaN would make every loss NaN
+        e = bad[0]
+        raise InputError(f'{path}: entry {e + 1} (row {i[e] + 1}, column {j[e] + 1}): '
+                         f'{v[e]} is not a finite number')
     return m, n, i, j, v, sym
 
 
@@ -295,6 +300,64 @@ def matmul(X, W):
     return torch.sparse.mm(X, W) if X.is_sparse else X @ W
 
 
+# The ranges and messages of twoface-gcn's options (gnn/tf_gnn_cli.c,
+# cli/tf_cli.c): whole numbers, and numbers with their bounds.
+MAX_WIDTH = 4096    # TF_GNN_MAX_WIDTH
+MAX_CLASSES = 4096  # TF_GNN_MAX_CLASSES
+INT_RANGES = {'hidden': (1, MAX_WIDTH), 'epochs': (1, 1000000000), 'patience': (0, 1000000),
+              'seed': (0, 2 ** 63 - 1), 'every': (0, 2 ** 63 - 1), 'threads': (0, 1024),
+              'random_features': (1, 1 << 20), 'random_classes': (2, MAX_CLASSES)}
+FLOAT_RANGES = {'lr': (0, 1e6), 'weight_decay': (0, 1e6), 'dropout': (0, 1)}
+
+
+def check_args(a):
+    """Converts the numeric options of `a` in place; the first bad one's
+    message (twoface-gcn's words), or None."""
+    for name, (lo, hi) in INT_RANGES.items():
+        s = getattr(a, name)
+        if s is None or isinstance(s, int):
+            continue
+        try:
+            v = int(s, 10)
+        except ValueError:
+            v = None
+        if v is None or not lo <= v <= hi:
+            return f"--{name.replace('_', '-')} '{s}': expected a whole number in {lo}..{hi}"
+        setattr(a, name, v)
+    for name, (lo, hi) in FLOAT_RANGES.items():
+        s = getattr(a, name)
+        if isinstance(s, float):
+            continue
+        try:
+            v = float(s)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and lo <= v <= hi):
+            return f"--{name.replace('_', '-')} '{s}': expected a number in {lo:.15g}..{hi:.15g}"
+        if name == 'dropout' and v >= 1:  # a keep probability of 0 divides by zero
+            return f"--dropout '{s}': expected a number in 0..1, below 1"
+        setattr(a, name, v)
+    return None
+
+
+def finite_loss(epoch, loss):
+    """None, or twoface-gcn's line when the (rank-summed) loss is NaN or Inf."""
+    if math.isfinite(loss):
+        return None
+    return (f'epoch {epoch}: the training loss is not finite ({loss}); check the features for '
+            f'NaN or Inf, or lower --lr')
+
+
+def pct(x):
+    """An accuracy, or n/a for a split without nodes (never a fake 0)."""
+    return 'n/a' if math.isnan(x) else f'{100 * x:.2f} %'
+
+
+def none_if_nan(x):
+    """JSON has no NaN: an empty split's value is null."""
+    return None if math.isnan(x) else x
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -303,23 +366,27 @@ def main(argv=None):
     ap.add_argument('--features')
     ap.add_argument('--labels')
     ap.add_argument('--split')
-    ap.add_argument('--random-features', type=int, metavar='F')
-    ap.add_argument('--random-classes', type=int, metavar='C')
+    ap.add_argument('--random-features', metavar='F')
+    ap.add_argument('--random-classes', metavar='C')
     ap.add_argument('--random-split', action='store_true')
-    ap.add_argument('--hidden', type=int, default=16)
-    ap.add_argument('--epochs', type=int, default=200)
-    ap.add_argument('--lr', type=float, default=0.01)
-    ap.add_argument('--weight-decay', type=float, default=5e-4)
-    ap.add_argument('--dropout', type=float, default=0.5)
-    ap.add_argument('--patience', type=int, default=10, help='0 = never stop early')
-    ap.add_argument('--seed', type=int, default=0)
+    # Numbers are checked by check_args, in twoface-gcn's words.
+    ap.add_argument('--hidden', default=16)
+    ap.add_argument('--epochs', default=200)
+    ap.add_argument('--lr', default=0.01)
+    ap.add_argument('--weight-decay', default=5e-4)
+    ap.add_argument('--dropout', default=0.5)
+    ap.add_argument('--patience', default=10, help='0 = never stop early')
+    ap.add_argument('--seed', default=0)
     ap.add_argument('--backward-plan', help='plan of A^T, for a non-symmetric matrix')
     ap.add_argument('--torch-sparse', action='store_true',
                     help='one process, torch.sparse.mm on the graph PLAN (Matrix Market)')
-    ap.add_argument('--threads', type=int, help='torch threads per process')
-    ap.add_argument('--every', type=int, default=1, help='print every N epochs (0 = summary)')
+    ap.add_argument('--threads', help='torch threads per process')
+    ap.add_argument('--every', default=1, help='print every N epochs (0 = summary)')
     ap.add_argument('--json', action='store_true')
     a = ap.parse_args(argv)
+    msg = check_args(a)
+    if msg:
+        sys.exit(f'gcn.py: {msg}')
     for opt, rnd in (('features', 'random_features'), ('labels', 'random_classes'),
                      ('split', 'random_split')):
         if (getattr(a, opt) is None) == (not getattr(a, rnd)):
@@ -388,6 +455,8 @@ def main(argv=None):
     counts = comm.sum(torch.tensor([float((split == s).sum()) for s in range(3)]))
     if counts[0] == 0:
         sys.exit('gcn.py: no train nodes in the split')
+    if counts[1] == 0 and a.patience > 0 and comm.rank == 0:
+        print('gcn.py: note: no validation nodes: early stopping is off', file=sys.stderr)
 
     W0 = glorot(a.seed, 0, nf, a.hidden).requires_grad_()
     W1 = glorot(a.seed, 1, a.hidden, ncls).requires_grad_()
@@ -412,8 +481,11 @@ def main(argv=None):
                 stats += [float(-logp[mk, y[mk]].sum()), float((Z[mk].argmax(1) == y[mk]).sum())]
             stats = comm.sum(torch.tensor(stats, dtype=torch.float64)).tolist()
         reg = 0.5 * a.weight_decay * float((W0.detach().double() ** 2).sum())
-        loss = [stats[2 * s] / max(counts[s].item(), 1) + reg for s in range(3)]
-        acc = [stats[2 * s + 1] / max(counts[s].item(), 1) for s in range(3)]
+        # A split without nodes has no loss or accuracy: NaN (n/a), and
+        # early stopping on a NaN validation loss never fires.
+        loss = [stats[2 * s] / counts[s].item() + reg if counts[s] else math.nan
+                for s in range(3)]
+        acc = [stats[2 * s + 1] / counts[s].item() if counts[s] else math.nan for s in range(3)]
         return loss, acc
 
     def out(rec):
@@ -444,11 +516,18 @@ def main(argv=None):
             s_sum += spmm_s() - s0
             timed += 1
         train_loss = float(flat[-1]) + 0.5 * a.weight_decay * float((W0.detach() ** 2).sum())
+        msg = finite_loss(epochs, train_loss)  # summed over ranks: all stop alike
+        if msg:
+            if comm.rank == 0:
+                print(f'gcn.py: {msg}', file=sys.stderr, flush=True)
+            sys.exit(1)
         if a.every and (epochs == 1 or epochs % a.every == 0):
-            out({'epoch': epochs, 'train_loss': train_loss, 'val_loss': loss_ev[1],
-                 'val_acc': acc_ev[1], 'time_ms': 1e3 * dt,
+            vl = 'n/a' if math.isnan(loss_ev[1]) else f'{loss_ev[1]:.6f}'
+            va = 'n/a' if math.isnan(acc_ev[1]) else f'{100 * acc_ev[1]:6.2f} %'
+            out({'epoch': epochs, 'train_loss': train_loss, 'val_loss': none_if_nan(loss_ev[1]),
+                 'val_acc': none_if_nan(acc_ev[1]), 'time_ms': 1e3 * dt,
                  'text': f'epoch {epochs:4d}  train loss {train_loss:.6f}  val loss '
-                         f'{loss_ev[1]:.6f}  val acc {100 * acc_ev[1]:6.2f} %  {1e3 * dt:8.3f} ms'})
+                         f'{vl}  val acc {va}  {1e3 * dt:8.3f} ms'})
         val_hist.append(loss_ev[1])
         if a.patience > 0 and epoch > a.patience and \
                 loss_ev[1] > np.mean(val_hist[-(a.patience + 1):-1]):
@@ -459,11 +538,12 @@ def main(argv=None):
     ep_ms, sp_ms = 1e3 * per[0].item(), 1e3 * per[1].item()
     share = sp_ms / ep_ms if ep_ms > 0 else 0.0
     out({'summary': True, 'algo': algo, 'ranks': comm.size, 'epochs': epochs,
-         'stopped_early': stopped, 'train_acc': acc_ev[0], 'val_acc': acc_ev[1],
-         'test_acc': acc_ev[2], 'test_loss': loss_ev[2], 'epoch_ms': ep_ms, 'spmm_ms': sp_ms,
+         'stopped_early': stopped, 'train_acc': none_if_nan(acc_ev[0]),
+         'val_acc': none_if_nan(acc_ev[1]), 'test_acc': none_if_nan(acc_ev[2]),
+         'test_loss': none_if_nan(loss_ev[2]), 'epoch_ms': ep_ms, 'spmm_ms': sp_ms,
          'spmm_share': share,
-         'text': f'test accuracy {100 * acc_ev[2]:.2f} % (val {100 * acc_ev[1]:.2f} %, train '
-                 f'{100 * acc_ev[0]:.2f} %) after {epochs} epochs'
+         'text': f'test accuracy {pct(acc_ev[2])} (val {pct(acc_ev[1])}, train '
+                 f'{pct(acc_ev[0])}) after {epochs} epochs'
                  f'{" (early stop)" if stopped else ""}\n'
                  f'time per epoch {ep_ms:.3f} ms = spmm {sp_ms:.3f} ms ({100 * share:.1f} %) '
                  f'+ the rest  [{algo}, {comm.size} ranks, mean over ranks]'})

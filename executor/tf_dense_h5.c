@@ -2,6 +2,7 @@
 #include "tf_error.h"
 #include "tf_exec.h"
 #include "tf_h5zstd.h"
+#include "tf_outpath.h"
 
 #include <hdf5.h>
 
@@ -225,14 +226,19 @@ int tf_dense_h5_write_dist(MPI_Comm comm, const char *path, const char *dset, in
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    char tmp[4096];
+    tf_outpath out;
+    char tmp[sizeof out.tmp] = "";
     int st = TF_OK;
     if (rank == 0) {
-        int len = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        if (len < 0 || (size_t)len >= sizeof tmp)
-            st = tf_fail(TF_ERR_ARG, "%s: path too long", path);
-        else
+        st = tf_outpath_open(&out, path);
+        if (st == TF_OK) {
+            snprintf(tmp, sizeof tmp, "%s", out.tmp);
+            /* HDF5 truncates the empty file and writes through its own
+             * descriptor; ours stays open for the fsync of the commit. */
             st = create_file(tmp, dset, m, k, path);
+            if (st != TF_OK)
+                tf_outpath_abort(&out);
+        }
     }
     MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm);
     st = tf_exec_agree(comm, st);
@@ -243,15 +249,11 @@ int tf_dense_h5_write_dist(MPI_Comm comm, const char *path, const char *dset, in
             st = write_rows(tmp, dset, row_begin, nrows, k, c);
         st = tf_exec_agree(comm, st);
     }
-    if (rank == 0) {
-        if (st == TF_OK) {
-            if (rename(tmp, path) != 0) {
-                st = tf_fail(TF_ERR_IO, "%s: cannot rename the temporary file into place", path);
-                unlink(tmp);
-            }
-        } else {
-            unlink(tmp);
-        }
+    if (rank == 0 && tmp[0]) {
+        if (st == TF_OK)
+            st = tf_outpath_commit(&out);
+        else
+            tf_outpath_abort(&out);
     }
     return tf_exec_agree(comm, st);
 }

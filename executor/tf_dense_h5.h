@@ -28,9 +28,11 @@ int tf_dense_h5_write(const char *path, const char *dset, int64_t rows, int64_t 
 
 /* Collective: every rank contributes its rows [row_begin, row_begin + nrows)
  * of an m x k matrix, written to dataset `dset` of a new file `path` in
- * global row order. Ranks write one after the other into "path.tmp.<pid>",
- * which rank 0 renames over path only when all succeeded (removed
- * otherwise). All ranks return the same status and message. */
+ * global row order. Rank 0 makes a temporary file with tf_outpath (links
+ * followed, anything but a regular file refused), the ranks write into it one
+ * after the other, and rank 0 renames it over the target only when all
+ * succeeded (removed otherwise). All ranks return the same status and
+ * message. */
 int tf_dense_h5_write_dist(MPI_Comm comm, const char *path, const char *dset, int64_t m,
                            int64_t k, int64_t row_begin, int64_t nrows, const float *c);
 

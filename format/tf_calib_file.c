@@ -1,5 +1,7 @@
 #include "tf_calib_file.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
+#include "tf_outpath.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -121,12 +123,15 @@ int tf_calib_read(const char *path, tf_calibration *out)
 
 int tf_calib_write(const char *path, const tf_calibration *c)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return tf_fail(TF_ERR_ARG, "%s: path too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return tf_fail(TF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    tf_outpath out;
+    int st = tf_outpath_open(&out, path);
+    if (st != TF_OK)
+        return st;
+    FILE *f = tf_outpath_stream(&out);
+    if (!f) {
+        tf_outpath_abort(&out);
+        return TF_ERR_IO;
+    }
     fprintf(f, "# twoface cost-model calibration (docs/cost-model.md)\n");
     for (int i = 0; i < TF_CALIB_NPROV; i++)
         if (c->prov[i][0])
@@ -138,12 +143,5 @@ int tf_calib_write(const char *path, const tf_calibration *c)
         else
             fprintf(f, "%-12s = %.6e  # %s\n", tf_coeff_names[i], v, tf_coeff_units[i]);
     }
-    int bad = fflush(f) != 0 || ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return tf_fail(TF_ERR_IO, "%s: cannot write: %s", path, strerror(e));
-    }
-    return TF_OK;
+    return tf_outpath_commit(&out);
 }

@@ -723,21 +723,42 @@ static int slow_entry(reader *r, matrix *m, const char *ls, const char *le, int6
 /* For format strings, hence the doubled percent signs. */
 #define BANNER "%%%%MatrixMarket matrix coordinate <field> <symmetry>"
 
+/* At most 64 bytes of s, those outside printable ASCII as \xHH. */
+static void printable(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && i < 64 && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f)
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+    }
+    out[o] = '\0';
+}
+
 static int banner_line(reader *r, matrix *m, const char *ls, const char *le)
 {
     if (le - ls >= 3 && memcmp(ls, "\xEF\xBB\xBF", 3) == 0)
         ls += 3; /* UTF-8 BOM from Windows editors */
     if (le - ls > TF_MM_MAX_LINE)
         return fail_at(r, 1, TF_ERR_PARSE, "line longer than %d bytes", TF_MM_MAX_LINE);
+    /* The HDF5 signature's first line: a plan or a dense file given as a
+     * matrix, said in words rather than shown as bytes. */
+    if (le - ls >= 4 && memcmp(ls, "\x89HDF", 4) == 0)
+        return fail_at(r, 1, TF_ERR_PARSE, "this is an HDF5 file, not a Matrix Market file");
     int bad = find_binary(ls, le);
     if (bad >= 0)
         return fail_at(r, 1, TF_ERR_PARSE,
                        "binary data (byte 0x%02x), expected the banner '" BANNER "'", bad);
     token t[6];
     int n = tokenize(ls, le, t, 6);
-    if (n == 0 || !tok_is(t[0], "%%matrixmarket"))
-        return fail_at(r, 1, TF_ERR_PARSE, "expected the banner '" BANNER "', found '%.*s'",
-                       n ? show_len((size_t)(le - t[0].s)) : 0, n ? t[0].s : "");
+    if (n == 0 || !tok_is(t[0], "%%matrixmarket")) {
+        char shown[4 * 64 + 1];
+        printable(n ? t[0].s : "", n ? (size_t)(le - t[0].s) : 0, shown, sizeof shown);
+        return fail_at(r, 1, TF_ERR_PARSE, "expected the banner '" BANNER "', found '%s'",
+                       shown);
+    }
     if (n != 5)
         return fail_at(r, 1, TF_ERR_PARSE, "banner has %d words, expected 5: '" BANNER "'", n);
     if (!tok_is(t[1], "matrix"))

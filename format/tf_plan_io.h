@@ -23,8 +23,10 @@
 #define TF_PLAN_READ_ALL (-2)    /* every rank's part */
 
 /* Writes a complete plan (first_rank 0, n_parts == nranks) to `path`,
- * atomically: the data goes to "path.tmp.<pid>" in the same directory, which
- * is closed, fsync'ed and renamed over `path` only when everything succeeded.
+ * atomically through tf_outpath (tf_outpath.h: links followed, anything but a
+ * regular file refused): the data goes to a uniquely named temporary file in
+ * the target's directory, which is closed, fsync'ed and renamed over the
+ * target only when everything succeeded.
  * On any failure (including a full disk or RLIMIT_FSIZE) and on SIGINT or
  * SIGTERM during the write, the temporary file is removed and `path` is left
  * untouched. An empty plan->creation_date is replaced by the current UTC time

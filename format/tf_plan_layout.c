@@ -281,7 +281,9 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
     hash_array(&h, p->stripes.recipients, p->stripes.n, 4);
     hash_array(&h, p->stripes.fetchers, p->stripes.n, 4);
     hash_array(&h, stats, (int64_t)p->nranks * N_STATS_FIELDS, 8);
-    if (p->perm) {
+    /* n > 0: a 0 x 0 matrix's permutation is empty, and the reader returns
+     * empty arrays as NULL; the writer's empty allocation must hash alike. */
+    if (p->perm && p->n > 0) {
         hash_array(&h, p->perm, p->n, 8);
         hash_array(&h, p->iperm, p->n, 8);
     }

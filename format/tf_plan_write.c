@@ -6,6 +6,7 @@
 #include "tf_error.h"
 #include "tf_h5zstd.h"
 #include "tf_partition.h"
+#include "tf_outpath.h"
 
 #include <hdf5.h>
 #include <zstd.h>
@@ -268,7 +269,7 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Written before the handlers are armed and only read by them: a handler
  * may only call async-signal-safe functions, so everything it needs is
  * prepared here. */
-static char sig_tmp_path[PATH_MAX + 32];
+static char sig_tmp_path[sizeof(((tf_outpath *)0)->tmp)];
 static volatile sig_atomic_t sig_armed;
 static struct sigaction sig_dfl, old_int, old_term, old_xfsz;
 
@@ -317,23 +318,6 @@ static void signals_disarm(void)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGXFSZ, &old_xfsz, NULL);
     sig_armed = 0;
-}
-
-/* The file is fsync'ed before the rename and its directory after it: a
- * crash then leaves either the old plan or the complete new one. */
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int r = fsync(fd);
-    /* Some file systems cannot sync directories; that is not our failure. */
-    if (r < 0 && (errno == EINVAL || errno == EROFS))
-        r = 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return r;
 }
 
 static void utc_now(char *buf, size_t n)
@@ -567,12 +551,6 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
             return st;
         }
     }
-    char tmp[sizeof sig_tmp_path];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
-        free(owned);
-        free(alt_owned);
-        return tf_fail(TF_ERR_ARG, "%s: path too long", path);
-    }
     char date[sizeof plan->creation_date];
     if (plan->creation_date[0]) {
         memcpy(date, plan->creation_date, sizeof date);
@@ -587,52 +565,40 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
     }
 
     pthread_mutex_lock(&write_lock);
-    signals_arm(tmp);
-    /* The temporary file is created first, so that an unusable directory
-     * is reported before the work of encoding, with errno's own words. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) {
-        st = tf_fail(TF_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-    } else {
+    /* The temporary file is created first, so that an unusable path is
+     * reported before the work of encoding. Its name is known only once it
+     * exists: signals wait until the handlers know it. */
+    sigset_t block, old_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+    tf_outpath out;
+    st = tf_outpath_open(&out, path);
+    if (st == TF_OK)
+        signals_arm(out.tmp);
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    if (st == TF_OK) {
+        const char *tmp = out.tmp;
         tf_pl_quiet_state q;
         tf_pl_quiet_begin(&q);
         /* The core driver reads an existing file of the name it is given
          * into memory (and HDF5 1.10.8 then leaks that copy), so it gets a
          * name that exists nowhere. */
-        char image_name[sizeof tmp + 8];
+        char image_name[sizeof out.tmp + 8];
         snprintf(image_name, sizeof image_name, "%s.image", tmp);
         wctx w = {path, image_name, zstd_level, src};
         void *image = NULL;
         size_t size = 0;
         st = build_image(&w, plan, date, stats, alt_stats, &image, &size);
         tf_pl_quiet_end(&q);
-        if (st == TF_OK && write_all(fd, image, size) < 0)
+        if (st == TF_OK && write_all(out.fd, image, size) < 0)
             st = tf_fail(TF_ERR_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
         free(image);
-        if (st == TF_OK && fsync(fd) < 0)
-            st = tf_fail(TF_ERR_IO, "%s: cannot sync %s: %s", path, tmp, strerror(errno));
-        /* close() can report a delayed write error (NFS): check it too. */
-        if (close(fd) < 0 && st == TF_OK)
-            st = tf_fail(TF_ERR_IO, "%s: cannot close %s: %s", path, tmp, strerror(errno));
-        if (st == TF_OK && rename(tmp, path) < 0)
-            st = tf_fail(TF_ERR_IO, "%s: cannot rename %s to it: %s", path, tmp,
-                         strerror(errno));
-        if (st != TF_OK) {
-            unlink(tmp);
-        } else {
-            char dir[sizeof tmp];
-            snprintf(dir, sizeof dir, "%s", path);
-            char *slash = strrchr(dir, '/');
-            if (slash == dir)
-                slash[1] = '\0';
-            else if (slash)
-                *slash = '\0';
-            else
-                snprintf(dir, sizeof dir, ".");
-            if (fsync_dir(dir) < 0)
-                st = tf_fail(TF_ERR_IO, "%s: written, but cannot sync directory %s: %s", path,
-                             dir, strerror(errno));
-        }
+        if (st == TF_OK)
+            st = tf_outpath_commit(&out);
+        else
+            tf_outpath_abort(&out);
     }
     signals_disarm();
     pthread_mutex_unlock(&write_lock);

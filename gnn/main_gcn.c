@@ -12,6 +12,7 @@
 #include "tf_gnn_train.h"
 #include "twoface.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,14 +31,23 @@ static int fail(const char *msg)
     return 1;
 }
 
+/* The reader's messages start with the path; the agreement over ranks
+ * ("plan is for 3 ranks, ...") does not: name it then. */
+static int name_plan(int st, const char *opt, const char *path)
+{
+    if (strncmp(tf_error_message(), path, strlen(path)) == 0)
+        return opt[0] ? tf_fail_prefix(st, "%.*s", (int)strlen(opt) - 1, opt) : st;
+    return tf_fail_prefix(st, "%s%s", opt, path);
+}
+
 static int open_plans(const tf_gnn_cli *c, tf_handle **fwd, tf_handle **bwd)
 {
     *fwd = *bwd = NULL;
     int st = tf_open(c->plan, MPI_COMM_WORLD, fwd);
     if (st)
-        return st;
+        return name_plan(st, "", c->plan);
     if (c->backward_plan && (st = tf_open(c->backward_plan, MPI_COMM_WORLD, bwd)))
-        return tf_fail_prefix(st, "--backward-plan: ");
+        return name_plan(st, "--backward-plan ", c->backward_plan);
     return TF_OK;
 }
 
@@ -78,8 +88,9 @@ typedef struct {
 
 /* Trains the same model on every algorithm, interleaved epoch by epoch, so
  * that their times share the machine's state. */
-static int train_all(const tf_gnn_cli *c, side_by_side *s)
+static int train_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
 {
+    *agreed = 0;
     tf_gnn_train_opts to = {c->epochs, c->lr, c->patience};
     int st = TF_OK, ninit = 0;
     for (; ninit < s->n && !st; ninit++)
@@ -93,6 +104,9 @@ static int train_all(const tf_gnn_cli *c, side_by_side *s)
             st = tf_gnn_trainer_epoch(&s->t[k], &ep);
             if (!st)
                 tf_gnn_report_epoch(&ep, &s->rep[k]);
+            /* The loss is summed over ranks: all stop here alike. */
+            else if (!isfinite(ep.train_loss))
+                *agreed = 1;
             left += !s->t[k].done;
         }
     }
@@ -139,7 +153,12 @@ static int run(const tf_gnn_cli *c, int nranks)
         if (g_rank == 0 && !c->json && strcmp(tf_get_normalization(fwd), "none") == 0)
             fprintf(stderr, PROG ": note: %s holds the matrix as given, not normalised "
                             "(twoface-plan --normalize gcn)\n", c->plan);
-        if (train_all(c, &s)) { /* an SpMM or Allreduce failed: other ranks cannot know */
+        if (g_rank == 0 && d.count[TF_GNN_VAL] == 0 && c->patience > 0)
+            fprintf(stderr, PROG ": note: no validation nodes: early stopping is off\n");
+        int agreed;
+        if ((st = train_all(c, &s, &agreed)) && agreed) {
+            fail(tf_error_message());
+        } else if (st) { /* an SpMM or Allreduce failed: other ranks cannot know */
             fprintf(stderr, PROG ": rank %d: %s\n", g_rank, tf_error_message());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }

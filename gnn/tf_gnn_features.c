@@ -3,6 +3,9 @@
 #include "tf_error.h"
 #include "tf_gnn_rng.h"
 #include "tf_mm_read.h"
+#include "tf_gnn_text.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +104,23 @@ static int by_id(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* The Matrix Market reader refuses NaN and Inf; an HDF5 dataset must agree,
+ * or one NaN turns every loss into NaN. rows[i] is the dataset row of
+ * got's row i. */
+static int check_finite(const char *file, const char *dset, const float *got,
+                        const int32_t *rows, int64_t nr, int64_t cols)
+{
+    for (int64_t i = 0; i < nr; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (!isfinite(got[i * cols + j]))
+                return tf_fail(TF_ERR_FORMAT, "%s: dataset %s, row %lld, column %lld (from 0): "
+                               "%s is not a finite number; features must be finite",
+                               file, dset, (long long)rows[i], (long long)j,
+                               isnan(got[i * cols + j]) ? "nan"
+                               : got[i * cols + j] > 0 ? "inf" : "-inf");
+    return TF_OK;
+}
+
 static int read_h5(const char *file, const char *dset, tf_gnn_data *d)
 {
     int64_t rows, cols;
@@ -109,6 +129,9 @@ static int read_h5(const char *file, const char *dset, tf_gnn_data *d)
         return st;
     if (rows != d->n)
         return rows_mismatch(file, rows, d->n);
+    if (cols < 1)
+        return tf_fail(TF_ERR_FORMAT, "%s: dataset %s has no columns: every node needs at least "
+                       "one feature", file, dset);
     int64_t nr = d->nrows;
     id_pos *ord = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *ord);
     int32_t *sorted = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *sorted);
@@ -125,6 +148,8 @@ static int read_h5(const char *file, const char *dset, tf_gnn_data *d)
             sorted[i] = (int32_t)ord[i].id;
         st = nr > 0 ? tf_dense_h5_read_row_set(file, dset, sorted, nr, cols, got) : TF_OK;
     }
+    if (!st)
+        st = check_finite(file, dset, got, sorted, nr, cols);
     if (!st) {
         for (int64_t i = 0; i < nr; i++)
             memcpy(v + ord[i].local * cols, got + i * cols, (size_t)cols * sizeof *v);
@@ -141,9 +166,18 @@ int tf_gnn_features_read(const char *spec, tf_gnn_data *d)
 {
     char file[4096];
     const char *dset;
+    int st;
     if (split_h5_spec(spec, file, sizeof file, &dset))
-        return read_h5(file, dset, d);
-    return read_mm(spec, d);
+        st = read_h5(file, dset, d);
+    else if (tf_gnn_is_hdf5(spec))
+        return tf_fail(TF_ERR_ARG, "%s: this is an HDF5 file; did you mean %s:/dataset?", spec,
+                       spec);
+    else
+        st = read_mm(spec, d);
+    if (st == TF_OK && d->x.ncols < 1)
+        st = tf_fail(TF_ERR_FORMAT, "%s: no feature columns: every node needs at least one "
+                     "feature", spec);
+    return st;
 }
 
 int tf_gnn_features_random(uint64_t seed, int64_t nfeat, tf_gnn_data *d)

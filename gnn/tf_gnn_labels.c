@@ -1,6 +1,7 @@
 #include "tf_gnn_labels.h"
 #include "tf_error.h"
 #include "tf_gnn_rng.h"
+#include "tf_gnn_text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,9 @@ typedef int (*line_fn)(const char *path, int64_t line, const char *text, int64_t
 
 static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
 {
+    if (tf_gnn_is_hdf5(path))
+        return tf_fail(TF_ERR_PARSE, "%s: this is an HDF5 file; expected text, one line per node",
+                       path);
     FILE *f = fopen(path, "r");
     if (!f)
         return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -29,18 +33,27 @@ static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
             *--e = '\0';
         while (*s == ' ' || *s == '\t')
             s++;
+        /* Blank lines after the last node are accepted, as most readers do;
+         * within the first n lines a blank line is a missing node. */
+        if (line > n && !*s && (size_t)(e - s) == 0)
+            continue;
         if (line > n)
             st = tf_fail(TF_ERR_PARSE, "%s:%lld: more than %lld lines, but the plan's graph has "
                          "%lld nodes", path, (long long)line, (long long)n, (long long)n);
         else if ((size_t)(e - s) != strlen(s))
             st = tf_fail(TF_ERR_PARSE, "%s:%lld: a NUL byte in the line (not a text file?)", path,
                          (long long)line);
+        else if (!*s)
+            st = tf_fail(TF_ERR_PARSE, "%s:%lld: blank line, but node %lld needs one", path,
+                         (long long)line, (long long)line - 1);
         else
             st = fn(path, line, s, line - 1, arg);
     }
     if (!st && ferror(f))
         st = tf_fail(TF_ERR_IO, "%s:%lld: read error: %s", path, (long long)line + 1,
                      strerror(errno));
+    if (!st && line > n)
+        line = n; /* only trailing blank lines beyond */
     if (!st && line < n)
         st = tf_fail(TF_ERR_PARSE, "%s:%lld: the file ends after %lld lines, but the plan's graph "
                      "has %lld nodes", path, (long long)line + 1, (long long)line, (long long)n);
@@ -61,9 +74,12 @@ static int label_line(const char *path, int64_t line, const char *s, int64_t nod
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v >= TF_GNN_MAX_CLASSES)
-        return tf_fail(TF_ERR_PARSE, "%s:%lld: expected a class 0..%d, got '%.40s'", path,
-                       (long long)line, TF_GNN_MAX_CLASSES - 1, s);
+    if (!*s || *end || errno || v < 0 || v >= TF_GNN_MAX_CLASSES) {
+        char shown[200];
+        tf_gnn_printable(s, 40, shown, sizeof shown);
+        return tf_fail(TF_ERR_PARSE, "%s:%lld: expected a class 0..%d, got '%s'", path,
+                       (long long)line, TF_GNN_MAX_CLASSES - 1, shown);
+    }
     if (v > c->max)
         c->max = (int)v;
     if (c->map[node] >= 0)
@@ -82,8 +98,10 @@ static int split_line(const char *path, int64_t line, const char *s, int64_t nod
                 c->d->split[c->map[node]] = (int8_t)w;
             return TF_OK;
         }
-    return tf_fail(TF_ERR_PARSE, "%s:%lld: expected train, val, test or none, got '%.40s'", path,
-                   (long long)line, s);
+    char shown[200];
+    tf_gnn_printable(s, 40, shown, sizeof shown);
+    return tf_fail(TF_ERR_PARSE, "%s:%lld: expected train, val, test or none, got '%s'", path,
+                   (long long)line, shown);
 }
 
 static int alloc_rows(void **p, int64_t nrows, size_t size)

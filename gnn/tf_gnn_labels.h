@@ -3,7 +3,9 @@
  *   labels: a whole number 0 .. TF_GNN_MAX_CLASSES - 1 (the class);
  *   split:  train, val, test or none.
  * Spaces, tabs and a CR at either end of a line are ignored; nothing else is
- * (a blank line is a missing node). Every rank checks every line, so all
+ * (a blank line is a missing node; blank lines after the last node are
+ * ignored). An HDF5 file is named as such; bytes that are not printable ASCII
+ * are quoted as \xHH. Every rank checks every line, so all
  * ranks find the same first error: "FILE:LINE: expected ..., got '...'".
  * Local calls; the caller agrees on the outcome. */
 #ifndef TF_GNN_LABELS_H

@@ -1,4 +1,5 @@
 #include "tf_gnn_loss.h"
+#include "tf_error.h"
 
 #include <math.h>
 #include <string.h>
@@ -33,4 +34,13 @@ void tf_gnn_xent(const float *z, const tf_gnn_data *d, int64_t ntrain, tf_gnn_su
             for (int j = 0; j < c; j++)
                 g[i * c + j] = (float)((exp(zi[j] - lse) - (j == y)) / (double)ntrain);
     }
+}
+
+int tf_gnn_loss_finite(int64_t epoch, double loss)
+{
+    if (isfinite(loss))
+        return TF_OK;
+    return tf_fail(TF_ERR_RANGE, "epoch %lld: the training loss is not finite (%s); check the "
+                   "features for NaN or Inf, or lower --lr", (long long)epoch,
+                   isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
 }

@@ -18,4 +18,9 @@ typedef struct {
  * (softmax - onehot) / ntrain on train rows, 0 on every other row. */
 void tf_gnn_xent(const float *z, const tf_gnn_data *d, int64_t ntrain, tf_gnn_sums *s, float *g);
 
+/* TF_OK, or TF_ERR_RANGE with "epoch E: the training loss is not finite;
+ * ..." when it is NaN or infinite, whatever the cause: training cannot
+ * recover from it, and every later epoch would report it again. */
+int tf_gnn_loss_finite(int64_t epoch, double loss);
+
 #endif

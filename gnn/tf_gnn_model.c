@@ -6,6 +6,7 @@
 #include "tf_gnn_rng.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define NSUMS (2 * TF_GNN_NSPLITS)
@@ -229,8 +230,10 @@ int tf_gnn_model_eval(tf_gnn_model *m, tf_gnn_eval *e)
     double wd = 0.5 * m->weight_decay * sum_sq(m->w, m->nw0);
     for (int sp = 0; sp < TF_GNN_NSPLITS; sp++) {
         double cnt = (double)m->d->count[sp];
-        e->loss[sp] = cnt > 0 ? buf[sp] / cnt + wd : 0;
-        e->acc[sp] = cnt > 0 ? buf[TF_GNN_NSPLITS + sp] / cnt : 0;
+        /* An empty split has no loss or accuracy: NaN, never a fake 0 (and
+         * early stopping on a NaN validation loss never fires). */
+        e->loss[sp] = cnt > 0 ? buf[sp] / cnt + wd : NAN;
+        e->acc[sp] = cnt > 0 ? buf[TF_GNN_NSPLITS + sp] / cnt : NAN;
     }
     return TF_OK;
 }

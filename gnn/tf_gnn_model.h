@@ -70,7 +70,7 @@ int tf_gnn_model_loss(tf_gnn_model *m, int64_t epoch, double *loss);
 
 typedef struct {
     double loss[TF_GNN_NSPLITS]; /* mean cross-entropy + weight decay term */
-    double acc[TF_GNN_NSPLITS];
+    double acc[TF_GNN_NSPLITS];  /* both NaN for a split without nodes */
 } tf_gnn_eval;
 
 /* Collective: forward without dropout, loss and accuracy of every split. */

@@ -1,24 +1,42 @@
 #include "tf_gnn_report.h"
 
+#include <math.h>
+#include <stdio.h>
+
+/* An accuracy or loss of a split without nodes is NaN: shown as n/a (JSON
+ * null), never as a fake 0. fmt has one double conversion. */
+static const char *num(char *buf, size_t n, const char *fmt, double v, int json)
+{
+    if (isnan(v))
+        snprintf(buf, n, "%s", json ? "null" : "n/a");
+    else
+        snprintf(buf, n, fmt, v);
+    return buf;
+}
+
 void tf_gnn_report_epoch(const tf_gnn_epoch *e, void *arg)
 {
     const tf_gnn_report *r = arg;
     if (!r->out || r->every <= 0 || (e->epoch != 1 && e->epoch % r->every != 0))
         return;
     const tf_gnn_eval *v = &e->eval;
-    if (r->json)
+    char vl[32], va[32], ta[32];
+    int j = r->json;
+    if (j)
         fprintf(r->out,
-                "{\"algo\":\"%s\",\"epoch\":%lld,\"train_loss\":%.9g,\"train_acc\":%.6f,"
-                "\"val_loss\":%.9g,"
-                "\"val_acc\":%.6f,\"time_ms\":%.3f}\n",
-                r->algo, (long long)e->epoch, e->train_loss, v->acc[TF_GNN_TRAIN],
-                v->loss[TF_GNN_VAL], v->acc[TF_GNN_VAL], 1e3 * e->seconds);
+                "{\"algo\":\"%s\",\"epoch\":%lld,\"train_loss\":%.9g,\"train_acc\":%s,"
+                "\"val_loss\":%s,"
+                "\"val_acc\":%s,\"time_ms\":%.3f}\n",
+                r->algo, (long long)e->epoch, e->train_loss,
+                num(ta, sizeof ta, "%.6f", v->acc[TF_GNN_TRAIN], j),
+                num(vl, sizeof vl, "%.9g", v->loss[TF_GNN_VAL], j),
+                num(va, sizeof va, "%.6f", v->acc[TF_GNN_VAL], j), 1e3 * e->seconds);
     else
         fprintf(r->out,
-                "%s%sepoch %4lld  train loss %.6f  val loss %.6f  val acc %6.2f %%  %8.3f ms\n",
+                "%s%sepoch %4lld  train loss %.6f  val loss %s  val acc %s  %8.3f ms\n",
                 r->show_algo ? r->algo : "", r->show_algo ? ": " : "", (long long)e->epoch,
-                e->train_loss, v->loss[TF_GNN_VAL],
-                100 * v->acc[TF_GNN_VAL], 1e3 * e->seconds);
+                e->train_loss, num(vl, sizeof vl, "%.6f", v->loss[TF_GNN_VAL], j),
+                num(va, sizeof va, "%6.2f %%", 100 * v->acc[TF_GNN_VAL], j), 1e3 * e->seconds);
     fflush(r->out);
 }
 
@@ -28,20 +46,25 @@ void tf_gnn_report_summary(const tf_gnn_report *r, const tf_gnn_result *res)
         return;
     const tf_gnn_eval *v = &res->eval;
     double share = res->total > 0 ? res->spmm / res->total : 0;
-    if (r->json)
+    char a[3][32], tl[32];
+    int j = r->json;
+    for (int sp = 0; sp < 3; sp++) {
+        static const int which[3] = {TF_GNN_TRAIN, TF_GNN_VAL, TF_GNN_TEST};
+        num(a[sp], sizeof a[sp], j ? "%.6f" : "%.2f %%", (j ? 1 : 100) * v->acc[which[sp]], j);
+    }
+    if (j)
         fprintf(r->out,
                 "{\"summary\":true,\"algo\":\"%s\",\"ranks\":%d,\"epochs\":%lld,"
-                "\"stopped_early\":%s,\"train_acc\":%.6f,\"val_acc\":%.6f,\"test_acc\":%.6f,"
-                "\"test_loss\":%.9g,\"epoch_ms\":%.4f,\"epoch_ms_median\":%.4f,\"spmm_ms\":%.4f,\"dense_ms\":%.4f,"
+                "\"stopped_early\":%s,\"train_acc\":%s,\"val_acc\":%s,\"test_acc\":%s,"
+                "\"test_loss\":%s,\"epoch_ms\":%.4f,\"epoch_ms_median\":%.4f,\"spmm_ms\":%.4f,\"dense_ms\":%.4f,"
                 "\"allreduce_ms\":%.4f,\"spmm_share\":%.4f}\n",
                 r->algo, r->ranks, (long long)res->epochs, res->stopped ? "true" : "false",
-                v->acc[TF_GNN_TRAIN], v->acc[TF_GNN_VAL], v->acc[TF_GNN_TEST],
-                v->loss[TF_GNN_TEST], 1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
+                a[0], a[1], a[2], num(tl, sizeof tl, "%.9g", v->loss[TF_GNN_TEST], j),
+                1e3 * res->total, 1e3 * res->median, 1e3 * res->spmm, 1e3 * res->dense,
                 1e3 * res->allreduce, share);
     else {
-        fprintf(r->out, "test accuracy %.2f %% (val %.2f %%, train %.2f %%) after %lld epochs%s\n",
-                100 * v->acc[TF_GNN_TEST], 100 * v->acc[TF_GNN_VAL], 100 * v->acc[TF_GNN_TRAIN],
-                (long long)res->epochs, res->stopped ? " (early stop)" : "");
+        fprintf(r->out, "test accuracy %s (val %s, train %s) after %lld epochs%s\n",
+                a[2], a[1], a[0], (long long)res->epochs, res->stopped ? " (early stop)" : "");
         fprintf(r->out,
                 "time per epoch %.3f ms = spmm %.3f ms (%.1f %%) + dense %.3f ms + allreduce "
                 "%.3f ms (mean over ranks), median %.3f ms  [%s, %d ranks]\n",

@@ -1,6 +1,7 @@
 #include "tf_gnn_train.h"
 #include "tf_error.h"
 #include "tf_median.h"
+#include "tf_gnn_loss.h"
 
 #include <mpi.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep)
     memset(ep, 0, sizeof *ep);
     ep->epoch = e + 1;
     int st = tf_gnn_model_grad(m, e, &ep->train_loss);
+    if (!st)
+        st = tf_gnn_loss_finite(ep->epoch, ep->train_loss);
     if (!st) {
         tf_gnn_adam_step(&t->adam, m->w, m->grad);
         st = tf_gnn_model_eval(m, &ep->eval);

@@ -8,6 +8,7 @@
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 #include "tf_explain.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
@@ -398,6 +399,20 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
     double plan = a_bytes + built * parts + 25.0 * sparse + 24.0 * MIB;
     double write = kept * parts * (level == 0 ? 2.0 : 1.3) + 24.0 * MIB;
     return plan > write ? plan : write;
+}
+
+/* Every file the run will write, checked before minutes of reading and
+ * planning: a bad --svg path must not surface after the plan is written. */
+static int check_outputs(const char *out_path, const char *svg)
+{
+    const char *opt[2] = {"-o", "--svg"}, *path[2] = {out_path, svg};
+    for (int i = 0; i < 2; i++)
+        if (path[i] && tf_outpath_check(path[i])) {
+            say("twoface-plan: %s%s\n", path[i][0] ? "" : opt[i],
+                    path[i][0] ? tf_error_message() : ": the output path is empty");
+            return 1;
+        }
+    return 0;
 }
 
 /* ---- Planning on the job's own ranks ------------------------------------ */
@@ -802,6 +817,14 @@ static int plan_main(int argc, char **argv)
         return 2;
     }
     const char *matrix = argv[optind];
+    /* Under mpirun rank 0 writes every output file: its view decides. */
+    int bad_out = quiet_rank ? 0 : check_outputs(out_path, svg);
+    if (mpi_on)
+        MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad_out) {
+        tf_plan_free(&fwd);
+        return 1;
+    }
     if (calib) {
         tf_calibration cal;
         int rs = tf_calib_read(calib, &cal);
@@ -924,7 +947,7 @@ static int plan_main(int argc, char **argv)
         printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, t_end - t_main);
         fflush(stdout);
     }
-    if (!quiet) {
+    if (!quiet && rc == 0) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
         say(
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "

@@ -2,6 +2,7 @@
 #include "tf_balance.h"
 #include "tf_partition.h"
 #include "tf_error.h"
+#include "tf_outpath.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -137,13 +138,15 @@ int tf_explain_svg(const char *path, const tf_plan *plan)
 int tf_explain_svg_draw(const char *path, const tf_plan *plan, const double *acc)
 {
     int P = plan->nranks, bins = tf_explain_svg_bins(plan);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        return tf_fail(TF_ERR_ARG, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "w");
+    tf_outpath out;
+    int st = tf_outpath_open(&out, path);
+    FILE *f = st == TF_OK ? tf_outpath_stream(&out) : NULL;
     if (!f) {
-        return tf_fail(TF_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        if (st == TF_OK) {
+            st = TF_ERR_IO;
+            tf_outpath_abort(&out);
+        }
+        return st;
     }
     /* Empty cells are not drawn: the white background shows B rows that never
      * move to that rank. */
@@ -194,14 +197,5 @@ int tf_explain_svg_draw(const char *path, const tf_plan *plan, const double *acc
         fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", left + i * 120 + 20, ly + 12, label[c]);
     }
     fprintf(f, "</svg>\n");
-    if (fflush(f) != 0 || ferror(f)) {
-        fclose(f);
-        remove(tmp);
-        return tf_fail(TF_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-    }
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return tf_fail(TF_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    }
-    return TF_OK;
+    return tf_outpath_commit(&out);
 }

@@ -117,4 +117,7 @@ err_case "missing file at Q = 2" 2 "$work/nonexistent.mtx" -n 2
 err_case "rectangular gcn at Q = 4" 4 "$work/rect.mtx" -n 2 --normalize gcn
 err_case "unwritable output at Q = 3" 3 "$CORA" -n 2 -o /nonexistent-dir/x.h5
 err_case "--max-memory too small at Q = 2" 2 "$CORA" -n 4 --max-memory 1M
+mkfifo "$work/fifo"
+err_case "-o a FIFO at Q = 3" 3 "$CORA" -n 2 -o "$work/fifo"
+[ -p "$work/fifo" ] && ok "the FIFO is still a FIFO" || bad "the FIFO was replaced"
 finish

@@ -10,7 +10,9 @@
  *   mpi_errors --not-a-plan PATH           HDF5 file without a plan in it
  *   mpi_errors --b PATH KIND N K           a B file for twoface-exec --b:
  *                                          KIND good | no-dataset | rows
- *                                          (N+1 rows) | one-d | float64
+ *                                          (N+1 rows) | one-d | float64 |
+ *                                          nan | inf (element (N-1, K-1)
+ *                                          not finite; twoface-gcn --features)
  *   mpi_errors --drop-group PLAN RANK      deletes group rank_RANK
  *   mpi_errors --edit PLAN DATASET         changes element 0 of DATASET
  *                                          through HDF5 (HDF5's own checks
@@ -32,6 +34,7 @@
 
 #include <hdf5.h>
 #include <mpi.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +76,8 @@ static int make_b(const char *path, const char *kind, int64_t n, int64_t k)
     int one_d = strcmp(kind, "one-d") == 0;
     int f64 = strcmp(kind, "float64") == 0;
     const char *name = strcmp(kind, "no-dataset") == 0 ? "/A" : "/B";
-    if (strcmp(kind, "good") && strcmp(kind, "rows") && !one_d && !f64 &&
+    int nonfinite = strcmp(kind, "nan") == 0 ? 1 : strcmp(kind, "inf") == 0 ? 2 : 0;
+    if (strcmp(kind, "good") && strcmp(kind, "rows") && !one_d && !f64 && !nonfinite &&
         strcmp(kind, "no-dataset")) {
         H5Fclose(f);
         return tf_fail(TF_ERR_ARG, "unknown B kind '%s'", kind);
@@ -82,6 +86,8 @@ static int make_b(const char *path, const char *kind, int64_t n, int64_t k)
     float *v = malloc((count ? count : 1) * sizeof *v);
     double *w = malloc((count ? count : 1) * sizeof *w);
     tf_dense_fill(v, 1, 0, rows, k);
+    if (nonfinite && count > 0)
+        v[count - 1] = nonfinite == 1 ? NAN : INFINITY;
     for (size_t i = 0; i < count; i++)
         w[i] = v[i];
     hsize_t d2[2] = {(hsize_t)rows, (hsize_t)k}, d1[1] = {(hsize_t)count};

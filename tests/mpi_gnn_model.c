@@ -15,6 +15,7 @@
 #include "tf_gnn_dense.h"
 #include "tf_gnn_init.h"
 #include "tf_gnn_model.h"
+#include "tf_gnn_train.h"
 #include "tf_gnn_rng.h"
 #include "tf_gnn_rows.h"
 #include "tf_normalize.h"
@@ -431,6 +432,30 @@ START_TEST(algorithms_give_the_same_losses)
 }
 END_TEST
 
+/* A NaN in one rank's features (any cause would do: the check is on the
+ * loss) stops training on every rank with the same status and line, instead
+ * of training on NaN. Epoch 2: the first forward pass's ReLU maps NaN to 0,
+ * but its gradient carries the NaN into every weight. */
+START_TEST(non_finite_loss_stops_every_rank)
+{
+    gcase c;
+    /* No dropout: it could drop the NaN for an epoch or more. */
+    ck_assert_int_eq(case_open(&c, 37, 120, 1, 0, "twoface", 5, 0.0), TF_OK);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == size - 1 && c.d.x.nnz > 0)
+        c.d.x.val[0] = NAN;
+    tf_gnn_train_opts o = {5, 0.01, 10};
+    tf_gnn_result r;
+    int st = tf_gnn_train(&c.m, &o, NULL, NULL, &r);
+    CHECK_ALL(st == TF_ERR_RANGE &&
+                  strstr(tf_error_message(), "epoch 2: the training loss is not finite (nan)"),
+              "status %d, message '%s'", st, tf_error_message());
+    case_close(&c);
+}
+END_TEST
+
 /* ---- The library side: contexts of different K on one handle ------------- */
 
 static float bval(int64_t row, int j, int salt)
@@ -520,6 +545,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, finite_differences_nonsymmetric);
     tcase_add_test(tc, nonsymmetric_without_backward_plan_fails);
     tcase_add_test(tc, algorithms_give_the_same_losses);
+    tcase_add_test(tc, non_finite_loss_stops_every_rank);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -316,7 +316,7 @@ START_TEST(labels_and_split_lines)
     ck_assert(d.label[0] == 3 && d.label[1] == 2 && d.classes == 4);
     ck_assert(d.split[0] == TF_GNN_VAL && d.split[1] == TF_GNN_TRAIN);
     tf_gnn_data_free(&d);
-    const char *bad[][2] = {{"0\n1\n\n2\n", ":3: expected a class 0..4095, got ''"},
+    const char *bad[][2] = {{"0\n1\n\n2\n", ":3: blank line, but node 2 needs one"},
                             {"0\n1\n2.5\n2\n", ":3: expected a class 0..4095, got '2.5'"},
                             {"0\n1\n4096\n2\n", ":3: expected a class"},
                             {"0\n1\n2\n", ":4: the file ends after 3 lines"}};
@@ -337,6 +337,117 @@ START_TEST(labels_and_split_lines)
     unlink(lp);
     unlink(sp);
     free(map);
+}
+END_TEST
+
+static const char *h5_path(const char *name)
+{
+    static char buf[400];
+    snprintf(buf, sizeof buf, "%s/tftest_%d_%s.h5", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (int)getpid(), name);
+    return buf;
+}
+
+static void expect_features_fail(const char *spec, int status, const char *needle)
+{
+    int64_t ids[4] = {0, 1, 2, 3};
+    tf_gnn_data d;
+    data_for(&d, 4, ids, 4);
+    ck_assert_int_eq(tf_gnn_features_read(spec, &d), status);
+    ck_assert_msg(strstr(tf_error_message(), needle), "'%s' lacks '%s'", tf_error_message(),
+                  needle);
+    tf_gnn_data_free(&d);
+}
+
+/* HDF5 features agree with the Matrix Market reader: no NaN, no Inf, and a
+ * row needs at least one feature. */
+START_TEST(features_must_be_finite_and_present)
+{
+    char spec[1000];
+    const char *h5 = h5_path("nan");
+    float dense[12] = {1, 0, 0, 0, 0, 2.5f, 0, 4, 0, 1, 0, 3};
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    const char *shown[3] = {"nan", "inf", "-inf"};
+    for (int k = 0; k < 3; k++) {
+        dense[2 * 3 + 1] = bad[k];
+        ck_assert_int_eq(tf_dense_h5_write(h5, "/X", 4, 3, dense), TF_OK);
+        snprintf(spec, sizeof spec, "%s:/X", h5);
+        char needle[200];
+        snprintf(needle, sizeof needle, "dataset /X, row 2, column 1 (from 0): %s is not a finite "
+                 "number", shown[k]);
+        expect_features_fail(spec, TF_ERR_FORMAT, needle);
+    }
+    /* The same value in Matrix Market: refused by its reader, naming the line. */
+    const char mtx[] = "%%MatrixMarket matrix coordinate real general\n4 3 2\n1 1 1\n3 2 nan\n";
+    const char *mp = tf_test_tmpfile(0, ".mtx", mtx, sizeof mtx - 1);
+    expect_features_fail(mp, TF_ERR_PARSE, ":4:");
+    unlink(mp);
+    /* Width 0 */
+    ck_assert_int_eq(tf_dense_h5_write(h5, "/E", 4, 0, dense), TF_OK);
+    snprintf(spec, sizeof spec, "%s:/E", h5);
+    expect_features_fail(spec, TF_ERR_FORMAT, "dataset /E has no columns");
+    const char mtx0[] = "%%MatrixMarket matrix coordinate real general\n4 0 0\n";
+    mp = tf_test_tmpfile(0, ".mtx", mtx0, sizeof mtx0 - 1);
+    expect_features_fail(mp, TF_ERR_FORMAT, "no feature columns");
+    unlink(mp);
+    /* An HDF5 file without its dataset: the hint, not its bytes. */
+    snprintf(spec, sizeof spec, "%s: this is an HDF5 file; did you mean %s:/dataset?", h5, h5);
+    expect_features_fail(h5, TF_ERR_ARG, spec);
+    unlink(h5);
+}
+END_TEST
+
+START_TEST(labels_blank_binary_and_trailing_lines)
+{
+    int64_t ids[2] = {3, 0};
+    int32_t *map;
+    ck_assert_int_eq(tf_gnn_id_map(ids, 2, 4, &map), TF_OK);
+    tf_gnn_data d;
+    /* Trailing blank lines are accepted. */
+    const char ok_text[] = "2\n0\n1\n3\n\n \n\r\n";
+    const char *p = tf_test_tmpfile(3, ".txt", ok_text, sizeof ok_text - 1);
+    data_for(&d, 4, ids, 2);
+    ck_assert_msg(tf_gnn_labels_read(p, map, &d) == TF_OK, "%s", tf_error_message());
+    ck_assert(d.label[0] == 3 && d.label[1] == 2);
+    tf_gnn_data_free(&d);
+    unlink(p);
+    const char *bad[][2] = {{"0\n1\n2\n3\n\n5\n", ":6: more than 4 lines"},
+                            {"0\n1\n2\n\n", ":4: blank line, but node 3 needs one"},
+                            {"0\n\x01\xff\x1b[2J\n2\n3\n", ":2: expected a class 0..4095, "
+                                                                "got '\\x01\\xff\\x1b[2J'"}};
+    for (int i = 0; i < 3; i++) {
+        p = tf_test_tmpfile(3, ".txt", bad[i][0], strlen(bad[i][0]));
+        data_for(&d, 4, ids, 2);
+        ck_assert_int_eq(tf_gnn_labels_read(p, map, &d), TF_ERR_PARSE);
+        ck_assert_msg(strstr(tf_error_message(), bad[i][1]), "'%s' lacks '%s'",
+                      tf_error_message(), bad[i][1]);
+        tf_gnn_data_free(&d);
+        unlink(p);
+    }
+    const char *h5 = h5_path("labels");
+    float one[4] = {0, 1, 2, 3};
+    ck_assert_int_eq(tf_dense_h5_write(h5, "/y", 4, 1, one), TF_OK);
+    data_for(&d, 4, ids, 2);
+    ck_assert_int_eq(tf_gnn_labels_read(h5, map, &d), TF_ERR_PARSE);
+    ck_assert_msg(strstr(tf_error_message(), ": this is an HDF5 file; expected text"), "%s",
+                  tf_error_message());
+    tf_gnn_data_free(&d);
+    data_for(&d, 4, ids, 2);
+    ck_assert_int_eq(tf_gnn_split_read(h5, map, &d), TF_ERR_PARSE);
+    tf_gnn_data_free(&d);
+    unlink(h5);
+    free(map);
+}
+END_TEST
+
+START_TEST(loss_must_be_finite)
+{
+    ck_assert_int_eq(tf_gnn_loss_finite(3, 1.25), TF_OK);
+    ck_assert_int_eq(tf_gnn_loss_finite(7, NAN), TF_ERR_RANGE);
+    ck_assert_msg(strstr(tf_error_message(), "epoch 7: the training loss is not finite (nan); "),
+                  "%s", tf_error_message());
+    ck_assert_int_eq(tf_gnn_loss_finite(2, -INFINITY), TF_ERR_RANGE);
+    ck_assert(strstr(tf_error_message(), "epoch 2: the training loss is not finite (-inf)"));
 }
 END_TEST
 
@@ -376,6 +487,9 @@ int main(void)
     tcase_add_test(tc, features_mtx_and_h5_agree);
     tcase_add_test(tc, labels_and_split_lines);
     tcase_add_test(tc, random_inputs_do_not_depend_on_the_rows_held);
+    tcase_add_test(tc, features_must_be_finite_and_present);
+    tcase_add_test(tc, labels_blank_binary_and_trailing_lines);
+    tcase_add_test(tc, loss_must_be_finite);
     suite_add_tcase(s, tc);
     return tf_test_run_serial(s);
 }

@@ -561,6 +561,12 @@ START_TEST(bad_banner)
     expect_fail_s("%%MatrixMarkt matrix coordinate real general\n1 1 0\n", TF_ERR_PARSE, 1,
                   "found '%%MatrixMarkt matrix");
     expect_fail_s("\n" HDR_R "1 1 0\n", TF_ERR_PARSE, 1, "expected the banner");
+    /* An HDF5 file (a plan given as the matrix) is named, not shown as bytes;
+     * other bytes outside printable ASCII are quoted. */
+    static const char h5[] = "\x89HDF\r\n\x1a\n\x02\x08\x08\x00";
+    expect_fail(h5, sizeof h5 - 1, TF_ERR_PARSE, 1,
+                "this is an HDF5 file, not a Matrix Market file");
+    expect_fail_s("caf\xc3\xa9 matrix\n", TF_ERR_PARSE, 1, "found 'caf\\xc3\\xa9 matrix'");
     expect_fail_s("%%MatrixMarket matrix coordinate real\n1 1 0\n", TF_ERR_PARSE, 1,
                   "banner has 4 words, expected 5");
     expect_fail_s("%%MatrixMarket vector coordinate real general\n", TF_ERR_FORMAT, 1,

@@ -1281,10 +1281,11 @@ START_TEST(signal_during_write_removes_temporary)
             tf_plan_write(path, &big, 19); /* slow: a few MB at level 19 */
             _exit(0);
         }
-        snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)pid);
+        /* The temporary name is unique (tf_outpath): its prefix is known. */
+        snprintf(tmp, sizeof tmp, "plan.h5.tmp.%d.", (int)pid);
         int seen = 0;
         for (int i = 0; i < 60000 && !seen; i++) {
-            seen = access(tmp, F_OK) == 0;
+            seen = dir_entries(dir, tmp) > 0;
             if (!seen)
                 usleep(1000);
         }

@@ -13,12 +13,15 @@ from ctypes import POINTER, c_char_p, c_int, c_int64, c_uint64, c_void_p
 _LIB_NAME = 'libtwoface.so'
 
 
-class TwofaceError(RuntimeError):
-    """A libtwoface call failed. `status` is the TF_ERR_* code (0 for errors
-    found by the Python layer itself), `str(e)` the library's one-line
-    tf_last_error() message."""
+TF_ERR_ARG = 1  # format/tf_error.h: bad argument or option
 
-    def __init__(self, message, status=0):
+
+class TwofaceError(RuntimeError):
+    """A libtwoface call failed. `status` is the TF_ERR_* code of
+    format/tf_error.h (TF_ERR_ARG for what the Python layer itself refuses:
+    bad arguments, use after free), `str(e)` the one-line message."""
+
+    def __init__(self, message, status=TF_ERR_ARG):
         super().__init__(message)
         self.status = status
 

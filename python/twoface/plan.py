@@ -17,7 +17,8 @@ import torch
 from mpi4py import MPI
 
 from . import _lib
-from ._lib import TwofaceError, check, lib
+from ._lib import TF_ERR_ARG, TwofaceError, check, lib
+from ._rows import guarded
 
 # Raw handles still open, in creation order: freed newest first at exit.
 _live = []
@@ -87,6 +88,14 @@ class Plan:
     def __init__(self, path, comm=None):
         self._h = None
         comm = MPI.COMM_WORLD if comm is None else comm
+        if not isinstance(comm, MPI.Comm):  # nothing to agree over: every rank says it
+            raise TwofaceError(f'twoface: comm must be an mpi4py communicator (MPI.Comm), got '
+                               f'{type(comm).__name__}', TF_ERR_ARG)
+        msg = None
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            msg = f'twoface: the plan path must be a str, bytes or os.PathLike, got ' \
+                  f'{type(path).__name__}'
+        agree(comm, msg)
         h = ctypes.c_void_p()
         check(lib.tf_open_fcomm(os.fsencode(path), comm.py2f(), ctypes.byref(h)))
         self._h = h
@@ -238,7 +247,8 @@ class Context:
 
     `b` is a float32 tensor of shape (nbrows, k) over the library's B buffer
     (the memory other ranks read): writing into it and calling spmm(ctx) with
-    no B moves nothing in Python. It is valid until free()."""
+    no B moves nothing in Python. After free() (or the plan's close()), `b`
+    and every view made from it raise TwofaceError when used (_rows.py)."""
 
     def __init__(self, plan, k):
         self._ctx = None
@@ -260,10 +270,18 @@ class Context:
         b0, nb = ctypes.c_int64(), ctypes.c_int64()
         p = lib.tf_b_rows(c, ctypes.byref(b0), ctypes.byref(nb))
         if nb.value == 0 or not p:
-            self.b = torch.empty((0, k), dtype=torch.float32)
+            self._b = torch.empty((0, k), dtype=torch.float32)
         else:
             buf = (ctypes.c_float * (nb.value * k)).from_address(p)
-            self.b = torch.frombuffer(buf, dtype=torch.float32).view(nb.value, k)
+            self._b = torch.frombuffer(buf, dtype=torch.float32).view(nb.value, k)
+        self._b_view = guarded(self, self._b)
+
+    @property
+    def b(self):
+        """This rank's rows of B, in the library's buffer (see the class)."""
+        if self._ctx is None:
+            raise TwofaceError('twoface: the context has been freed, and its b with it')
+        return self._b_view
 
     def free(self):
         """Collective (tf_context_free)."""
@@ -273,7 +291,7 @@ class Context:
         if self._ctx is not None:
             lib.tf_context_free(self._ctx)
             self._ctx = None
-            self.b = None
+            self._b = None
         if self in _live:
             _live.remove(self)
 
@@ -348,8 +366,8 @@ def spmm(target, B=None, out=None, _problem=None, _trusted=False):
 def _multiply(plan, ctx, B, out):
     k = ctx.k
     t0 = time.perf_counter()
-    if B is not None and (ctx.b.numel() == 0 or B.data_ptr() != ctx.b.data_ptr()):
-        ctx.b.copy_(B)
+    if B is not None and (ctx._b.numel() == 0 or B.data_ptr() != ctx._b.data_ptr()):
+        ctx._b.copy_(B)
     if out is None:
         out = torch.empty((plan.nrows, k), dtype=torch.float32)
     st = lib.tf_spmm(ctx._ctx, out.data_ptr() if out.numel() else None)

@@ -1,0 +1,31 @@
+"""Freeing in Python (docs/python.md, "Freeing"): ctx.b and its views raise
+TwofaceError after ctx.free() or plan.close(), never touch freed memory (the
+issue's exact sequences, at 1 and 3 ranks: a segfault would be exit status
+139); argument errors carry TF_ERR_ARG, library errors their own code."""
+import os
+
+import pytest
+
+import tfutil
+
+
+@pytest.fixture(scope='module', params=[1, 3])
+def results(request, tmp_path_factory):
+    P = request.param
+    d = tmp_path_factory.mktemp(f'free{P}')
+    A = tfutil.random_sparse(14, 14, 0.3, seed=3, symmetric=True)
+    mtx = str(d / 'a.mtx')
+    tfutil.write_mtx(mtx, A)
+    plan = tfutil.plan(mtx, P, str(d / 'a.h5'))
+    rc, out, err = tfutil.mpirun(P, os.path.join(tfutil.HERE, 'mpi_freeing.py'), plan,
+                                 str(d / 'missing.h5'))
+    return P, rc, tfutil.json_lines(out), err
+
+
+@pytest.mark.parametrize('name', ['free_then_fill', 'close_then_sum', 'views_and_copies',
+                                  'spmm_in_place_still_works', 'bad_plan_arguments'])
+def test_freeing(results, name):
+    P, rc, recs, err = results
+    assert rc == 0, f'mpi_freeing.py at P={P} exited {rc}: {err[-2000:]}'
+    assert name in recs, f'{name} not reported at P={P}: {err[-2000:]}'
+    assert recs[name]['ok'], f'{name} at P={P}: ' + ' || '.join(recs[name]['details'])
