@@ -14,7 +14,7 @@ PREFIX ?= /usr/local
 BUILD ?= build
 CC = mpicc
 DEPS_PKGS = libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libzstd-dev zstd check pkg-config zlib1g-dev \
-            libmetis-dev
+            libmetis-dev libptscotch-dev
 
 PKGS = hdf5-serial libzstd zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -31,10 +31,14 @@ endif
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
               -fopenmp -fPIC $(SAN_FLAGS)
 INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate -Icli
-CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
+CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(SCOTCH_CFLAGS) $(CFLAGS)
 # METIS (--partition metis, planner/tf_partition_metis.c) ships no pkg-config file.
 METIS_LIBS = -lmetis
-LDLIBS_ALL = $(PKG_LIBS) $(METIS_LIBS) -lm $(SAN_FLAGS) -fopenmp
+# PT-Scotch (--partition metis on more than one planning rank,
+# planner/tf_dist_partition.c): Debian's default 32-bit SCOTCH_Num flavour.
+SCOTCH_CFLAGS = -I/usr/include/scotch
+SCOTCH_LIBS = -lptscotch -lscotch -lptscotcherr
+LDLIBS_ALL = $(PKG_LIBS) $(METIS_LIBS) $(SCOTCH_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
 LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC = $(wildcard format/plugin/*.c)

@@ -2,7 +2,11 @@
 # GCN training benchmarks for docs/gnn.md (twoface-gcn).
 #   sh bench/gcn.sh accuracy   test accuracy over seeds 0..SEEDS-1 (default 10) for Cora
 #                              and CiteSeer at P = 1 and 4 (Kipf & Welling's recipe, 200
-#                              epochs, early stopping); mean and std per graph and P
+#                              epochs, early stopping); mean and std per graph and P.
+#                              MODEL: twoface-gcn options of the model (e.g. "--layers 3
+#                              --hidden 64"; default none: the recipe's two layers, 16
+#                              wide), PS: the rank counts (default "1 4"); raw lines in
+#                              $OUT/accuracy.txt, or accuracy-TAG.txt with TAG set
 #   sh bench/gcn.sh time       time per epoch and its SpMM share with twoface, allgather,
 #                              shift, p2p at P = 4 (EPOCHS, default 50, no early stopping):
 #                              one process per graph and round trains the same model on the
@@ -62,25 +66,26 @@ inputs() { # NAME: the input options of a graph
 }
 
 accuracy() {
+    raw=$OUT/accuracy${TAG:+-$TAG}.txt
     for g in cora citeseer; do
-        for np in 1 4; do
+        for np in ${PS:-1 4}; do
             p=$(plan $g $np) || exit 1
             s=0
             while [ $s -lt "$SEEDS" ]; do
-                a=$(mpirun -n $np --bind-to none $GCN $p $(inputs $g) --seed $s --json \
+                a=$(mpirun -n $np --bind-to none $GCN $p $(inputs $g) $MODEL --seed $s --json \
                     --every 0 | field test_acc)
                 echo "accuracy $g P=$np seed=$s test_acc=$a"
                 s=$((s + 1))
             done
         done
-    done | tee "$OUT/accuracy.txt"
+    done | tee "$raw"
     echo
     echo "| graph | P | test accuracy over $SEEDS seeds (mean ± std, %) |"
     echo "|---|---:|---|"
     awk '{ split($3, p, "="); split($5, a, "="); k = $2 " | " p[2]; n[k]++; s[k] += a[2];
            q[k] += a[2] * a[2] } END { for (k in n) { m = s[k] / n[k];
            v = q[k] / n[k] - m * m; printf "| %s | %.1f ± %.1f |\n", k, 100 * m,
-           100 * sqrt(v > 0 ? v : 0) } }' "$OUT/accuracy.txt" | sort
+           100 * sqrt(v > 0 ? v : 0) } }' "$raw" | sort
 }
 
 timing() {

@@ -2,6 +2,7 @@
 
 #include "tf_csr.h"
 #include "tf_dense_h5.h"
+#include "tf_bf16.h"
 #include "tf_error.h"
 #include "tf_perm_exec.h"
 #include "tf_reference.h"
@@ -161,3 +162,5 @@ void tf_exec_compare(const tf_handle *h, int k, float *const *cs, int nc, double
     MPI_Allreduce(MPI_IN_PLACE, diffs, nc, MPI_DOUBLE, MPI_MAX, h->comm);
     free(absrow);
 }
+
+double tf_exec_check_tol(int bf16_sides) { return TF_EXEC_CHECK_TOL + bf16_sides * TF_BF16_REL_BOUND; }

@@ -8,8 +8,17 @@
 
 #include <stdint.h>
 
-/* Tolerance of both comparisons (scaled by sum_j |A(i,j)| max|B|). */
+/* Tolerance of both comparisons (scaled by sum_j |A(i,j)| max|B|) when B
+ * travels as float32: float32 summation. */
 #define TF_EXEC_CHECK_TOL 1e-5
+
+/* The tolerance of a result against the reference: TF_EXEC_CHECK_TOL, plus,
+ * for each of `bf16_sides` results whose remote B rows travelled as bf16,
+ * the bound of its rounding: every remote product a*b is off by at most
+ * 2^-8 |a b|, so the row's error is at most 2^-8 sum_j |A(i,j)| max|B|,
+ * 2^-8 in the scaled units (docs/executor.md). bf16_sides is 1 for a check
+ * against the reference, 0-2 for two results compared with each other. */
+double tf_exec_check_tol(int bf16_sides);
 
 /* Collective. The largest |B| over every rank's nbrows x k rows of b, or 1.0
  * when it is 0; the generator's values lie in [-1, 1), so callers with a

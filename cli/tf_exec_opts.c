@@ -3,6 +3,7 @@
 #include "tf_cli.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
+#include "twoface.h"
 
 #include <string.h>
 
@@ -24,7 +25,11 @@ void tf_exec_usage(FILE *f)
             "                        twoface plan's start-up trial runs)\n"
             "  --b FILE.h5           B from dataset /B (float32, n x K); default: generator\n"
             "  --c-out FILE.h5       write the first algorithm's C to dataset /C (m x K)\n"
-            "  --check               compare every C with a serial reference (tolerance 1e-5)\n"
+            "  --check               compare every C with a serial reference (tolerance 1e-5;\n"
+            "                        with bf16, 1e-5 + 2^-8: the documented bound)\n"
+            "  --comm f32|bf16|plan  what B rows travel as (default plan: the plan's choice,\n"
+            "                        twoface-plan --comm; the baselines follow it too);\n"
+            "                        f32,bf16: every algorithm in both, interleaved\n"
             "  --json                one JSON object per algorithm on stdout\n"
             "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS)\n"
             "  --threads-fetch T     threads of the fetch group (default 1 if T >= 2;\n"
@@ -33,6 +38,35 @@ void tf_exec_usage(FILE *f)
             "                        SpMM calls per plan (default 4; -1 = no trial)\n"
             "  --seed S              seed of the B generator (default 1; round r uses S + r)\n"
             "  -h, --help            this text\n");
+}
+
+/* --comm f32|bf16|plan, or a pair "f32,bf16" / "bf16,f32": every algorithm
+ * then runs in both precisions, interleaved (the fair way to compare them on
+ * a shared machine). */
+static int parse_comm(const char *s, tf_exec_args *a)
+{
+    static const char *const names[3] = {"plan", "f32", "bf16"};
+    int got[2] = {-1, -1}, n = 0;
+    const char *p = s;
+    while (n < 2) {
+        size_t len = strcspn(p, ",");
+        for (int i = 0; i < 3; i++)
+            if (strlen(names[i]) == len && strncmp(p, names[i], len) == 0)
+                got[n] = i;
+        if (got[n] < 0)
+            break;
+        n++;
+        if (p[len] != ',')
+            break;
+        p += len + 1;
+    }
+    int pair = n == 2 && got[0] != TF_COMM_PLAN && got[1] != TF_COMM_PLAN && got[0] != got[1];
+    if (got[0] < 0 || (n == 2 && !pair) || (n == 2 && p[strcspn(p, ",")] != '\0'))
+        return tf_fail(TF_ERR_ARG, "--comm '%s': expected f32, bf16, plan, f32,bf16 or bf16,f32",
+                       s);
+    a->comm = got[0];
+    a->comm2 = n == 2 ? got[1] : TF_COMM_PLAN;
+    return TF_OK;
 }
 
 int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
@@ -45,7 +79,7 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
     a->seed = 1;
     enum {
         O_WARMUP = 256, O_THREADS, O_THREADS_FETCH, O_SEED, O_B, O_C_OUT, O_CHECK, O_JSON,
-        O_ALGO, O_REPLICATION, O_TIME, O_MAX_ITERS, O_SELECT_CALLS
+        O_ALGO, O_REPLICATION, O_TIME, O_MAX_ITERS, O_SELECT_CALLS, O_COMM
     };
     static const struct option longopts[] = {
         {"k", required_argument, 0, 'k'},
@@ -63,6 +97,7 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
         {"time", required_argument, 0, O_TIME},
         {"max-iterations", required_argument, 0, O_MAX_ITERS},
         {"select-calls", required_argument, 0, O_SELECT_CALLS},
+        {"comm", required_argument, 0, O_COMM},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     opterr = 0;
@@ -86,6 +121,7 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
             st = tf_cli_double("--time", optarg, 0, 1e6, "seconds", &a->time_budget);
             break;
         case O_SEED: st = tf_cli_u64("--seed", optarg, &a->seed); break;
+        case O_COMM: st = parse_comm(optarg, a); break;
         case O_B: a->b_path = optarg; break;
         case O_C_OUT: a->c_path = optarg; break;
         case O_CHECK: a->check = 1; break;

@@ -20,6 +20,9 @@ typedef struct {
     int check, json;
     int threads, threads_fetch;
     int select_calls;
+    int comm;                       /* TF_COMM_*: --comm (default: the plan's) */
+    int comm2;                      /* --comm A,B: the second (each algorithm runs in
+                                       both, interleaved); TF_COMM_PLAN (0) = none */
     uint64_t seed;
 } tf_exec_args;
 

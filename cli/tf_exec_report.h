@@ -11,11 +11,13 @@
 /* One algorithm, after the runs: what rank 0 prints. */
 typedef struct {
     double med, tmin, tmax;         /* seconds per SpMM, slowest rank of each call */
-    double det_max[9], det_mean[9]; /* 7 executor parts + comm + compute, per SpMM */
+    double det_max[10], det_mean[10]; /* 7 executor parts + comm + compute + bf16
+                                         rounding (pack), per SpMM */
     double bytes_sum, bytes_max, bytes_coll_sum, bytes_fetch_sum;
     double msgs_sum, msgs_max, msgs_coll_sum, msgs_fetch_sum;
     double diff; /* vs the first algorithm */
     double err;  /* vs the reference (--check) */
+    double tol_diff, tol_err; /* their tolerances (tf_exec_check_tol) */
 } tf_exec_result;
 
 /* The run being reported. */

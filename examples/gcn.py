@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The standard two-layer GCN (Kipf & Welling, ICLR 2017) in plain PyTorch,
-its two sparse products on twoface (twoface.SpMM), one process per rank:
+"""The standard GCN (Kipf & Welling, ICLR 2017; two layers, --layers L for
+more) in plain PyTorch, its sparse products on twoface (twoface.SpMM), one
+process per rank:
 
     mpirun -n P /usr/bin/python3 examples/gcn.py PLAN --features F --labels L --split S
 
@@ -12,7 +13,7 @@ normalised here, and the same model runs in one process on torch.sparse.mm:
 what a PyTorch user would run without twoface.
 
 Model and recipe as twoface-gcn and ../shared/data/gnn/check_gcn.py:
-Z = A_hat . drop(ReLU(A_hat . drop(X) . W0)) . W1, features row-normalised,
+Z = A_hat . drop(ReLU(A_hat . drop(X) . W0)) . W1 (L = 2), features row-normalised,
 Glorot-uniform weights, no bias, softmax cross-entropy over the train nodes,
 Adam (lr 0.01), weight decay 5e-4 on W0 only, dropout 0.5, at most 200 epochs,
 stop when the validation loss exceeds the mean of the previous 10. X.W0 and
@@ -21,13 +22,22 @@ Each rank reads only its rows of the features, labels and split; weight
 gradients are summed over ranks (one MPI_Allreduce per epoch), weights and
 Adam state are replicated. Dropout masks are drawn per rank (unlike
 twoface-gcn's, they depend on P). docs/python.md and docs/gnn.md.
+
+--checkpoint FILE (every --checkpoint-every N epochs and at the end) is one
+torch.save of the weights, the optimiser's state_dict, the epoch, the
+stopping rule's history and every rank's dropout generator, written by rank 0
+to a temporary file next to FILE and renamed over it; --resume FILE loads it
+on every rank and continues: at the same P, the same run as without the
+interruption.
 """
 import argparse
 import gzip
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -304,7 +314,7 @@ def matmul(X, W):
 # cli/tf_cli.c): whole numbers, and numbers with their bounds.
 MAX_WIDTH = 4096    # TF_GNN_MAX_WIDTH
 MAX_CLASSES = 4096  # TF_GNN_MAX_CLASSES
-INT_RANGES = {'hidden': (1, MAX_WIDTH), 'epochs': (1, 1000000000), 'patience': (0, 1000000),
+INT_RANGES = {'layers': (2, 32), 'hidden': (1, MAX_WIDTH), 'epochs': (1, 1000000000), 'patience': (0, 1000000),
               'seed': (0, 2 ** 63 - 1), 'every': (0, 2 ** 63 - 1), 'threads': (0, 1024),
               'random_features': (1, 1 << 20), 'random_classes': (2, MAX_CLASSES)}
 FLOAT_RANGES = {'lr': (0, 1e6), 'weight_decay': (0, 1e6), 'dropout': (0, 1)}
@@ -358,6 +368,63 @@ def none_if_nan(x):
     return None if math.isnan(x) else x
 
 
+# ---- checkpoints ----------------------------------------------------------------
+
+CKPT_FORMAT = 'examples/gcn.py checkpoint'
+# What a checkpoint must share with the run that resumes it.
+CKPT_ID = ('nodes', 'fingerprint', 'features', 'layers', 'hidden', 'classes', 'seed', 'dropout',
+           'lr', 'weight_decay', 'patience')
+
+
+def output_target(path):
+    """The file an output path names (links followed), refused unless it is a
+    regular file or absent, in a directory that exists."""
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise InputError(f'{path}: not a regular file; gcn.py writes only regular files')
+    if not os.path.isdir(os.path.dirname(target)):
+        raise InputError(f'{path}: directory {os.path.dirname(target)} does not exist')
+    return target
+
+
+def save_atomic(path, obj):
+    """torch.save to a temporary file next to path's target, fsync, rename: a
+    job killed while writing leaves the previous file whole."""
+    target = output_target(path)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(target) + '.tmp.',
+                               dir=os.path.dirname(target))
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def load_checkpoint(path, ident):
+    """The state saved at path, or InputError naming what differs from ident."""
+    try:
+        st = torch.load(path, map_location='cpu')
+    except Exception as e:  # torch raises many kinds for a file that is not its own
+        raise InputError(f'--resume {path}: not a gcn.py checkpoint ({type(e).__name__})')
+    if not isinstance(st, dict) or st.get('format') != CKPT_FORMAT:
+        raise InputError(f'--resume {path}: not a gcn.py checkpoint')
+    diff = [f'{k} {st.get(k)!r} (this run: {ident[k]!r})' for k in CKPT_ID if st.get(k) != ident[k]]
+    if diff:
+        raise InputError(f'--resume {path}: the checkpoint was made with another ' + ', '.join(diff))
+    return st
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -370,6 +437,7 @@ def main(argv=None):
     ap.add_argument('--random-classes', metavar='C')
     ap.add_argument('--random-split', action='store_true')
     # Numbers are checked by check_args, in twoface-gcn's words.
+    ap.add_argument('--layers', default=2, help='graph convolutions, at least 2')
     ap.add_argument('--hidden', default=16)
     ap.add_argument('--epochs', default=200)
     ap.add_argument('--lr', default=0.01)
@@ -383,10 +451,25 @@ def main(argv=None):
     ap.add_argument('--threads', help='torch threads per process')
     ap.add_argument('--every', default=1, help='print every N epochs (0 = summary)')
     ap.add_argument('--json', action='store_true')
+    ap.add_argument('--checkpoint', metavar='FILE', help='torch.save of the training state')
+    ap.add_argument('--checkpoint-every', type=int, metavar='N',
+                    help='epochs between checkpoints (default 10)')
+    ap.add_argument('--resume', metavar='FILE', help='continue from this checkpoint')
+    ap.add_argument('--comm', choices=('f32', 'bf16', 'plan'), default=None,
+                    help="what the SpMMs' B rows (activations, gradients) travel as "
+                         "(default: the plan's choice)")
     a = ap.parse_args(argv)
     msg = check_args(a)
     if msg:
         sys.exit(f'gcn.py: {msg}')
+    if a.checkpoint_every is not None and (a.checkpoint_every < 1 or not a.checkpoint):
+        ap.error('--checkpoint-every N needs N >= 1 and --checkpoint FILE')
+    a.checkpoint_every = a.checkpoint_every or 10
+    if a.checkpoint:
+        try:
+            output_target(a.checkpoint)
+        except InputError as e:
+            ap.error(f'--checkpoint: {e}')
     for opt, rnd in (('features', 'random_features'), ('labels', 'random_classes'),
                      ('split', 'random_split')):
         if (getattr(a, opt) is None) == (not getattr(a, rnd)):
@@ -426,7 +509,7 @@ def main(argv=None):
             comm.agree(msg)
         except twoface.TwofaceError as e:
             sys.exit(f'gcn.py: {e}')
-        prop = lambda H: twoface.SpMM.apply(H, plan, bplan)  # noqa: E731
+        prop = lambda H: twoface.SpMM.apply(H, plan, bplan, a.comm)  # noqa: E731
         algo = 'twoface'
 
     # Inputs: this rank's rows only; any bad input fails on every rank alike.
@@ -458,18 +541,23 @@ def main(argv=None):
     if counts[1] == 0 and a.patience > 0 and comm.rank == 0:
         print('gcn.py: note: no validation nodes: early stopping is off', file=sys.stderr)
 
-    W0 = glorot(a.seed, 0, nf, a.hidden).requires_grad_()
-    W1 = glorot(a.seed, 1, a.hidden, ncls).requires_grad_()
+    L = a.layers
+    widths = [nf] + [a.hidden] * (L - 1) + [ncls]
+    Ws = [glorot(a.seed, l, widths[l], widths[l + 1]).requires_grad_() for l in range(L)]
+    W0 = Ws[0]
     opt = torch.optim.Adam([{'params': [W0], 'weight_decay': a.weight_decay},
-                            {'params': [W1], 'weight_decay': 0.0}], lr=a.lr)
+                            {'params': Ws[1:], 'weight_decay': 0.0}], lr=a.lr)
     drop_g = torch.Generator().manual_seed(a.seed * 7919 + 1 + comm.rank)
     masks = [split == s for s in range(3)]
 
     def forward(train):
-        Xd = dropout(X, a.dropout, drop_g) if train else X
-        H = torch.relu(prop(matmul(Xd, W0)))
-        Hd = dropout(H, a.dropout, drop_g) if train else H
-        return prop(Hd @ W1)
+        H = X
+        for l, W in enumerate(Ws):
+            if l > 0:
+                H = torch.relu(H)
+            Hd = dropout(H, a.dropout, drop_g) if train else H
+            H = prop(matmul(Hd, W))
+        return H
 
     def evaluate():
         with torch.no_grad():
@@ -496,22 +584,69 @@ def main(argv=None):
     spmm_s = lambda: sum(p.spmm_seconds[0] for p in (plan, bplan) if p)  # noqa: E731
     val_hist, t_sum, s_sum, timed = [], 0.0, 0.0, 0
     stopped = False
-    epochs = 0
-    for epoch in range(a.epochs):
+    start = 0
+    ident = {'nodes': n, 'fingerprint': plan.fingerprint if plan else None, 'features': nf,
+             'layers': L, 'hidden': a.hidden, 'classes': ncls, 'seed': a.seed,
+             'dropout': a.dropout, 'lr': a.lr, 'weight_decay': a.weight_decay,
+             'patience': a.patience}
+
+    def rng_states():
+        """Every rank's dropout generator state, on rank 0 (None elsewhere)."""
+        s = drop_g.get_state()
+        return [s] if comm.size == 1 else comm.comm.gather(s, root=0)
+
+    def checkpoint(epochs, stopped):
+        states = rng_states()
+        msg = None
+        if comm.rank == 0:
+            st = dict(ident, format=CKPT_FORMAT, version=1, epoch=epochs, stopped=stopped,
+                      ranks=comm.size, weights=[W.detach().clone() for W in Ws],
+                      optimizer=opt.state_dict(), val_hist=list(val_hist), dropout_rng=states)
+            try:
+                save_atomic(a.checkpoint, st)
+            except (OSError, InputError) as e:
+                msg = f'--checkpoint {a.checkpoint}: {e}'
+        comm.agree(msg)
+
+    if a.resume:
+        msg, st = None, None
+        try:
+            st = load_checkpoint(a.resume, ident)
+        except InputError as e:
+            msg = str(e)
+        try:
+            comm.agree(msg)
+        except Exception as e:
+            sys.exit(f'gcn.py: {e}')
+        with torch.no_grad():
+            for W, w in zip(Ws, st['weights']):
+                W.copy_(w)
+        opt.load_state_dict(st['optimizer'])
+        val_hist = list(st['val_hist'])
+        start, stopped = st['epoch'], st['stopped']
+        if st['ranks'] == comm.size:
+            drop_g.set_state(st['dropout_rng'][comm.rank])
+        else:  # the masks depend on P anyway: a fresh stream per rank and epoch
+            drop_g.manual_seed((a.seed * 7919 + 1 + comm.rank) * 1000003 + start)
+        loss_ev, acc_ev = evaluate()  # the result, should no epoch be left to run
+    epochs = start
+    for epoch in range(start, a.epochs if not stopped else start):
         t0, s0 = time.perf_counter(), spmm_s()
         opt.zero_grad()
         Z = forward(True)
         tm = masks[0]
         loss = F.cross_entropy(Z[tm], y[tm], reduction='sum') / counts[0]
         loss.backward()
-        flat = comm.sum(torch.cat([W0.grad.flatten(), W1.grad.flatten(), loss.detach()[None]]))
-        W0.grad.copy_(flat[:W0.numel()].view_as(W0))
-        W1.grad.copy_(flat[W0.numel():-1].view_as(W1))
+        flat = comm.sum(torch.cat([W.grad.flatten() for W in Ws] + [loss.detach()[None]]))
+        off = 0
+        for W in Ws:
+            W.grad.copy_(flat[off:off + W.numel()].view_as(W))
+            off += W.numel()
         opt.step()
         loss_ev, acc_ev = evaluate()
         dt = time.perf_counter() - t0
         epochs = epoch + 1
-        if epoch > 0:  # the first epoch pays one-off costs (contexts, trial)
+        if epoch > start:  # the first epoch pays one-off costs (contexts, trial)
             t_sum += dt
             s_sum += spmm_s() - s0
             timed += 1
@@ -532,6 +667,12 @@ def main(argv=None):
         if a.patience > 0 and epoch > a.patience and \
                 loss_ev[1] > np.mean(val_hist[-(a.patience + 1):-1]):
             stopped = True
+        if a.checkpoint and (epochs % a.checkpoint_every == 0 or stopped or epochs == a.epochs):
+            try:
+                checkpoint(epochs, stopped)
+            except Exception as e:
+                sys.exit(f'gcn.py: {e}')
+        if stopped:
             break
     per = comm.sum(torch.tensor([t_sum / max(timed, 1), s_sum / max(timed, 1)],
                                 dtype=torch.float64)) / comm.size
@@ -541,7 +682,7 @@ def main(argv=None):
          'stopped_early': stopped, 'train_acc': none_if_nan(acc_ev[0]),
          'val_acc': none_if_nan(acc_ev[1]), 'test_acc': none_if_nan(acc_ev[2]),
          'test_loss': none_if_nan(loss_ev[2]), 'epoch_ms': ep_ms, 'spmm_ms': sp_ms,
-         'spmm_share': share,
+         'spmm_share': share, **({'checkpoint': a.checkpoint} if a.checkpoint else {}),
          'text': f'test accuracy {pct(acc_ev[2])} (val {pct(acc_ev[1])}, train '
                  f'{pct(acc_ev[0])}) after {epochs} epochs'
                  f'{" (early stop)" if stopped else ""}\n'

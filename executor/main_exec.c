@@ -99,6 +99,28 @@ static int open_plans(run *r, const tf_exec_args *a)
         }
         nalg = a->nplans;
     }
+    /* --comm A,B: every algorithm twice, named NAME/A and NAME/B. */
+    if (st == TF_OK && a->comm2 != TF_COMM_PLAN) {
+        tf_algo_spec *two = nalg * 2 <= TF_ALGO_MAX ? calloc((size_t)nalg * 2, sizeof *two) : NULL;
+        if (!two)
+            st = tf_fail(TF_ERR_ARG, "--comm with two precisions: at most %d algorithms",
+                         TF_ALGO_MAX / 2);
+        for (int x = 0; st == TF_OK && x < 2 * nalg; x++) {
+            two[x] = r->specs[x / 2];
+            two[x].comm = x % 2 ? a->comm2 : a->comm;
+            /* "/bf16" and the NUL fit after at most TF_ALGO_NAME_MAX - 6 characters. */
+            size_t len = strnlen(r->specs[x / 2].name, TF_ALGO_NAME_MAX - 6);
+            const char *cn = tf_comm_precision_name(two[x].comm);
+            memcpy(two[x].name, r->specs[x / 2].name, len);
+            two[x].name[len] = '/';
+            memcpy(two[x].name + len + 1, cn, strlen(cn) + 1);
+        }
+        if (st == TF_OK) {
+            free(r->specs);
+            r->specs = two;
+            nalg *= 2;
+        }
+    }
     for (int x = 0; st == TF_OK && x < nalg; x++) {
         int idx;
         st = tf_algo_pick_plan(&r->specs[x], hs, a->nplans, &idx);
@@ -154,6 +176,7 @@ static int create_algos(run *r, const tf_exec_args *a)
     opt.threads = a->threads;
     opt.threads_fetch = a->threads_fetch;
     opt.select_calls = a->select_calls;
+    opt.comm = a->comm;
     for (int x = 0; x < r->nalg; x++) {
         int st = tf_algo_create(&r->specs[x], r->hs, a->nplans, r->k, &opt, &r->algs[x]);
         if (st) { /* agreed */
@@ -295,6 +318,13 @@ static int finish_run(run *r, const tf_exec_args *a)
     if (!rep)
         MPI_Abort(comm, 1);
 
+    /* Tolerances: float32 summation, plus the bf16 bound per side that
+     * travelled in bf16. */
+    for (int x = 0; x < nalg; x++) {
+        int bf = tf_algo_comm(r->algs[x]) == TF_COMM_BF16;
+        rep[x].tol_err = tf_exec_check_tol(bf);
+        rep[x].tol_diff = tf_exec_check_tol(bf + (tf_algo_comm(r->algs[0]) == TF_COMM_BF16));
+    }
     /* Agreement between algorithms: each C against the first one's. */
     double bmax = a->b_path ? tf_exec_bmax(comm, r->bgen, r->nbrows, k) : 1.0;
     if (nalg > 1) {
@@ -302,11 +332,11 @@ static int finish_run(run *r, const tf_exec_args *a)
         tf_exec_compare(r->hs[0], k, r->cs, nalg, bmax, diffs);
         for (int x = 0; x < nalg; x++) {
             rep[x].diff = diffs[x];
-            if (!(diffs[x] <= TF_EXEC_CHECK_TOL)) {
+            if (!(diffs[x] <= rep[x].tol_diff)) {
                 if (g_rank == 0)
                     fprintf(stderr,
                             PROG ": %s and %s disagree: max scaled difference %.3g > %g\n",
-                            specs[0].name, specs[x].name, diffs[x], TF_EXEC_CHECK_TOL);
+                            specs[0].name, specs[x].name, diffs[x], rep[x].tol_diff);
                 exit_code = 1;
             }
         }
@@ -337,11 +367,11 @@ static int finish_run(run *r, const tf_exec_args *a)
         tf_exec_report_print(&report);
     if (a->check && exit_code == 0) {
         for (int x = 0; x < nalg; x++)
-            if (!(rep[x].err <= TF_EXEC_CHECK_TOL)) {
+            if (!(rep[x].err <= rep[x].tol_err)) {
                 if (g_rank == 0) {
                     fprintf(stderr, PROG ": %s: check failed: max scaled error %.3g > %g\n",
                             nalg == 1 ? a->plans[tf_algo_plan_index(r->algs[x])] : specs[x].name,
-                            rep[x].err, TF_EXEC_CHECK_TOL);
+                            rep[x].err, rep[x].tol_err);
                     fflush(stderr);
                 }
                 exit_code = 1;

@@ -20,6 +20,7 @@ struct tf_algo {
     float *b;        /* baselines: this rank's B rows */
     int64_t nb;
     int64_t calls;   /* baselines: runs since the last reset */
+    int comm;        /* TF_COMM_F32 or TF_COMM_BF16, as run */
 };
 
 static const char *const kind_names[] = {"twoface",   "fetch", "collective",
@@ -227,6 +228,15 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     a->plan_index = idx;
     a->h = h;
     a->k = k;
+    /* The spec's precision, when it names one, over the options'. */
+    tf_exec_options o;
+    if (opt)
+        o = *opt;
+    else
+        tf_exec_options_default(&o);
+    if (spec->comm != TF_COMM_PLAN)
+        o.comm = spec->comm;
+    opt = &o;
     if (spec->kind <= TF_ALGO_COLLECTIVE) {
         st = tf_context_create(h, k, opt, &a->ctx); /* agrees */
         if (st) {
@@ -234,10 +244,18 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
             return st;
         }
         a->threads = tf_ctx_threads(a->ctx);
+        a->comm = tf_ctx_comm_precision(a->ctx);
         *out = a;
         return TF_OK;
     }
-    a->threads = opt && opt->threads > 0 ? opt->threads : default_threads(h);
+    /* The baselines move B in the precision twoface would (the plan's
+     * choice unless opt says otherwise), so that comparisons stay fair. */
+    st = tf_comm_resolve(h, opt->comm, &a->comm); /* agrees */
+    if (st) {
+        free(a);
+        return st;
+    }
+    a->threads = opt->threads > 0 ? opt->threads : default_threads(h);
     const tf_csr *rows = tf_handle_rows(h);
     const tf_plan *pl = &h->plan;
     a->nb = pl->brow_off[h->rank + 1] - pl->brow_off[h->rank];
@@ -266,6 +284,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     in.val = rows->val;
     in.k = k;
     in.replication = spec->replication;
+    in.bf16 = a->comm == TF_COMM_BF16;
     int algo = spec->kind == TF_ALGO_ALLGATHER ? TF_BASE_ALLGATHER
                : spec->kind == TF_ALGO_SHIFT   ? TF_BASE_SHIFT
                                                : TF_BASE_P2P;
@@ -305,7 +324,7 @@ void tf_algo_stats_get(const tf_algo *a, tf_algo_stats *s)
         s->detail = t;
         s->calls = t.calls;
         s->comm = t.coll_wait + t.fetch_wait + t.sync;
-        s->compute = t.local_comp + t.coll_comp + t.fetch_comp + t.merge;
+        s->compute = t.local_comp + t.coll_comp + t.fetch_comp + t.merge + t.pack;
         s->bytes = t.bytes_coll + t.bytes_fetch;
         s->msgs = t.msgs_coll + t.msgs_fetch;
         return;
@@ -352,3 +371,5 @@ int tf_algo_free(tf_algo *a)
     free(a);
     return TF_OK;
 }
+
+int tf_algo_comm(const tf_algo *a) { return a->comm; }

@@ -41,6 +41,8 @@ typedef struct {
     int kind;        /* tf_algo_kind */
     int replication; /* shift: c (divides P); 1 otherwise */
     char name[TF_ALGO_NAME_MAX]; /* "twoface", "p2p", "shift(c=2)" */
+    int comm;        /* TF_COMM_*: what B rows travel as; TF_COMM_PLAN (0) = the
+                        options' choice (tf_exec_options.comm) */
 } tf_algo_spec;
 
 /* Parses a comma-separated --algo list ("twoface,fetch,shift,p2p") for nranks
@@ -67,7 +69,7 @@ int tf_algo_pick_plan(const tf_algo_spec *spec, tf_handle *const *plans, int npl
 typedef struct {
     int64_t calls;
     double comm;    /* waiting for communication (collective, fetch, sync / MPI waits) */
-    double compute; /* multiply loops, merge, packing */
+    double compute; /* multiply loops, merge, packing (bf16: the owner's rounding) */
     tf_timing detail; /* twoface, fetch, collective: the executor's own breakdown */
     int64_t bytes;  /* bytes of B (and, for shift c > 1, C partials) received */
     int64_t msgs;   /* messages received / requests issued */
@@ -76,9 +78,9 @@ typedef struct {
 typedef struct tf_algo tf_algo;
 
 /* Collective. Creates the algorithm for dense width k on the plan chosen by
- * tf_algo_pick_plan. opt (may be NULL) sets the threads for every algorithm;
- * the baselines use tf_ctx-style default threads and the executor's options
- * only for the threads. Allocates and touches every buffer. */
+ * tf_algo_pick_plan. opt (may be NULL) sets the threads and the precision of
+ * what travels (comm) for every algorithm; the baselines use tf_ctx-style
+ * default threads and the executor's options only for those two. Allocates and touches every buffer. */
 int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans, int k,
                    const tf_exec_options *opt, tf_algo **out);
 
@@ -92,6 +94,10 @@ const tf_algo_spec *tf_algo_spec_of(const tf_algo *a);
 int tf_algo_plan_index(const tf_algo *a);
 int tf_algo_threads(const tf_algo *a);
 int tf_algo_threads_fetch(const tf_algo *a); /* 0 for the baselines */
+/* What B rows travel as: TF_COMM_F32 or TF_COMM_BF16 (the baselines follow
+ * the same option as twoface's contexts: tf_exec_options.comm, else the
+ * plan's choice). */
+int tf_algo_comm(const tf_algo *a);
 /* The start-up trial of a twoface/fetch/collective algorithm's context:
  * returns 1 and fills *s, or 0 for the baselines. */
 int tf_algo_selection(const tf_algo *a, tf_selection *s);

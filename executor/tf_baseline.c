@@ -104,6 +104,31 @@ void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const i
         tf_kern_csr(0, 1, ptr + j, col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
 }
 
+void tf_bl_csr_bf16(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
+                    const uint16_t *bmat, int64_t k, float *c, int add)
+{
+    if (nrows <= 0)
+        return;
+    int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
+#pragma omp parallel if (work > BL_OMP_MIN_WORK)
+    {
+        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        tf_kern_csr_bf16(nrows * t / nt, nrows * (t + 1) / nt, ptr, col, val, bmat, k, c, add);
+    }
+}
+
+void tf_bl_dcsr_add_bf16(int64_t nr, const int32_t *rows, const int64_t *ptr,
+                         const int32_t *col, const float *val, const uint16_t *bmat, int64_t k,
+                         float *c)
+{
+    if (nr <= 0)
+        return;
+    int64_t work = (ptr[nr] - ptr[0] + nr) * k;
+#pragma omp parallel for schedule(static) if (work > BL_OMP_MIN_WORK)
+    for (int64_t j = 0; j < nr; j++)
+        tf_kern_csr_bf16(0, 1, ptr + j, col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
+}
+
 /* ---- Names -------------------------------------------------------------- */
 
 const char *tf_baseline_name(int algo)
@@ -258,6 +283,7 @@ static uint64_t input_hash(int algo, const tf_baseline_input *in)
     int c = algo == TF_BASE_SHIFT ? (in->replication == 0 ? 1 : in->replication) : 1;
     h = tf_mix64(h ^ (uint64_t)in->k);
     h = tf_mix64(h ^ (uint64_t)c);
+    h = tf_mix64(h ^ (uint64_t)(in->bf16 != 0));
     h = tf_mix64(h ^ (uint64_t)in->m);
     h = tf_mix64(h ^ (uint64_t)in->n);
     for (int p = 0; p <= in->nranks; p++) {
@@ -315,7 +341,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         st = tf_fail(TF_ERR_MPI, "baseline: MPI_Allreduce failed");
     else if (hmin != hmax)
         st = tf_fail(TF_ERR_ARG, "baseline: ranks disagree on the algorithm, k, replication, "
-                                 "matrix size or partitions");
+                                 "matrix size, partitions or precision of what travels");
     st = tf_exec_agree(in->comm, st);
     if (st != TF_OK) {
         free(b);
@@ -328,6 +354,8 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
     b->nranks = in->nranks;
     b->rank = in->rank;
     b->k = in->k;
+    b->bf16 = in->bf16 != 0;
+    b->es = b->bf16 ? sizeof(uint16_t) : sizeof(float);
     b->c = algo == TF_BASE_SHIFT ? (in->replication == 0 ? 1 : in->replication) : 1;
     b->m = in->m;
     b->n = in->n;
@@ -342,7 +370,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         st = tf_mpi_fail(err, "MPI_Comm_dup");
     }
     if (st == TF_OK) {
-        err = MPI_Type_contiguous(b->k, MPI_FLOAT, &b->row_type);
+        err = MPI_Type_contiguous(b->k, b->bf16 ? MPI_UINT16_T : MPI_FLOAT, &b->row_type);
         if (err == MPI_SUCCESS)
             err = MPI_Type_commit(&b->row_type);
         if (err != MPI_SUCCESS)

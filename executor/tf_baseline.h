@@ -44,6 +44,9 @@ typedef struct {
     const float *val;
     int k;                   /* dense width, >= 1 */
     int replication;         /* shift only: c, must divide nranks; 0 = 1 */
+    int bf16;                /* 1: B rows travel as bfloat16, as twoface's with
+                                TF_COMM_BF16 (each rank's own rows stay float32);
+                                must be the same on every rank */
 } tf_baseline_input;
 
 /* Per SpMM, accumulated over tf_baseline_run calls until reset. Times in
@@ -109,7 +112,9 @@ struct tf_baseline {
     int64_t m, n;
     int64_t nrows, row_begin;
     int64_t nb, brow_begin; /* this rank's B rows */
-    MPI_Datatype row_type;  /* K contiguous floats */
+    int bf16;               /* B rows travel as bfloat16 (tf_bf16.h) */
+    size_t es;              /* bytes per travelling element: 4 or 2 */
+    MPI_Datatype row_type;  /* K contiguous travelling elements */
     int64_t run_bytes, run_msgs; /* added to the counters by each run */
     int64_t mem_bytes;
     tf_baseline_counters counters;
@@ -141,6 +146,14 @@ void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const floa
  * their entries are ptr[j]..ptr[j+1]; always accumulates. */
 void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const int32_t *col,
                     const float *val, const float *bmat, int64_t k, float *c);
+
+/* The same two with B as bfloat16 (rows received in bf16), widened in the
+ * kernels' loads. */
+void tf_bl_csr_bf16(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
+                    const uint16_t *bmat, int64_t k, float *c, int add);
+void tf_bl_dcsr_add_bf16(int64_t nr, const int32_t *rows, const int64_t *ptr,
+                         const int32_t *col, const float *val, const uint16_t *bmat, int64_t k,
+                         float *c);
 
 int tf_bl_allgather_create(tf_baseline *b, const tf_baseline_input *in);
 int tf_bl_allgather_run(tf_baseline *b, const float *b_rows, float *c);

@@ -16,8 +16,11 @@
  * per row), start MPI_Ineighbor_alltoallv (one message per pair, counts in
  * rows of K floats), multiply the local part while it flies, wait, add the
  * remote part. Receives distinct-remote-rows x K x 4 bytes in one message
- * per source. */
+ * per source. With bf16 (tf_baseline_input.bf16) the packing rounds the
+ * rows to bfloat16 instead of copying them, half the bytes travel, and the
+ * remote part widens them in its loads. */
 #include "tf_baseline.h"
+#include "tf_bf16.h"
 #include "tf_error.h"
 #include "tf_exchange.h"
 
@@ -33,7 +36,7 @@ typedef struct {
     int *scounts, *sdispls;     /* per destination, in rows */
     int64_t n_recv, n_send;     /* rows received / sent per SpMM */
     int32_t *send_idx;          /* n_send band-local B rows to pack, by destination */
-    float *sendbuf, *recvbuf;   /* n_send x K, n_recv x K */
+    void *sendbuf, *recvbuf;    /* n_send x K, n_recv x K elements of es bytes */
 
     int64_t *lptr;  /* local part: nrows + 1 */
     int32_t *lcol;  /* band-local columns */
@@ -167,9 +170,9 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
             !(s->scounts = tf_bl_alloc(b, s->n_dst, sizeof(int), "p2p send counts")) ||
             !(s->sdispls = tf_bl_alloc(b, s->n_dst, sizeof(int), "p2p send displacements")) ||
             !(s->send_idx = tf_bl_alloc(b, n_give, sizeof(int32_t), "p2p send rows")) ||
-            !(s->sendbuf = tf_bl_alloc(b, n_give * (int64_t)b->k, sizeof(float),
+            !(s->sendbuf = tf_bl_alloc(b, n_give * (int64_t)b->k, b->es,
                                        "p2p send buffer")) ||
-            !(s->recvbuf = tf_bl_alloc(b, n_need * (int64_t)b->k, sizeof(float),
+            !(s->recvbuf = tf_bl_alloc(b, n_need * (int64_t)b->k, b->es,
                                        "p2p receive buffer")))
             st = TF_ERR_NOMEM;
     }
@@ -239,7 +242,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
             }
         }
         s->rptr[jr] = zr;
-        b->run_bytes = n_need * (int64_t)b->k * (int64_t)sizeof(float);
+        b->run_bytes = n_need * (int64_t)b->k * (int64_t)b->es;
         b->run_msgs = s->n_src;
     }
     st = tf_exec_agree(b->comm, st);
@@ -265,10 +268,17 @@ int tf_bl_p2p_run(tf_baseline *b, const float *b_rows, float *c)
     double t0 = MPI_Wtime();
     const int64_t n_send = s->n_send;
     const int32_t *restrict idx = s->send_idx;
-    float *restrict sb = s->sendbuf;
+    if (b->bf16) {
+        uint16_t *restrict sh = s->sendbuf;
 #pragma omp parallel for schedule(static) if (n_send * k > (1 << 16))
-    for (int64_t x = 0; x < n_send; x++)
-        memcpy(sb + x * k, b_rows + (int64_t)idx[x] * k, row_bytes);
+        for (int64_t x = 0; x < n_send; x++)
+            tf_bf16_pack(b_rows + (int64_t)idx[x] * k, sh + x * k, k);
+    } else {
+        float *restrict sb = s->sendbuf;
+#pragma omp parallel for schedule(static) if (n_send * k > (1 << 16))
+        for (int64_t x = 0; x < n_send; x++)
+            memcpy(sb + x * k, b_rows + (int64_t)idx[x] * k, row_bytes);
+    }
     double t1 = MPI_Wtime();
 
     MPI_Request req;
@@ -283,7 +293,10 @@ int tf_bl_p2p_run(tf_baseline *b, const float *b_rows, float *c)
     if (err != MPI_SUCCESS)
         return tf_mpi_fail(err, "p2p: MPI_Wait");
     double t4 = MPI_Wtime();
-    tf_bl_dcsr_add(s->r_nr, s->rrows, s->rptr, s->rcol, s->rval, s->recvbuf, k, c);
+    if (b->bf16)
+        tf_bl_dcsr_add_bf16(s->r_nr, s->rrows, s->rptr, s->rcol, s->rval, s->recvbuf, k, c);
+    else
+        tf_bl_dcsr_add(s->r_nr, s->rrows, s->rptr, s->rcol, s->rval, s->recvbuf, k, c);
     double t5 = MPI_Wtime();
     b->counters.compute += (t1 - t0) + (t3 - t2) + (t5 - t4);
     b->counters.comm_wait += (t2 - t1) + (t4 - t3);

@@ -21,8 +21,14 @@
  * whose layer owns column j's B band (MPI_Alltoallv on the team
  * communicator). The receiver sorts its triplets by ring step (stable, so
  * rows stay ascending) into one doubly compressed CSR per step (only the
- * non-empty rows), with sub-block-local columns. */
+ * non-empty rows), with sub-block-local columns.
+ *
+ * With bf16 (tf_baseline_input.bf16) the blocks travel as bfloat16: step 0
+ * multiplies the rank's own float32 rows and sends their bf16 rounding
+ * (made once per SpMM), later steps multiply the received bf16 blocks,
+ * widened in the kernels' loads. The C partials of c > 1 stay float32. */
 #include "tf_baseline.h"
+#include "tf_bf16.h"
 #include "tf_error.h"
 
 #include <limits.h>
@@ -52,7 +58,8 @@ typedef struct {
     float *val;
     int *blk_rows;  /* q: rows of the sub-block held at step s */
 
-    float *buf[2];  /* max sub-block rows x K each */
+    void *buf[2];   /* max sub-block rows x K elements of es bytes each */
+    uint16_t *own16; /* bf16: this rank's rows rounded, sent at step 0 */
     float *partial; /* |R_t| x K (c > 1), else NULL */
     int *rs_counts; /* c: K x rows of each team member (reduce-scatter) */
 } shift_state;
@@ -279,7 +286,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
     }
     if (st == TF_OK && s->q > 1)
         for (int x = 0; x < 2 && st == TF_OK; x++)
-            if (!(s->buf[x] = tf_bl_alloc(b, maxblk * (int64_t)b->k, sizeof(float),
+            if (!(s->buf[x] = tf_bl_alloc(b, maxblk * (int64_t)b->k, b->es,
                                            "shift block buffer")))
                 st = TF_ERR_NOMEM;
     if (st == TF_OK && c > 1) {
@@ -303,6 +310,15 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         int64_t bytes = 0, msgs = 0;
         st = tf_baseline_predict(TF_BASE_SHIFT, b->nranks, b->rank, in->row_off, in->brow_off,
                                  c, b->k, &bytes, &msgs);
+        if (b->bf16) { /* the B blocks at 2 bytes, the C partials still at 4 */
+            int64_t brows = 0;
+            for (int x = 1; x < s->q; x++)
+                brows += s->blk_rows[x];
+            bytes -= brows * (int64_t)b->k * 2;
+            if (!(s->own16 = tf_bl_alloc(b, b->nb * (int64_t)b->k, sizeof(uint16_t),
+                                         "shift: bf16 copy of own rows")))
+                st = TF_ERR_NOMEM;
+        }
         b->run_bytes = bytes;
         b->run_msgs = msgs;
     }
@@ -327,28 +343,39 @@ int tf_bl_shift_run(tf_baseline *b, const float *b_rows, float *c)
         memset(out, 0, (size_t)(out_rows * k) * sizeof(float));
     t_comp += MPI_Wtime() - t0;
 
-    const float *cur = b->nb > 0 ? b_rows : &dummy;
+    /* cur: the block multiplied at this step; send: the same block as it
+     * travels (bf16: the own rows' rounding at step 0, then what arrived). */
+    const void *cur = b->nb > 0 ? b_rows : &dummy, *send = cur;
+    if (b->bf16 && b->nb > 0) {
+        double tr = MPI_Wtime();
+        tf_bf16_pack(b_rows, s->own16, b->nb * k);
+        send = s->own16;
+        t_comp += MPI_Wtime() - tr;
+    }
     for (int x = 0; x < q; x++) {
         MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-        float *nxt = s->buf[x % 2];
+        void *nxt = s->buf[x % 2];
         if (x + 1 < q) {
             int err = MPI_Irecv(nxt, s->blk_rows[x + 1], b->row_type, s->next, x, s->ring,
                                 &req[0]);
             if (err == MPI_SUCCESS)
-                err = MPI_Isend(cur, s->blk_rows[x], b->row_type, s->prev, x, s->ring, &req[1]);
+                err = MPI_Isend(send, s->blk_rows[x], b->row_type, s->prev, x, s->ring, &req[1]);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "shift: MPI_Isend/MPI_Irecv");
         }
         double ta = MPI_Wtime();
         int64_t r0 = s->srow[x], r1 = s->srow[x + 1];
-        tf_bl_dcsr_add(r1 - r0, s->rows + r0, s->ptr + r0, s->col, s->val, cur, k, out);
+        if (b->bf16 && x > 0)
+            tf_bl_dcsr_add_bf16(r1 - r0, s->rows + r0, s->ptr + r0, s->col, s->val, cur, k, out);
+        else
+            tf_bl_dcsr_add(r1 - r0, s->rows + r0, s->ptr + r0, s->col, s->val, cur, k, out);
         double tb = MPI_Wtime();
         t_comp += tb - ta;
         if (x + 1 < q) {
             int err = MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "shift: MPI_Waitall");
-            cur = nxt;
+            cur = send = nxt;
         }
         t_wait += MPI_Wtime() - tb;
     }
@@ -382,6 +409,7 @@ void tf_bl_shift_free(tf_baseline *b)
     free(s->blk_rows);
     free(s->buf[0]);
     free(s->buf[1]);
+    free(s->own16);
     free(s->partial);
     free(s->rs_counts);
     free(s);

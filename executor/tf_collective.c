@@ -5,7 +5,8 @@
  * (or of its MPI_Ialltoallw fallback: tf_exchange.h).
  *
  * Send side, zero-copy: the block to destination d is described by a
- * datatype over the window memory holding this rank's B (one hindexed type
+ * datatype over the window memory holding this rank's B (or, with
+ * TF_COMM_BF16, its bf16 export: rows of K elements of ctx->es bytes) (one hindexed type
  * of its stripes, adjacent stripes merged; a plain count of rows when they
  * merge into one block). Receive side: the stripes from one source are
  * contiguous in the collective buffer (the plan orders them by source, then
@@ -53,7 +54,7 @@ void tf_coll_free(tf_spmm_ctx *ctx)
 static int coll_describe(tf_spmm_ctx *ctx)
 {
     const tf_rank_plan *rp = ctx->h->rp;
-    const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float);
+    const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
     int ns = count_distinct(rp->recv_src, rp->n_recv);
     int nd = count_distinct(rp->send_dst, rp->n_send);
     ctx->n_src = ns;
@@ -198,7 +199,7 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
 
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
 {
-    return tf_xchg_start_w(&ctx->xchg, ctx->b, ctx->send_counts, ctx->send_displs,
+    return tf_xchg_start_w(&ctx->xchg, ctx->xb, ctx->send_counts, ctx->send_displs,
                            ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
                            ctx->recv_types, req);
 }

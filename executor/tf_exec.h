@@ -67,19 +67,32 @@ struct tf_spmm_ctx {
     int threads_fetch; /* fetch group size; 0 = single-thread overlap */
     int max_req;
 
-    /* B rows of this rank, inside the window. */
+    /* What travels (tf_exec_options.comm, resolved): B rows as float32
+     * (bf16 = 0, es = 4) or as bfloat16 (bf16 = 1, es = 2, tf_bf16.h). */
+    int bf16;
+    size_t es;
+
+    /* B rows of this rank as the caller fills them (float32), and the
+     * window memory other ranks read: B itself for float32; for bf16 the
+     * owner's rounded export of its rows, and B lives in b_own. */
     MPI_Win win;
     float *b;
+    void *xb;
+    float *b_own; /* malloc'ed B when it is not the window (bf16, window owner) */
+    /* bf16: the ranges of owner-local B rows some rank receives, merged;
+     * packed into xb at the start of every SpMM (tf_export.c). */
+    int64_t n_xr;
+    int64_t *xr_first, *xr_rows;
     /* The window (and its B) is this context's to free; a context created
      * with `share` uses the window of the one it stands beside. */
     int owns_win;
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
 
-    float *coll_buf;  /* coll_buf_rows * K */
-    float *fetch_buf; /* fetch_buf_rows * K */
+    void *coll_buf;  /* coll_buf_rows * K elements of es bytes */
+    void *fetch_buf; /* fetch_buf_rows * K elements of es bytes */
 
-    MPI_Datatype row_type; /* K contiguous floats */
+    MPI_Datatype row_type; /* K contiguous elements that travel (float or bf16 bits) */
 
     /* Collective: one distributed-graph communicator (NULL if no rank uses
      * the collective), per-neighbour datatypes. */
@@ -177,6 +190,19 @@ void tf_coll_free(tf_spmm_ctx *ctx);
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
+
+/* tf_comm.c: the precision a context runs with, TF_COMM_F32 or
+ * TF_COMM_BF16, from what this rank asks (tf_exec_options.comm;
+ * TF_COMM_PLAN = the plan's choice). Collective: an invalid value, or ranks
+ * resolving to different precisions, fail on every rank alike. */
+int tf_comm_resolve(tf_handle *h, int asked, int *comm);
+
+/* tf_export.c (bf16 only): which of my rows others receive (collective,
+ * agreed: it exchanges the fetch runs with their owners), and their packing
+ * into the window at the start of an SpMM (local). */
+int tf_export_setup(tf_spmm_ctx *ctx);
+void tf_export_free(tf_spmm_ctx *ctx);
+void tf_export_pack(tf_spmm_ctx *ctx);
 
 /* tf_fetch.c */
 int tf_fetch_setup(tf_spmm_ctx *ctx);

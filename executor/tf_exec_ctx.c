@@ -18,6 +18,7 @@ void tf_exec_options_default(tf_exec_options *o)
     o->max_requests = 0;
     o->baseline = 0;
     o->select_calls = 0;
+    o->comm = TF_COMM_PLAN;
 }
 
 /* Splits rows [0, n) into parts bounds (parts + 1 entries) with about equal
@@ -61,9 +62,10 @@ static int default_threads(const tf_handle *h)
     return t < 1 ? 1 : t;
 }
 
-static float *alloc_floats(int64_t n)
+/* n elements of es bytes (at least one byte: never NULL for n = 0). */
+static void *alloc_elems(int64_t n, size_t es)
 {
-    return malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    return malloc((size_t)(n > 0 ? n : 1) * es);
 }
 
 /* Collective (window, communicator) when those exist. */
@@ -77,6 +79,8 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
         if (ctx->win != MPI_WIN_NULL)
             MPI_Win_free(&ctx->win);
     }
+    free(ctx->b_own);
+    tf_export_free(ctx);
     tf_coll_free(ctx);
     tf_sync_free(ctx);
     tf_fetch_free(ctx);
@@ -93,8 +97,10 @@ void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from)
 {
     to->owns_win = from->owns_win;
     to->locked = from->locked;
+    to->b_own = from->b_own;
     from->owns_win = 0;
     from->locked = 0;
+    from->b_own = NULL;
 }
 
 int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
@@ -114,7 +120,11 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
         ctx->row_type = MPI_DATATYPE_NULL;
+        ctx->bf16 = opt->comm == TF_COMM_BF16;
+        ctx->es = ctx->bf16 ? sizeof(uint16_t) : sizeof(float);
     }
+    if (st == TF_OK && opt->comm != TF_COMM_F32 && opt->comm != TF_COMM_BF16)
+        st = tf_fail(TF_ERR_INTERNAL, "comm = %d: not resolved to f32 or bf16", opt->comm);
     if (st == TF_OK && k < 1)
         st = tf_fail(TF_ERR_ARG, "dense width K = %d: must be at least 1", k);
     if (st == TF_OK && opt->threads < 0)
@@ -155,23 +165,28 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->max_req = opt->max_requests > 0 ? opt->max_requests : 512;
         ctx->n_coll_threads = tfetch > 0 ? threads - tfetch : threads;
 
-        int err = MPI_Type_contiguous(k, MPI_FLOAT, &ctx->row_type);
+        /* bf16 travels as its bits: no MPI type for it in MPI 3.1. */
+        int err = MPI_Type_contiguous(k, ctx->bf16 ? MPI_UINT16_T : MPI_FLOAT, &ctx->row_type);
         if (err == MPI_SUCCESS)
             err = MPI_Type_commit(&ctx->row_type);
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Type_contiguous");
     }
     if (st == TF_OK) {
-        ctx->coll_buf = alloc_floats(rp->coll_buf_rows * k);
-        ctx->fetch_buf = alloc_floats(rp->fetch_buf_rows * k);
+        ctx->coll_buf = alloc_elems(rp->coll_buf_rows * k, ctx->es);
+        ctx->fetch_buf = alloc_elems(rp->fetch_buf_rows * k, ctx->es);
+        if (ctx->bf16 && !share)
+            ctx->b_own = alloc_elems(rp->nbrows * k, sizeof(float));
         ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
         ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
         ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
-        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
+        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split ||
+            (ctx->bf16 && !share && !ctx->b_own))
             st = tf_fail(TF_ERR_NOMEM,
-                         "rank %d: cannot allocate the receive buffers (%lld + %lld rows of %d "
-                         "floats)",
-                         h->rank, (long long)rp->coll_buf_rows, (long long)rp->fetch_buf_rows, k);
+                         "rank %d: cannot allocate the buffers (%lld + %lld rows of %d "
+                         "elements of %zu bytes)",
+                         h->rank, (long long)rp->coll_buf_rows, (long long)rp->fetch_buf_rows, k,
+                         ctx->es);
     }
     if (st == TF_OK) {
         split_rows(rp->nrows, rp->loc_ptr, rp->coll_ptr, ctx->n_coll_threads, ctx->row_split);
@@ -196,21 +211,27 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     ctx->any_coll = any[0];
     ctx->any_fetch = any[1];
 
-    /* B lives in the window; MPI_Win_allocate lets the sm component map it
-     * into every rank on the node. */
+    /* What others read lives in the window (B itself, or its bf16 export);
+     * MPI_Win_allocate lets the sm component map it into every rank on the
+     * node. A window with a runner-up must serve both plans: they travel in
+     * the same precision (tf_context_create resolves one for both). */
     int err = MPI_SUCCESS;
     if (share) {
         ctx->win = share->win;
         ctx->b = share->b;
+        ctx->xb = share->xb;
+        if (share->bf16 != ctx->bf16)
+            st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
     } else {
-        MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)sizeof(float);
-        err = MPI_Win_allocate(bytes, (int)sizeof(float), MPI_INFO_NULL, h->comm, &ctx->b,
+        MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)ctx->es;
+        err = MPI_Win_allocate(bytes, (int)ctx->es, MPI_INFO_NULL, h->comm, &ctx->xb,
                                &ctx->win);
         if (err != MPI_SUCCESS) {
             ctx->win = MPI_WIN_NULL;
             st = tf_mpi_fail(err, "MPI_Win_allocate");
         } else {
             ctx->owns_win = 1;
+            ctx->b = ctx->bf16 ? ctx->b_own : ctx->xb;
         }
     }
     st = tf_exec_agree(h->comm, st);
@@ -218,17 +239,22 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         st = tf_coll_setup(ctx); /* agrees itself */
     if (st == TF_OK && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
+    if (st == TF_OK && ctx->bf16 && (ctx->any_coll || ctx->any_fetch))
+        st = tf_export_setup(ctx); /* agrees itself */
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx);
         return st;
     }
 
     /* Touch every buffer once, outside the timed region. */
-    if (rp->nbrows > 0 && !share)
+    if (rp->nbrows > 0 && !share) {
         memset(ctx->b, 0, (size_t)rp->nbrows * (size_t)k * sizeof(float));
-    memset(ctx->coll_buf, 0, (size_t)(rp->coll_buf_rows > 0 ? rp->coll_buf_rows * k : 1) * sizeof(float));
+        if (ctx->bf16)
+            memset(ctx->xb, 0, (size_t)rp->nbrows * (size_t)k * ctx->es);
+    }
+    memset(ctx->coll_buf, 0, (size_t)(rp->coll_buf_rows > 0 ? rp->coll_buf_rows * k : 1) * ctx->es);
     memset(ctx->fetch_buf, 0,
-           (size_t)(rp->fetch_buf_rows > 0 ? rp->fetch_buf_rows * k : 1) * sizeof(float));
+           (size_t)(rp->fetch_buf_rows > 0 ? rp->fetch_buf_rows * k : 1) * ctx->es);
     for (int f = 0; f < ctx->n_fetch_threads; f++)
         if (ctx->ft[f].acc)
             memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));

@@ -2,9 +2,10 @@
  * among the fetch threads, request slots, compact accumulators, issuing
  * MPI_Rget, and the pairwise protocol that keeps B safe.
  *
- * A run r is one MPI_Rget of run_count[r] rows (a K-float contiguous type,
- * so the count is in rows) from run_owner[r]'s window at owner-local row
- * run_first[r] (displacement in floats: the window's unit is sizeof(float))
+ * A run r is one MPI_Rget of run_count[r] rows (a K-element contiguous
+ * type, so the count is in rows) from run_owner[r]'s window at owner-local
+ * row run_first[r] (displacement in elements: the window's unit is the size
+ * of what travels, a float or, with TF_COMM_BF16, a bf16)
  * into fetch buffer rows run_off[r].. . Each fetch thread keeps at most
  * max_req requests in flight and refills slots as requests complete.
  *
@@ -212,7 +213,8 @@ int tf_fetch_issue(tf_spmm_ctx *ctx, tf_fetch_thread *ft, const char *ready)
         while (ft->seg_next[s] < ft->seg_end[s] && ft->nfree > 0) {
             int64_t r = ctx->run_order[ft->seg_next[s]++];
             int slot = ft->free_slot[--ft->nfree];
-            int err = MPI_Rget(ctx->fetch_buf + rp->run_off[r] * k, rp->run_count[r],
+            int err = MPI_Rget((char *)ctx->fetch_buf + (size_t)(rp->run_off[r] * k) * ctx->es,
+                               rp->run_count[r],
                                ctx->row_type, rp->run_owner[r],
                                (MPI_Aint)rp->run_first[r] * (MPI_Aint)k, rp->run_count[r],
                                ctx->row_type, ctx->win, &ft->req[ft->req_off + slot]);

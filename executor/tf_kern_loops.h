@@ -13,13 +13,23 @@
  * does not depend on TF_VW or on the K tiling below, and the build does not
  * contract a*b+c into FMA (-std=c11 implies -ffp-contract=off; the block in
  * the Makefile says so explicitly), so all variants give bitwise the same C.
- * Why no FMA: docs/executor.md, "Kernels". */
+ * Why no FMA: docs/executor.md, "Kernels".
+ *
+ * The kernels that read B rows exist twice: B as float32, and B as
+ * bfloat16 (the rows other ranks sent with TF_COMM_BF16), widened to
+ * float32 in the loads. Widening is exact, so the bf16 kernels are the
+ * float32 ones on the widened values, with the same order and the same
+ * bits in every variant; no float32 copy of the received rows is made. */
 #include "tf_kern_variants.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* A GCC/Clang vector of TF_VW floats: `a * v` broadcasts the scalar a. */
 typedef float vec __attribute__((vector_size(TF_VW * sizeof(float))));
+/* TF_VW bf16 values, and the same widened to 32-bit lanes. */
+typedef uint16_t hvec __attribute__((vector_size(TF_VW * sizeof(uint16_t))));
+typedef uint32_t uvec __attribute__((vector_size(TF_VW * sizeof(uint32_t))));
 
 /* Accumulators per K tile: 8 vector registers hold a tile of C's row (16 on
  * x86-64, 32 with AVX-512, so the loads and the broadcast still fit). */
@@ -48,11 +58,35 @@ ALWAYS_INLINE vec vload(const float *p)
 
 ALWAYS_INLINE void vstore(float *p, vec v) { memcpy(p, &v, sizeof v); }
 
+/* TF_VW elements of B from element i on: float32 (bf == 0) or bf16 whose
+ * bits become the upper half of a float32. bf is a constant at every call
+ * site, so each kernel compiles to one kind of load. */
+ALWAYS_INLINE vec bload(const void *b, int bf, int64_t i)
+{
+    if (!bf)
+        return vload((const float *)b + i);
+    hvec h;
+    memcpy(&h, (const uint16_t *)b + i, sizeof h);
+    uvec u = __builtin_convertvector(h, uvec) << 16;
+    return (vec)u;
+}
+
+/* One element of B. */
+ALWAYS_INLINE float bscalar(const void *b, int bf, int64_t i)
+{
+    if (!bf)
+        return ((const float *)b)[i];
+    uint32_t u = (uint32_t)((const uint16_t *)b)[i] << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 /* C(i, x0 : x0 + nv*TF_VW) (+)= sum_e val[e] * B(idx[e], same columns), the
  * tile accumulated in nv vector registers. nv is a constant at every call
  * site, so the v loops unroll and acc[] lives in registers. */
 ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
-                            const float *val, const float *b, int64_t k, int64_t x0,
+                            const float *val, const void *b, int bf, int64_t k, int64_t x0,
                             float *cx, int add)
 {
     vec acc[NV_MAX];
@@ -61,12 +95,13 @@ ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
         acc[v] = add ? vload(cx + v * TF_VW) : (vec){0};
     for (int64_t e = e0; e < e1; e++) {
         const float a = val[e];
-        const float *bj = b + (int64_t)idx[e] * k + x0;
+        const int64_t bj = (int64_t)idx[e] * k + x0;
         if (TF_KERN_PREFETCH > 0 && e + TF_KERN_PREFETCH < e1)
-            __builtin_prefetch(b + (int64_t)idx[e + TF_KERN_PREFETCH] * k + x0);
+            __builtin_prefetch((const char *)b + ((int64_t)idx[e + TF_KERN_PREFETCH] * k + x0) *
+                                                     (bf ? 2 : 4));
 #pragma GCC unroll 8
         for (int v = 0; v < nv; v++)
-            acc[v] += a * vload(bj + v * TF_VW);
+            acc[v] += a * bload(b, bf, bj + v * TF_VW);
     }
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++)
@@ -75,7 +110,7 @@ ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
 
 /* The last k - x0 < TF_VW columns, in scalars. */
 ALWAYS_INLINE void csr_tail(int64_t e0, int64_t e1, const int32_t *idx, const float *val,
-                            const float *b, int64_t k, int64_t x0, float *cx, int add)
+                            const void *b, int bf, int64_t k, int64_t x0, float *cx, int add)
 {
     const int64_t w = k - x0;
     float acc[TF_VW];
@@ -83,9 +118,9 @@ ALWAYS_INLINE void csr_tail(int64_t e0, int64_t e1, const int32_t *idx, const fl
         acc[x] = add ? cx[x] : 0.0f;
     for (int64_t e = e0; e < e1; e++) {
         const float a = val[e];
-        const float *bj = b + (int64_t)idx[e] * k + x0;
+        const int64_t bj = (int64_t)idx[e] * k + x0;
         for (int64_t x = 0; x < w; x++)
-            acc[x] += a * bj[x];
+            acc[x] += a * bscalar(b, bf, bj + x);
     }
     for (int64_t x = 0; x < w; x++)
         cx[x] = acc[x];
@@ -93,9 +128,9 @@ ALWAYS_INLINE void csr_tail(int64_t e0, int64_t e1, const int32_t *idx, const fl
 
 /* Columns [x0, x1) of rows [r0, r1): full tiles of NV_MAX vectors, then one
  * tile of 4, 2, 1 vectors for what is left, then scalars. */
-static void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
-                     const float *val, const float *b, int64_t k, float *c, int add, int64_t x0,
-                     int64_t x1)
+ALWAYS_INLINE void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                            const float *val, const void *b, int bf, int64_t k, float *c,
+                            int add, int64_t x0, int64_t x1)
 {
     for (int64_t i = r0; i < r1; i++) {
         const int64_t e0 = ptr[i], e1 = ptr[i + 1];
@@ -104,43 +139,55 @@ static void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
             continue;
         int64_t x = x0;
         for (; x + NV_MAX * TF_VW <= x1; x += NV_MAX * TF_VW)
-            csr_tile(NV_MAX, e0, e1, idx, val, b, k, x, ci + x, add);
+            csr_tile(NV_MAX, e0, e1, idx, val, b, bf, k, x, ci + x, add);
         if (x + 4 * TF_VW <= x1) {
-            csr_tile(4, e0, e1, idx, val, b, k, x, ci + x, add);
+            csr_tile(4, e0, e1, idx, val, b, bf, k, x, ci + x, add);
             x += 4 * TF_VW;
         }
         if (x + 2 * TF_VW <= x1) {
-            csr_tile(2, e0, e1, idx, val, b, k, x, ci + x, add);
+            csr_tile(2, e0, e1, idx, val, b, bf, k, x, ci + x, add);
             x += 2 * TF_VW;
         }
         if (x + TF_VW <= x1) {
-            csr_tile(1, e0, e1, idx, val, b, k, x, ci + x, add);
+            csr_tile(1, e0, e1, idx, val, b, bf, k, x, ci + x, add);
             x += TF_VW;
         }
         if (x < x1)
-            csr_tail(e0, e1, idx, val, b, k, x, ci + x, add);
+            csr_tail(e0, e1, idx, val, b, bf, k, x, ci + x, add);
     }
+}
+
+ALWAYS_INLINE void csr_any(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                           const float *val, const void *b, int bf, int64_t k, float *c, int add)
+{
+    const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
+    for (int64_t x0 = 0; x0 < k; x0 += kp)
+        csr_cols(r0, r1, ptr, idx, val, b, bf, k, c, add, x0, x0 + kp < k ? x0 + kp : k);
 }
 
 static void csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                 const float *val, const float *b, int64_t k, float *c, int add)
 {
-    const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
-    for (int64_t x0 = 0; x0 < k; x0 += kp)
-        csr_cols(r0, r1, ptr, idx, val, b, k, c, add, x0, x0 + kp < k ? x0 + kp : k);
+    csr_any(r0, r1, ptr, idx, val, b, 0, k, c, add);
+}
+
+static void csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const uint16_t *b, int64_t k, float *c, int add)
+{
+    csr_any(r0, r1, ptr, idx, val, b, 1, k, c, add);
 }
 
 /* out(row(e), x0 : x0 + nv*TF_VW) += val[e] * B(j, same columns) for the
  * nonzeros e of column j, the B tile held in nv registers; row(e) is
  * map[idx[e]] or, without a map, idx[e]. */
 ALWAYS_INLINE void csc_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
-                            const int32_t *map, const float *val, const float *bj, int64_t k,
-                            int64_t x0, float *out)
+                            const int32_t *map, const float *val, const void *b, int bf,
+                            int64_t bj, int64_t k, int64_t x0, float *out)
 {
     vec bv[NV_MAX];
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++)
-        bv[v] = vload(bj + x0 + v * TF_VW);
+        bv[v] = bload(b, bf, bj + x0 + v * TF_VW);
     for (int64_t e = e0; e < e1; e++) {
         const float a = val[e];
         float *o = out + (int64_t)(map ? map[idx[e]] : idx[e]) * k + x0;
@@ -151,32 +198,32 @@ ALWAYS_INLINE void csc_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
 }
 
 ALWAYS_INLINE void csc_cols(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
-                            const float *val, const float *b, int64_t k, const int32_t *map,
-                            float *out)
+                            const float *val, const void *b, int bf, int64_t k,
+                            const int32_t *map, float *out)
 {
     for (int64_t j = j0; j < j1; j++) {
         const int64_t e0 = ptr[j], e1 = ptr[j + 1];
-        const float *bj = b + j * k;
+        const int64_t bj = j * k;
         int64_t x = 0;
         for (; x + NV_MAX * TF_VW <= k; x += NV_MAX * TF_VW)
-            csc_tile(NV_MAX, e0, e1, idx, map, val, bj, k, x, out);
+            csc_tile(NV_MAX, e0, e1, idx, map, val, b, bf, bj, k, x, out);
         if (x + 4 * TF_VW <= k) {
-            csc_tile(4, e0, e1, idx, map, val, bj, k, x, out);
+            csc_tile(4, e0, e1, idx, map, val, b, bf, bj, k, x, out);
             x += 4 * TF_VW;
         }
         if (x + 2 * TF_VW <= k) {
-            csc_tile(2, e0, e1, idx, map, val, bj, k, x, out);
+            csc_tile(2, e0, e1, idx, map, val, b, bf, bj, k, x, out);
             x += 2 * TF_VW;
         }
         if (x + TF_VW <= k) {
-            csc_tile(1, e0, e1, idx, map, val, bj, k, x, out);
+            csc_tile(1, e0, e1, idx, map, val, b, bf, bj, k, x, out);
             x += TF_VW;
         }
         for (int64_t e = e0; x < k && e < e1; e++) {
             const float a = val[e];
             float *o = out + (int64_t)(map ? map[idx[e]] : idx[e]) * k;
             for (int64_t y = x; y < k; y++)
-                o[y] += a * bj[y];
+                o[y] += a * bscalar(b, bf, bj + y);
         }
     }
 }
@@ -184,13 +231,26 @@ ALWAYS_INLINE void csc_cols(int64_t j0, int64_t j1, const int64_t *ptr, const in
 static void csc_map(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
                     const float *val, const float *b, int64_t k, const int32_t *map, float *out)
 {
-    csc_cols(j0, j1, ptr, idx, val, b, k, map, out);
+    csc_cols(j0, j1, ptr, idx, val, b, 0, k, map, out);
 }
 
 static void csc(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
                 const float *val, const float *b, int64_t k, float *out)
 {
-    csc_cols(j0, j1, ptr, idx, val, b, k, NULL, out);
+    csc_cols(j0, j1, ptr, idx, val, b, 0, k, NULL, out);
+}
+
+static void csc_map_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                         const float *val, const uint16_t *b, int64_t k, const int32_t *map,
+                         float *out)
+{
+    csc_cols(j0, j1, ptr, idx, val, b, 1, k, map, out);
+}
+
+static void csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const uint16_t *b, int64_t k, float *out)
+{
+    csc_cols(j0, j1, ptr, idx, val, b, 1, k, NULL, out);
 }
 
 static void merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
@@ -209,4 +269,5 @@ static void merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc
     }
 }
 
-const tf_kern_ops TF_KERN_OPS = {TF_KERN_NAME, csr, csc_map, csc, merge};
+const tf_kern_ops TF_KERN_OPS = {TF_KERN_NAME, csr,      csc_map,      csc,
+                                 merge,        csr_bf16, csc_map_bf16, csc_bf16};

@@ -16,6 +16,14 @@ typedef struct {
                 const float *val, const float *b, int64_t k, float *out);
     void (*merge)(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
                   int64_t k, float *c);
+    /* The same B-reading kernels with B as bf16 (tf_bf16.h). */
+    void (*csr_bf16)(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const uint16_t *b, int64_t k, float *c, int add);
+    void (*csc_map_bf16)(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                         const float *val, const uint16_t *b, int64_t k, const int32_t *map,
+                         float *out);
+    void (*csc_bf16)(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                     const float *val, const uint16_t *b, int64_t k, float *out);
 } tf_kern_ops;
 
 extern const tf_kern_ops tf_kern_ops_baseline;

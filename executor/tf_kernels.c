@@ -137,3 +137,22 @@ void tf_kern_merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *ac
 {
     ops()->merge(i0, i1, rows, acc, nacc, k, c);
 }
+
+void tf_kern_csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                      const float *val, const uint16_t *b, int64_t k, float *c, int add)
+{
+    ops()->csr_bf16(r0, r1, ptr, idx, val, b, k, c, add);
+}
+
+void tf_kern_csc_map_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                          const float *val, const uint16_t *b, int64_t k, const int32_t *map,
+                          float *out)
+{
+    ops()->csc_map_bf16(j0, j1, ptr, idx, val, b, k, map, out);
+}
+
+void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                      const float *val, const uint16_t *b, int64_t k, float *out)
+{
+    ops()->csc_bf16(j0, j1, ptr, idx, val, b, k, out);
+}

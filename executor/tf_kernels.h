@@ -32,6 +32,17 @@ void tf_kern_csc(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
 void tf_kern_merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc, int nacc,
                    int64_t k, float *c);
 
+/* The three B-reading kernels with B as bfloat16 (rows received with
+ * TF_COMM_BF16, tf_bf16.h), widened to float32 in the loads: bitwise the
+ * float32 kernels applied to the widened B. */
+void tf_kern_csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                      const float *val, const uint16_t *b, int64_t k, float *c, int add);
+void tf_kern_csc_map_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                          const float *val, const uint16_t *b, int64_t k, const int32_t *map,
+                          float *out);
+void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
+                      const float *val, const uint16_t *b, int64_t k, float *out);
+
 /* ---- Variants ----------------------------------------------------------- */
 
 /* Names of the variants this build has, best last; *n gets their count. */

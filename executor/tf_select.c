@@ -40,6 +40,11 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     int st = tf_exec_agree(h->comm, ctx ? TF_OK
                                         : tf_fail(TF_ERR_NOMEM,
                                                   "rank %d: cannot allocate a context", h->rank));
+    /* One precision for both plans of a trial: they share the window. */
+    tf_exec_options o = *opt;
+    if (st == TF_OK)
+        st = tf_comm_resolve(h, opt->comm, &o.comm); /* agrees */
+    opt = &o;
     if (st == TF_OK)
         st = tf_spmm_ctx_create(h, k, opt, NULL, &ctx->use); /* agrees */
     /* h->alt is the same on every rank (tf_open agreed on the plan file). */
@@ -167,6 +172,7 @@ float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows)
 int tf_ctx_k(const tf_ctx *ctx) { return ctx->use->k; }
 int tf_ctx_threads(const tf_ctx *ctx) { return ctx->use->threads; }
 int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->use->threads_fetch; }
+int tf_ctx_comm_precision(const tf_ctx *ctx) { return ctx->use->bf16 ? TF_COMM_BF16 : TF_COMM_F32; }
 
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->use->timing; }
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }

@@ -31,32 +31,59 @@
 
 #define ROW_BLOCK 64
 
-/* Rows [r0, r1) of a CSR part with `threads` threads. */
+/* Rows [r0, r1) of a CSR part; B is float32, or bf16 when bf. */
+static void csr_any(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                    const float *val, const void *b, int bf, int64_t k, float *c, int add)
+{
+    if (bf)
+        tf_kern_csr_bf16(r0, r1, ptr, idx, val, b, k, c, add);
+    else
+        tf_kern_csr(r0, r1, ptr, idx, val, b, k, c, add);
+}
+
+/* The same with `threads` threads. */
 static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
-                     const float *val, const float *b, int64_t k, float *c, int add, int threads)
+                     const float *val, const void *b, int bf, int64_t k, float *c, int add,
+                     int threads)
 {
     if (threads <= 1 || r1 - r0 <= ROW_BLOCK) {
-        tf_kern_csr(r0, r1, ptr, idx, val, b, k, c, add);
+        csr_any(r0, r1, ptr, idx, val, b, bf, k, c, add);
         return;
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t x = r0; x < r1; x += ROW_BLOCK)
-        tf_kern_csr(x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, ptr, idx, val, b, k, c, add);
+        csr_any(x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, ptr, idx, val, b, bf, k, c, add);
+}
+
+/* Rows [r0, r1) of the collective part, added into C. */
+static void coll_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int threads)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    csr_rows(r0, r1, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->bf16, ctx->k,
+             c, 1, threads);
 }
 
 static void compute_run_into_c(tf_spmm_ctx *ctx, int64_t r, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
-    tf_kern_csc_map(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k,
-                    rp->fetch_rows, c);
+    if (ctx->bf16)
+        tf_kern_csc_map_bf16(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf,
+                             ctx->k, rp->fetch_rows, c);
+    else
+        tf_kern_csc_map(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k,
+                        rp->fetch_rows, c);
 }
 
 static void compute_run_into_acc(tf_spmm_ctx *ctx, int64_t r, float *acc)
 {
     const tf_rank_plan *rp = ctx->h->rp;
     int64_t j0 = rp->run_off[r], j1 = j0 + rp->run_count[r];
-    tf_kern_csc(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k, acc);
+    if (ctx->bf16)
+        tf_kern_csc_bf16(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k,
+                         acc);
+    else
+        tf_kern_csc(j0, j1, rp->fet_ptr, rp->fet_idx, rp->fet_val, ctx->fetch_buf, ctx->k, acc);
 }
 
 /* A get of run r completed: the last one from its owner releases the owner. */
@@ -134,7 +161,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     for (int ch = 0; ch < ctx->n_local_chunks; ch++) {
         t = MPI_Wtime();
         csr_rows(ctx->local_split[ch], ctx->local_split[ch + 1], rp->loc_ptr, rp->loc_idx,
-                 rp->loc_val, ctx->b, k, c, 0, ctx->threads);
+                 rp->loc_val, ctx->b, 0, k, c, 0, ctx->threads);
         ctx->timing.local_comp += MPI_Wtime() - t;
         if (!coll_done) { /* progress; its compute must wait for the local part */
             int flag = 0;
@@ -176,8 +203,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     ctx->timing.fetch_comp += MPI_Wtime() - t;
     if (coll_landed) {
         t = MPI_Wtime();
-        csr_rows(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c, 1,
-                 ctx->threads);
+        coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
         ctx->timing.coll_comp += MPI_Wtime() - t;
     }
 
@@ -221,8 +247,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         if (coll_now) {
             coll_done = 1;
             t = MPI_Wtime();
-            csr_rows(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c,
-                     1, ctx->threads);
+            coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
             ctx->timing.coll_comp += MPI_Wtime() - t;
         }
     }
@@ -313,8 +338,7 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                     atomic_store(&failed, 1);
                 double t2 = MPI_Wtime();
-                tf_kern_csr(0, rp->nrows, rp->coll_ptr, rp->coll_idx, rp->coll_val,
-                            ctx->coll_buf, k, c, 1);
+                coll_rows(ctx, 0, rp->nrows, c, 1);
                 t_local = t1 - t;
                 t_cwait = t2 - t1;
                 t_ccomp = MPI_Wtime() - t2;
@@ -340,7 +364,7 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                 spin_until(&coll_ready);
             }
             double t2 = MPI_Wtime();
-            tf_kern_csr(r0, r1, rp->coll_ptr, rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c, 1);
+            coll_rows(ctx, r0, r1, c, 1);
             if (tid == 0) {
                 t_local = t1 - t;
                 t_cwait = t2 - t1;
@@ -396,12 +420,18 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
 int tf_spmm_run(tf_spmm_ctx *ctx, float *c)
 {
     double t0 = MPI_Wtime();
+    /* bf16: the rows others receive are rounded before anyone may read
+     * them (the collective is posted, READY sent, after this). */
+    if (ctx->bf16) {
+        tf_export_pack(ctx);
+        ctx->timing.pack += MPI_Wtime() - t0;
+    }
     int st = ctx->threads_fetch > 0 ? spmm_threaded(ctx, c) : spmm_single(ctx, c);
     ctx->timing.total += MPI_Wtime() - t0;
     ctx->timing.calls++;
     const tf_rank_plan *rp = ctx->h->rp;
-    ctx->timing.bytes_coll += rp->coll_buf_rows * ctx->k * (int64_t)sizeof(float);
-    ctx->timing.bytes_fetch += ctx->fetch_rows_got * ctx->k * (int64_t)sizeof(float);
+    ctx->timing.bytes_coll += rp->coll_buf_rows * ctx->k * (int64_t)ctx->es;
+    ctx->timing.bytes_fetch += ctx->fetch_rows_got * ctx->k * (int64_t)ctx->es;
     ctx->timing.msgs_coll += ctx->coll_msgs;
     ctx->timing.msgs_fetch += rp->n_runs;
     return st;

@@ -24,6 +24,7 @@ void tf_coeffs_default(tf_coeffs *c)
     c->alpha_sync = 5e-6;
     c->beta_coll_max = 0;
     c->threads = 1;
+    c->elem_bytes = 4;
 }
 
 double tf_coeffs_get(const tf_coeffs *c, int i)

@@ -22,6 +22,11 @@ typedef struct {
                              where both are copies and beta_coll adds them;
                              optional in files: older ones have 0) */
     int threads;        /* OpenMP threads per rank the executor will use */
+    int elem_bytes;     /* bytes per element of B that travels: 4 (float32),
+                           2 (bf16, twoface-plan --comm bf16); any other
+                           value reads as 4.
+                           A model input, not a measured coefficient: not in
+                           tf_coeff_names, set from the plan's comm */
 } tf_coeffs;
 
 /* Documented defaults: measured on the development machine (2-core VM,

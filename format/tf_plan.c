@@ -72,6 +72,8 @@ int tf_plan_check_alt(const tf_plan *p, const tf_plan *a)
     if (a->normalization != p->normalization || a->symmetric != p->symmetric ||
         a->transposed != p->transposed || a->transpose_of != p->transpose_of)
         DIFF("normalisation, symmetry or transposition");
+    if (a->comm != p->comm)
+        DIFF("precision of what travels (comm)");
     if (!a->row_off || !a->brow_off || !p->row_off || !p->brow_off ||
         memcmp(a->row_off, p->row_off, ((size_t)p->nranks + 1) * sizeof *p->row_off) != 0 ||
         memcmp(a->brow_off, p->brow_off, ((size_t)p->nranks + 1) * sizeof *p->brow_off) != 0)
@@ -169,3 +171,18 @@ int tf_norm_parse(const char *s, int *normalization)
         return tf_fail(TF_ERR_ARG, "normalisation '%s': expected gcn, mean or none", s);
     return TF_OK;
 }
+
+const char *tf_prec_name(int prec) { return prec == TF_PREC_BF16 ? "bf16" : "f32"; }
+
+int tf_prec_parse(const char *s, int *prec)
+{
+    if (strcmp(s, "f32") == 0)
+        *prec = TF_PREC_F32;
+    else if (strcmp(s, "bf16") == 0)
+        *prec = TF_PREC_BF16;
+    else
+        return tf_fail(TF_ERR_ARG, "precision '%s': expected f32 or bf16", s);
+    return TF_OK;
+}
+
+int tf_prec_bytes(int prec) { return prec == TF_PREC_BF16 ? 2 : 4; }

@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 2
+#define TF_PLAN_VERSION_MINOR 3
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -29,6 +29,11 @@ typedef enum { TF_COLL_NEEDED = 0, TF_COLL_STRIPE = 1 } tf_coll_rows;
 /* How the planner turned the matrix read from the file into the one it
  * stores (planner/tf_normalize.h, docs/normalization.md). */
 typedef enum { TF_NORM_NONE = 0, TF_NORM_GCN = 1, TF_NORM_MEAN = 2 } tf_normalization;
+
+/* What B rows travel as (twoface-plan --comm; format 2.3): the planner's
+ * cost model charged this many bytes per element, and the executor uses it
+ * unless told otherwise (tf_exec_options.comm). */
+typedef enum { TF_PREC_F32 = 0, TF_PREC_BF16 = 1 } tf_precision;
 
 /* Predicted times and counts for one rank (all per SpMM at the planned K). */
 typedef struct {
@@ -129,6 +134,7 @@ typedef struct tf_plan {
                               (normalised) matrix read (--transpose) */
     uint64_t transpose_of; /* when transposed: the checksum a plan of the
                               untransposed matrix has (its forward plan); else 0 */
+    int32_t comm;          /* tf_precision (format 2.3; older files: TF_PREC_F32) */
 
     int32_t nranks;
     int32_t k_planned;
@@ -189,5 +195,10 @@ int tf_coll_rows_parse(const char *s, int *coll_rows);
 /* "none", "gcn" or "mean"; parse refuses anything else (TF_ERR_ARG). */
 const char *tf_norm_name(int normalization);
 int tf_norm_parse(const char *s, int *normalization);
+/* "f32" or "bf16"; parse refuses anything else (TF_ERR_ARG). */
+const char *tf_prec_name(int prec);
+int tf_prec_parse(const char *s, int *prec);
+/* Bytes of one travelling element: 4 or 2. */
+int tf_prec_bytes(int prec);
 
 #endif

@@ -330,6 +330,21 @@ static int read_matrix_kind(const rctx *c, hid_t f, int minor, tf_plan *p)
     return st;
 }
 
+/* Format 2.3: what B rows travel as (twoface-plan --comm). Older files
+ * were all planned for float32. */
+static int read_comm(const rctx *c, hid_t f, int minor, tf_plan *p)
+{
+    p->comm = TF_PREC_F32;
+    if (minor < 3)
+        return TF_OK;
+    char buf[16];
+    int st = read_attr_str(c, f, "comm", buf, sizeof buf);
+    if (st == TF_OK && tf_prec_parse(buf, &p->comm) != TF_OK)
+        st = tf_fail(TF_ERR_FORMAT, "%s: attribute 'comm' = '%s' is not f32 or bf16", c->path,
+                     buf);
+    return st;
+}
+
 static int read_header(const rctx *c, tf_plan *p)
 {
     hid_t f = c->root;
@@ -386,8 +401,9 @@ static int read_header(const rctx *c, tf_plan *p)
         return tf_fail(TF_ERR_FORMAT, "%s: attribute 'collective_rows' = '%s' is not needed or stripe",
                        c->path, crows);
     p->coll_rows = kind;
-    if ((st = read_matrix_kind(c, f, ver[1], p)))
+    if ((st = read_matrix_kind(c, f, ver[1], p)) || (st = read_comm(c, f, ver[1], p)))
         return st;
+    p->coeffs.elem_bytes = tf_prec_bytes(p->comm); /* the model the plan was made with */
     for (int i = 0; i < TF_NCOEFFS; i++) {
         if (strcmp(tf_coeff_names[i], "threads") == 0) {
             int32_t th;

@@ -68,6 +68,8 @@ int tf_pl_validate_header(const tf_plan *p)
                        (long long)p->n);
     if (!p->transposed && p->transpose_of != 0)
         return tf_fail(TF_ERR_FORMAT, "transpose_of is set in a plan that is not transposed");
+    if (p->comm != TF_PREC_F32 && p->comm != TF_PREC_BF16)
+        return tf_fail(TF_ERR_FORMAT, "unknown precision %d of what travels (comm)", p->comm);
     int st = check_offsets(p->row_off, p->nranks, p->m, "row_offsets");
     if (st == TF_OK)
         st = check_offsets(p->brow_off, p->nranks, p->n, "brow_offsets");

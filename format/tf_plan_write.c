@@ -159,7 +159,8 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         (st = write_attr_str(w, f, "normalization", tf_norm_name(p->normalization))) ||
         (st = write_attr_i32(w, f, "", "symmetric", p->symmetric)) ||
         (st = write_attr_i32(w, f, "", "transposed", p->transposed)) ||
-        (p->transposed && (st = write_attr_u64(w, f, "", "transpose_of", p->transpose_of))))
+        (p->transposed && (st = write_attr_u64(w, f, "", "transpose_of", p->transpose_of))) ||
+        (st = write_attr_str(w, f, "comm", tf_prec_name(p->comm))))
         return st;
     for (int i = 0; i < TF_NCOEFFS; i++) {
         if (strcmp(tf_coeff_names[i], "threads") == 0)

@@ -1,4 +1,5 @@
 #include "tf_reference.h"
+#include "tf_bf16.h"
 #include "tf_dense.h"
 
 #include <math.h>
@@ -30,6 +31,26 @@ void tf_reference_spmm_gen(const tf_csr *a, int64_t row_begin, int64_t row_end, 
             double v = a->val[e];
             for (int64_t x = 0; x < k; x++)
                 ci[x] += v * (double)tf_dense_value(seed, a->col[e], x);
+        }
+    }
+}
+
+void tf_reference_spmm_gen_bf16(const tf_csr *a, int64_t row_begin, int64_t row_end,
+                                 uint64_t seed, int64_t k, int64_t own_begin, int64_t own_end,
+                                 double *c)
+{
+    for (int64_t i = row_begin; i < row_end; i++) {
+        double *ci = c + (i - row_begin) * k;
+        for (int64_t x = 0; x < k; x++)
+            ci[x] = 0.0;
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
+            double v = a->val[e];
+            int64_t j = a->col[e];
+            int remote = j < own_begin || j >= own_end;
+            for (int64_t x = 0; x < k; x++) {
+                float bv = tf_dense_value(seed, j, x);
+                ci[x] += v * (double)(remote ? tf_bf16_round_f32(bv) : bv);
+            }
         }
     }
 }

@@ -1,14 +1,16 @@
-/* twoface-gcn: full-graph two-layer GCN training on libtwoface.
+/* twoface-gcn: full-graph GCN training on libtwoface.
  * Options: tf_gnn_cli.c; training: tf_gnn_train.c; output: tf_gnn_report.c.
  * Every step that can fail on some rank agrees on the outcome over the
  * communicator, then rank 0 prints one line and every rank exits 1. */
 #include "tf_error.h"
 #include "tf_exec.h"
+#include "tf_gnn_ckpt.h"
 #include "tf_gnn_cli.h"
 #include "tf_gnn_load.h"
 #include "tf_gnn_model.h"
 #include "tf_gnn_report.h"
 #include "tf_gnn_rows.h"
+#include "tf_gnn_save.h"
 #include "tf_gnn_train.h"
 #include "twoface.h"
 
@@ -83,18 +85,43 @@ typedef struct {
     tf_gnn_model m[MAX_ALGOS];
     tf_gnn_trainer t[MAX_ALGOS];
     tf_gnn_report rep[MAX_ALGOS];
-    int n;
+    int n, ninit;
+    uint64_t fingerprint; /* the forward plan's: checkpoints and models name their graph */
+    const char *normalization;
 } side_by_side;
 
+/* The files of one run: a list of algorithms trains side by side for
+ * timing, and its models are not kept. */
+static int check_outputs(const tf_gnn_cli *c, int nalgo)
+{
+    if (nalgo > 1 && (c->checkpoint || c->resume || c->save_model || c->predictions))
+        return tf_fail(TF_ERR_ARG, "--checkpoint, --resume, --save-model and --predictions "
+                       "need a single --algo ('%s' names %d)", c->algo, nalgo);
+    return TF_OK;
+}
+
+/* Collective, agreed: the trainers, and the state of --resume. */
+static int start_all(const tf_gnn_cli *c, side_by_side *s)
+{
+    tf_gnn_train_opts to = {c->epochs, c->lr, c->patience};
+    int st = TF_OK;
+    for (; s->ninit < s->n && !st; s->ninit++)
+        st = tf_gnn_trainer_init(&s->t[s->ninit], &s->m[s->ninit], &to);
+    st = tf_exec_agree(s->m[0].comm, st);
+    if (!st && c->resume)
+        st = tf_gnn_ckpt_resume(&s->t[0], s->fingerprint, c->resume);
+    return st;
+}
+
 /* Trains the same model on every algorithm, interleaved epoch by epoch, so
- * that their times share the machine's state. */
+ * that their times share the machine's state; checkpoints the single model
+ * every c->checkpoint_every epochs and when it ends. *agreed: the failure
+ * (if any) was agreed by every rank (a file), else it happened on some
+ * ranks only (an SpMM or an Allreduce) and the others cannot know. */
 static int train_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
 {
+    int st = TF_OK;
     *agreed = 0;
-    tf_gnn_train_opts to = {c->epochs, c->lr, c->patience};
-    int st = TF_OK, ninit = 0;
-    for (; ninit < s->n && !st; ninit++)
-        st = tf_gnn_trainer_init(&s->t[ninit], &s->m[ninit], &to);
     for (int left = s->n; !st && left > 0;) {
         left = 0;
         for (int k = 0; k < s->n && !st; k++) {
@@ -108,16 +135,35 @@ static int train_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
             else if (!isfinite(ep.train_loss))
                 *agreed = 1;
             left += !s->t[k].done;
+            if (!st && c->checkpoint && (ep.epoch % c->checkpoint_every == 0 || s->t[k].done)) {
+                *agreed = 1;
+                st = tf_gnn_ckpt_save(&s->t[k], s->fingerprint, c->checkpoint);
+                if (!st)
+                    *agreed = 0;
+            }
         }
     }
+    if (st)
+        return st;
+    *agreed = 1;
+    /* A resumed run with nothing left to do still leaves its files. */
+    if (c->checkpoint && s->t[0].start == s->t[0].r.epochs)
+        st = tf_gnn_ckpt_save(&s->t[0], s->fingerprint, c->checkpoint);
+    if (!st && c->save_model)
+        st = tf_gnn_save_model(&s->t[0], s->fingerprint, s->normalization, c->save_model);
+    if (!st && c->predictions)
+        st = tf_gnn_save_predictions(&s->m[0], c->predictions);
     for (int k = 0; k < s->n && !st; k++) {
         tf_gnn_result res;
+        *agreed = 0;
         st = tf_gnn_trainer_finish(&s->t[k], &res);
-        if (!st)
+        if (!st) {
+            s->rep[k].checkpoint = c->checkpoint;
+            s->rep[k].model = c->save_model;
+            s->rep[k].predictions = c->predictions;
             tf_gnn_report_summary(&s->rep[k], &res);
+        }
     }
-    for (int k = 0; k < ninit; k++)
-        tf_gnn_trainer_free(&s->t[k]);
     return st;
 }
 
@@ -135,18 +181,28 @@ static int run(const tf_gnn_cli *c, int nranks)
     if (!st)
         st = tf_exec_agree(tf_get_comm(fwd), parse_algos(c, fwd, spec, &nalgo));
     if (!st)
+        st = check_outputs(c, nalgo); /* the same on every rank */
+    if (!st)
         st = tf_exec_agree(tf_get_comm(fwd), tf_gnn_row_ids(fwd, &ids, &nrows));
     tf_gnn_inputs in = {c->features, c->labels, c->split, c->random_features, c->random_classes,
                         c->random_split, c->seed};
     if (!st)
         st = tf_gnn_load(fwd, &in, ids, &d);
-    tf_gnn_hparams hp = {c->hidden, c->dropout, c->weight_decay, c->seed, c->threads};
+    tf_gnn_hparams hp = {c->hidden, c->dropout, c->weight_decay, c->seed, c->threads, c->layers,
+                         c->comm};
     for (; !st && made < nalgo; made++) {
         st = tf_gnn_model_create(fwd, bwd, &spec[made], &d, &hp, &s.m[made]);
         s.rep[made] = (tf_gnn_report){g_rank == 0 ? stdout : NULL, c->json, c->every,
-                                      spec[made].name, nranks, nalgo > 1};
+                                      spec[made].name, nranks, nalgo > 1, NULL, NULL, NULL, NULL};
+        if (!st)
+            s.rep[made].comm = tf_comm_precision_name(tf_algo_comm(s.m[made].fh.a));
     }
     s.n = made;
+    if (!st) {
+        s.fingerprint = tf_get_fingerprint(fwd);
+        s.normalization = tf_get_normalization(fwd);
+        st = start_all(c, &s);
+    }
     if (st) {
         fail(tf_error_message());
     } else {
@@ -156,13 +212,17 @@ static int run(const tf_gnn_cli *c, int nranks)
         if (g_rank == 0 && d.count[TF_GNN_VAL] == 0 && c->patience > 0)
             fprintf(stderr, PROG ": note: no validation nodes: early stopping is off\n");
         int agreed;
-        if ((st = train_all(c, &s, &agreed)) && agreed) {
-            fail(tf_error_message());
-        } else if (st) { /* an SpMM or Allreduce failed: other ranks cannot know */
-            fprintf(stderr, PROG ": rank %d: %s\n", g_rank, tf_error_message());
-            MPI_Abort(MPI_COMM_WORLD, 1);
+        if ((st = train_all(c, &s, &agreed))) {
+            if (agreed) {
+                fail(tf_error_message());
+            } else { /* an SpMM or Allreduce failed: other ranks cannot know */
+                fprintf(stderr, PROG ": rank %d: %s\n", g_rank, tf_error_message());
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
         }
     }
+    for (int k = 0; k < s.ninit; k++)
+        tf_gnn_trainer_free(&s.t[k]);
     for (int k = 0; k < s.n; k++)
         tf_gnn_model_free(&s.m[k]);
     tf_gnn_data_free(&d);

@@ -11,7 +11,7 @@ typedef struct {
     const char *features, *labels, *split;
     int64_t random_features;
     int random_classes, random_split;
-    int hidden;
+    int hidden, layers;
     int64_t epochs;
     double lr, weight_decay, dropout;
     int patience;
@@ -19,7 +19,12 @@ typedef struct {
     const char *algo, *replication;
     int64_t every; /* print every N epochs; 0 = only the summary */
     int threads;
+    int comm; /* TF_COMM_*: --comm (default 0, the plans' choice) */
     int json;
+    const char *checkpoint; /* written every checkpoint_every epochs and at the end */
+    int64_t checkpoint_every;
+    const char *resume;
+    const char *save_model, *predictions;
 } tf_gnn_cli;
 
 void tf_gnn_cli_usage(FILE *f);

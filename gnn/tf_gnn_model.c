@@ -55,6 +55,7 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
     memset(m, 0, sizeof *m);
     m->d = d;
     m->comm = tf_get_comm(fwd);
+    m->layers = hp->layers ? hp->layers : 2;
     m->hidden = hp->hidden;
     m->classes = d->classes;
     m->nfeat = d->x.ncols;
@@ -62,39 +63,54 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
     m->dropout = hp->dropout;
     m->weight_decay = hp->weight_decay;
     m->seed = hp->seed;
-    m->nw0 = (size_t)m->nfeat * (size_t)m->hidden;
-    m->nw = m->nw0 + (size_t)m->hidden * (size_t)m->classes;
     m->bwd_shared = bwd == NULL;
-    int st = check_plans(fwd, bwd);
+    int st = TF_OK;
+    if (m->layers < 2 || m->layers > TF_GNN_MAX_LAYERS)
+        st = tf_fail(TF_ERR_ARG, "%d layers: a GCN here has 2..%d", m->layers, TF_GNN_MAX_LAYERS);
+    const int L = st ? 2 : m->layers;
+    m->off[0] = 0;
+    for (int l = 0; l < L; l++) {
+        size_t in = l == 0 ? (size_t)m->nfeat : (size_t)m->hidden;
+        size_t out = l == L - 1 ? (size_t)m->classes : (size_t)m->hidden;
+        m->off[l + 1] = m->off[l] + in * out;
+    }
+    m->nw0 = m->off[1];
+    m->nw = m->off[L];
+    if (!st)
+        st = check_plans(fwd, bwd);
     if (!st) {
         m->w = malloc(m->nw * sizeof *m->w);
         m->grad = malloc(m->nw * sizeof *m->grad);
         m->red = malloc((m->nw + NSUMS) * sizeof *m->red);
         int64_t nr = d->nrows;
+        int ok = m->w && m->grad && m->red;
         m->h = alloc_rows(nr, m->hidden);
-        m->r = alloc_rows(nr, m->hidden);
+        for (int l = 0; l < L - 1; l++)
+            ok = ok && (m->r[l] = alloc_rows(nr, m->hidden));
         m->dt0 = alloc_rows(nr, m->hidden);
         m->z = alloc_rows(nr, m->classes);
         m->dt1 = alloc_rows(nr, m->classes);
-        if (!m->w || !m->grad || !m->red || !m->h || !m->r || !m->dt0 || !m->z || !m->dt1)
+        if (!ok || !m->h || !m->dt0 || !m->z || !m->dt1)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for the model (%zu weights, %lld "
-                         "rows)", tf_get_rank(fwd), m->nw, (long long)nr);
+                         "rows, %d layers)", tf_get_rank(fwd), m->nw, (long long)nr, L);
     }
     st = tf_exec_agree(m->comm, st);
     if (!st)
-        st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, &m->fh);
+        st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, hp->comm, &m->fh);
     if (!st)
-        st = tf_gnn_spmm_create(spec, fwd, m->classes, hp->threads, &m->fc);
+        st = tf_gnn_spmm_create(spec, fwd, m->classes, hp->threads, hp->comm, &m->fc);
     if (!st && bwd)
-        st = tf_gnn_spmm_create(spec, bwd, m->hidden, hp->threads, &m->bh);
+        st = tf_gnn_spmm_create(spec, bwd, m->hidden, hp->threads, hp->comm, &m->bh);
     if (!st && bwd)
-        st = tf_gnn_spmm_create(spec, bwd, m->classes, hp->threads, &m->bc);
+        st = tf_gnn_spmm_create(spec, bwd, m->classes, hp->threads, hp->comm, &m->bc);
     if (st) {
         tf_gnn_model_free(m);
         return st;
     }
-    tf_gnn_glorot(m->seed, 0, m->nfeat, m->hidden, m->w);
-    tf_gnn_glorot(m->seed, 1, m->hidden, m->classes, m->w + m->nw0);
+    for (int l = 0; l < L; l++) {
+        int64_t in = l == 0 ? m->nfeat : m->hidden, out = l == L - 1 ? m->classes : m->hidden;
+        tf_gnn_glorot(m->seed, l, in, out, m->w + m->off[l]);
+    }
     return TF_OK;
 }
 
@@ -108,7 +124,8 @@ void tf_gnn_model_free(tf_gnn_model *m)
     free(m->grad);
     free(m->red);
     free(m->h);
-    free(m->r);
+    for (int l = 0; l < TF_GNN_MAX_LAYERS; l++)
+        free(m->r[l]);
     free(m->dt0);
     free(m->z);
     free(m->dt1);
@@ -124,18 +141,25 @@ double tf_gnn_model_spmm_seconds(const tf_gnn_model *m)
 static int forward(tf_gnn_model *m, int64_t epoch, int train)
 {
     const tf_gnn_data *d = m->d;
+    const int hd = m->hidden, L = m->layers;
     tf_gnn_drop in = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_INPUT),
                       train ? m->dropout : 0};
-    tf_gnn_xw(&d->x, d->ids, &in, m->w, m->hidden, tf_gnn_spmm_b(&m->fh));
+    tf_gnn_xw(&d->x, d->ids, &in, m->w, hd, tf_gnn_spmm_b(&m->fh));
     int st = tf_gnn_spmm_run(&m->fh, m->h);
-    if (st)
-        return st;
-    const int hd = m->hidden;
-    tf_gnn_drop hid = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_HIDDEN),
-                       train ? m->dropout : 0};
-    tf_gnn_relu_drop(m->h, d->nrows, hd, d->ids, &hid, m->r);
-    tf_gnn_hw(m->r, d->nrows, hd, m->w + m->nw0, m->classes, tf_gnn_spmm_b(&m->fc));
-    return tf_gnn_spmm_run(&m->fc, m->z);
+    for (int l = 1; l < L && !st; l++) {
+        tf_gnn_drop hid = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, tf_gnn_rng_hidden_stream(l)),
+                           train ? m->dropout : 0};
+        float *r = m->r[l - 1];
+        tf_gnn_relu_drop(m->h, d->nrows, hd, d->ids, &hid, r);
+        if (l < L - 1) {
+            tf_gnn_hw(r, d->nrows, hd, m->w + m->off[l], hd, tf_gnn_spmm_b(&m->fh));
+            st = tf_gnn_spmm_run(&m->fh, m->h);
+        } else {
+            tf_gnn_hw(r, d->nrows, hd, m->w + m->off[l], m->classes, tf_gnn_spmm_b(&m->fc));
+            st = tf_gnn_spmm_run(&m->fc, m->z);
+        }
+    }
+    return st;
 }
 
 static double sum_sq(const double *w, size_t n)
@@ -165,9 +189,22 @@ static double train_loss(const tf_gnn_model *m, double loss_sum)
     return loss_sum / (double)m->ntrain + 0.5 * m->weight_decay * sum_sq(m->w, m->nw0);
 }
 
+/* dh = (dt . W_l^T) * [R_l > 0] / (1 - p): back through layer l's product,
+ * its ReLU and its dropout mask (R_l > 0 exactly where both let it through). */
+static void back_through_relu(const tf_gnn_model *m, const float *dt, int width, int l, float *dh)
+{
+    const int64_t nrows = m->d->nrows;
+    const float *r = m->r[l - 1];
+    tf_gnn_gwt(dt, nrows, width, m->w + m->off[l], m->hidden, dh);
+    const double scale = 1.0 / (1.0 - m->dropout);
+    for (int64_t i = 0; i < nrows * m->hidden; i++)
+        dh[i] = r[i] > 0 ? (float)(dh[i] * scale) : 0.0f;
+}
+
 int tf_gnn_model_grad(tf_gnn_model *m, int64_t epoch, double *loss)
 {
     const tf_gnn_data *d = m->d;
+    const int L = m->layers, hd = m->hidden;
     int st = forward(m, epoch, 1);
     if (st)
         return st;
@@ -178,17 +215,18 @@ int tf_gnn_model_grad(tf_gnn_model *m, int64_t epoch, double *loss)
         return st;
     double *g = m->red;
     memset(g, 0, m->nw * sizeof *g);
-    tf_gnn_htg(m->r, d->nrows, m->hidden, m->dt1, m->classes, g + m->nw0);
-    float *dh = tf_gnn_spmm_b(bh);
-    tf_gnn_gwt(m->dt1, d->nrows, m->classes, m->w + m->nw0, m->hidden, dh);
-    /* ReLU and hidden dropout: R > 0 exactly where both let the entry through. */
-    const double scale = 1.0 / (1.0 - m->dropout);
-    for (int64_t i = 0; i < d->nrows * m->hidden; i++)
-        dh[i] = m->r[i] > 0 ? (float)(dh[i] * scale) : 0.0f;
+    tf_gnn_htg(m->r[L - 2], d->nrows, hd, m->dt1, m->classes, g + m->off[L - 1]);
+    back_through_relu(m, m->dt1, m->classes, L - 1, tf_gnn_spmm_b(bh));
+    for (int l = L - 2; l >= 1; l--) {
+        if ((st = tf_gnn_spmm_run(bh, m->dt0)))
+            return st;
+        tf_gnn_htg(m->r[l - 1], d->nrows, hd, m->dt0, hd, g + m->off[l]);
+        back_through_relu(m, m->dt0, hd, l, tf_gnn_spmm_b(bh));
+    }
     if ((st = tf_gnn_spmm_run(bh, m->dt0)))
         return st;
     tf_gnn_drop in = {tf_gnn_rng_key(m->seed, (uint64_t)epoch, TF_GNN_RNG_DROP_INPUT), m->dropout};
-    tf_gnn_xtg(&d->x, d->ids, &in, m->dt0, m->hidden, g);
+    tf_gnn_xtg(&d->x, d->ids, &in, m->dt0, hd, g);
     pack_sums(&s, g + m->nw);
     if ((st = allreduce(m, g, (int)(m->nw + NSUMS))))
         return st;

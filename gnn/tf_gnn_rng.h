@@ -20,8 +20,17 @@ enum {
     TF_GNN_RNG_INIT,           /* Glorot initialisation (node = weight row) */
     TF_GNN_RNG_FEATURES,       /* --random-features */
     TF_GNN_RNG_LABELS,         /* --random-classes */
-    TF_GNN_RNG_SPLIT           /* --random-split */
+    TF_GNN_RNG_SPLIT,          /* --random-split */
+    /* Dropout on hidden layer l >= 2 of a deeper model: stream
+     * TF_GNN_RNG_DROP_DEEP + l, clear of the streams above. */
+    TF_GNN_RNG_DROP_DEEP = 64
 };
+
+/* The dropout stream of hidden layer l >= 1 (the output of SpMM l). */
+static inline uint64_t tf_gnn_rng_hidden_stream(int l)
+{
+    return l == 1 ? TF_GNN_RNG_DROP_HIDDEN : TF_GNN_RNG_DROP_DEEP + (uint64_t)l;
+}
 
 /* Inline: a dropout mask costs one draw per feature entry, in the inner
  * loops of the dense products. */

@@ -28,7 +28,7 @@ int tf_gnn_algo_parse(const char *algo, const char *replication, const tf_handle
     return st;
 }
 
-int tf_gnn_spmm_create(const tf_algo_spec *spec, tf_handle *h, int k, int threads,
+int tf_gnn_spmm_create(const tf_algo_spec *spec, tf_handle *h, int k, int threads, int comm,
                        tf_gnn_spmm *op)
 {
     memset(op, 0, sizeof *op);
@@ -36,6 +36,7 @@ int tf_gnn_spmm_create(const tf_algo_spec *spec, tf_handle *h, int k, int thread
     tf_exec_options o;
     tf_exec_options_default(&o);
     o.threads = threads;
+    o.comm = comm;
     tf_handle *plans[1] = {h};
     return tf_algo_create(spec, plans, 1, k, &o, &op->a);
 }

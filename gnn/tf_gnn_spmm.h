@@ -25,7 +25,8 @@ int tf_gnn_algo_parse(const char *algo, const char *replication, const tf_handle
                       tf_algo_spec *spec);
 
 /* Collective over h's communicator. */
-int tf_gnn_spmm_create(const tf_algo_spec *spec, tf_handle *h, int k, int threads,
+/* comm: TF_COMM_* (tf_exec_options.comm), for twoface and the baselines alike. */
+int tf_gnn_spmm_create(const tf_algo_spec *spec, tf_handle *h, int k, int threads, int comm,
                        tf_gnn_spmm *op);
 /* This rank's rows of B (nrows x k): fill, then run. */
 float *tf_gnn_spmm_b(tf_gnn_spmm *op);

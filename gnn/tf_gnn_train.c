@@ -19,6 +19,14 @@ int tf_gnn_trainer_init(tf_gnn_trainer *t, tf_gnn_model *m, const tf_gnn_train_o
     return st;
 }
 
+int tf_gnn_trainer_resume(tf_gnn_trainer *t, int64_t epochs, int stopped)
+{
+    t->start = t->r.epochs = epochs;
+    t->r.stopped = stopped;
+    t->done = stopped || epochs >= t->o.epochs;
+    return tf_gnn_model_eval(t->m, &t->r.eval);
+}
+
 int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep)
 {
     tf_gnn_model *m = t->m;
@@ -36,7 +44,8 @@ int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep)
     if (st)
         return st;
     ep->seconds = MPI_Wtime() - t0;
-    if (e >= t->cap) {
+    int64_t k = e - t->start; /* epochs this process ran before this one */
+    if (k >= t->cap) {
         int64_t cap = t->cap ? 2 * t->cap : 256;
         double *p = realloc(t->times, (size_t)cap * sizeof *p);
         if (!p)
@@ -44,11 +53,11 @@ int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep)
         t->times = p;
         t->cap = cap;
     }
-    t->times[e] = ep->seconds;
+    t->times[k] = ep->seconds;
     double d[3] = {ep->seconds, tf_gnn_model_spmm_seconds(m) - s0, m->t_allreduce - a0};
     for (int i = 0; i < 3; i++) {
         t->acc[0][i] += d[i];
-        if (e > 0)
+        if (k > 0)
             t->acc[1][i] += d[i];
     }
     t->r.epochs = e + 1;
@@ -62,8 +71,9 @@ int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep)
 int tf_gnn_trainer_finish(tf_gnn_trainer *t, tf_gnn_result *r)
 {
     *r = t->r;
-    int which = r->epochs > 1;
-    double per[3], n = (double)(r->epochs - which);
+    int64_t ran = r->epochs - t->start;
+    int which = ran > 1;
+    double per[3], n = (double)(ran - which);
     int P;
     MPI_Comm_size(t->m->comm, &P);
     for (int i = 0; i < 3; i++)
@@ -74,7 +84,7 @@ int tf_gnn_trainer_finish(tf_gnn_trainer *t, tf_gnn_result *r)
     r->spmm = per[1];
     r->allreduce = per[2];
     r->dense = per[0] - per[1] - per[2];
-    int64_t first = which, cnt = r->epochs - first;
+    int64_t first = which, cnt = ran - first;
     if (cnt > 0 && MPI_Allreduce(MPI_IN_PLACE, t->times + first, (int)cnt, MPI_DOUBLE, MPI_MAX,
                                  t->m->comm) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "MPI_Allreduce of the epoch times failed");

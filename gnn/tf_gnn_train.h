@@ -29,9 +29,10 @@ typedef struct {
     int64_t epochs;   /* epochs run */
     int stopped;      /* 1: early stopping ended the run */
     tf_gnn_eval eval; /* after the last epoch */
-    /* Seconds per epoch, mean over ranks, over epochs 2.. (the first pays
-     * one-off costs: first touches, the start-up trial); over epoch 1 when
-     * only one ran. total = spmm + dense + allreduce. */
+    /* Seconds per epoch, mean over ranks, over the epochs this process ran
+     * except its first (which pays one-off costs: first touches, the
+     * start-up trial); over that one when only one ran. total = spmm +
+     * dense + allreduce. */
     double total, spmm, dense, allreduce;
     /* Median over the same epochs of the slowest rank's epoch time: robust
      * to the spikes of a loaded machine. */
@@ -48,12 +49,18 @@ typedef struct {
     tf_gnn_stop stop;
     double acc[2][3]; /* [all epochs, epochs 2..][total, spmm, allreduce] */
     int done;         /* 1: the epochs are used up or early stopping ended the run */
-    double *times;    /* this rank's epoch times, cap entries */
+    int64_t start;    /* epochs done before this process (a resumed run), not timed here */
+    double *times;    /* this rank's epoch times from epoch start + 1 on, cap entries */
     int64_t cap;
     tf_gnn_result r;
 } tf_gnn_trainer;
 
 int tf_gnn_trainer_init(tf_gnn_trainer *t, tf_gnn_model *m, const tf_gnn_train_opts *o);
+/* After init, before the first epoch: continue after `epochs` epochs whose
+ * weights, Adam and stopping state the caller has put into t (tf_gnn_ckpt.h);
+ * stopped: early stopping had ended that run. Collective: evaluates the
+ * weights, so that a run with nothing left to do still has its result. */
+int tf_gnn_trainer_resume(tf_gnn_trainer *t, int64_t epochs, int stopped);
 /* Collective: one epoch (only while !t->done); fills *ep. */
 int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep);
 /* Collective: the result, times averaged over ranks. */

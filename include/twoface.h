@@ -190,6 +190,21 @@ int tf_gather_rows(const tf_handle *h, int which, size_t row_bytes, const void *
 
 /* ---- Contexts ---------------------------------------------------------- */
 
+/* The precision of the B rows that travel between ranks
+ * (tf_exec_options.comm; docs/executor.md, "Precision of what travels").
+ * TF_COMM_BF16: each owner rounds the rows it exports to bfloat16 (round to
+ * nearest even) once per SpMM, half the bytes of float32; receivers widen
+ * them in the kernels' loads and compute in float32. The local part, C and
+ * every sum stay float32, so each remote product a*b is off by at most
+ * 2^-8 |a b|. */
+enum { TF_COMM_PLAN = 0, TF_COMM_F32 = 1, TF_COMM_BF16 = 2 };
+
+/* The plan's choice (twoface-plan --comm): TF_COMM_F32 or TF_COMM_BF16;
+ * TF_COMM_F32 for plans that record none (format 2.2 and older). Local. */
+int tf_get_comm_precision(const tf_handle *h);
+/* "f32" or "bf16" for TF_COMM_F32 / TF_COMM_BF16, NULL otherwise. */
+const char *tf_comm_precision_name(int comm);
+
 typedef struct {
     /* OpenMP threads per rank for an SpMM; 0 = omp_get_max_threads(). */
     int threads;
@@ -209,6 +224,10 @@ typedef struct {
      * in the start-up trial. 0 = default (4); -1 = no trial, run the
      * planner's choice (the runner-up is then not set up at all). */
     int select_calls;
+    /* What B rows travel as: TF_COMM_PLAN (0, default) = the plan's choice,
+     * TF_COMM_F32 or TF_COMM_BF16. Must resolve to the same on every rank:
+     * otherwise tf_context_create fails on every rank with TF_ERR_ARG. */
+    int comm;
 } tf_exec_options;
 
 void tf_exec_options_default(tf_exec_options *o);
@@ -260,6 +279,7 @@ int tf_spmm(tf_ctx *ctx, float *c);
 int tf_ctx_k(const tf_ctx *ctx);
 int tf_ctx_threads(const tf_ctx *ctx);       /* threads used by an SpMM */
 int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
+int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_BF16 */
 
 /* Per-call breakdown, accumulated over tf_spmm calls since the context was
  * created or tf_timing_reset was called. Times in seconds, summed over calls. */
@@ -279,6 +299,8 @@ typedef struct {
     int64_t bytes_fetch; /* bytes of B fetched one-sidedly */
     int64_t msgs_coll;   /* collective messages received (one per source) */
     int64_t msgs_fetch;  /* MPI_Rget requests issued */
+    double pack;         /* TF_COMM_BF16: rounding this rank's exported rows
+                            (included in total, in no other bucket) */
 } tf_timing;
 
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t);

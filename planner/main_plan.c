@@ -73,6 +73,9 @@ static void usage(FILE *f)
             "                         (default: from the model)\n"
             "  --collective-rows R    needed (default): the collective moves the runs of\n"
             "                         rows a rank uses; stripe: all W rows of each stripe\n"
+            "  --comm f32|bf16        what B rows will travel as (default f32): bf16 halves\n"
+            "                         the model's byte terms; recorded in the plan, and\n"
+            "                         the executor's default (docs/executor.md)\n"
             "  --no-alternative       do not carry the runner-up plan (by default a twoface\n"
             "                         plan carries it when predicted within %.1fx; the\n"
             "                         executor then times both in its first SpMMs)\n"
@@ -687,7 +690,7 @@ static int plan_main(int argc, char **argv)
     const char *bands_from = NULL;
     enum {
         O_CALIB = 256, O_MODE, O_WIDTH, O_GAP, O_PART, O_EXPLAIN, O_SVG, O_LEVEL, O_THREADS,
-        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS, O_MBAL, O_MOBJ, O_JSON
+        O_MAXMEM, O_CROWS, O_NOALT, O_NORM, O_TRANSPOSE, O_BANDS, O_MBAL, O_MOBJ, O_JSON, O_COMM
     };
     static const struct option longopts[] = {
         {"ranks", required_argument, 0, 'n'},     {"output", required_argument, 0, 'o'},
@@ -699,6 +702,7 @@ static int plan_main(int argc, char **argv)
         {"max-memory", required_argument, 0, O_MAXMEM},
         {"collective-rows", required_argument, 0, O_CROWS},
         {"no-alternative", no_argument, 0, O_NOALT},
+        {"comm", required_argument, 0, O_COMM},
         {"normalize", required_argument, 0, O_NORM}, {"transpose", no_argument, 0, O_TRANSPOSE},
         {"bands-from", required_argument, 0, O_BANDS},
         {"metis-balance", required_argument, 0, O_MBAL},
@@ -765,6 +769,12 @@ static int plan_main(int argc, char **argv)
         case O_TRANSPOSE: transpose = 1; break;
         case O_BANDS: bands_from = optarg; break;
         case O_NOALT: o.no_alternative = 1; break;
+        case O_COMM:
+            if (tf_prec_parse(optarg, &o.comm)) {
+                fprintf(stderr, "twoface-plan: --comm: %s\n", tf_error_message());
+                return 2;
+            }
+            break;
         case O_SVG: svg = optarg; break;
         case O_LEVEL:
             if (parse_int("--zstd-level", optarg, 0, 22, &level))
@@ -951,7 +961,7 @@ static int plan_main(int argc, char **argv)
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
         say(
                 "twoface-plan: %s -> %s: %lld x %lld, %lld nnz, %d ranks, K %d, mode %s "
-                "(classes %s%s%s); normalize %s, %s%s\n"
+                "(classes %s%s%s); normalize %s, %s%s; comm %s\n"
                 "  time: read %.3f s, normalise/transpose/symmetry %.3f s, partition %.3f s, analyse %.3f s, classify %.3f s, "
                 "build %.3f s, write %.3f s; planning %.3f s without I/O, %.3f s with "
                 "(%d OpenMP threads)\n",
@@ -959,7 +969,7 @@ static int plan_main(int argc, char **argv)
                 plan.nranks, plan.k_planned, tf_mode_name(plan.mode), tf_plan_classes(&plan),
                 plan.alt ? "; runner-up carried: " : "", plan.alt ? tf_plan_classes(plan.alt) : "",
                 tf_norm_name(plan.normalization), plan.symmetric ? "symmetric" : "not symmetric",
-                plan.transposed ? ", transposed" : "", t_read, t_prep, phase[0], phase[1],
+                plan.transposed ? ", transposed" : "", tf_prec_name(plan.comm), t_read, t_prep, phase[0], phase[1],
                 phase[2], phase[3], t_write, plan_s + t_prep, plan_s + t_prep + t_read + t_write,
                 omp_get_max_threads());
     }

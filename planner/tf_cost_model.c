@@ -19,9 +19,14 @@ double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
     return t_local + t_coll_comm + t_coll_comp + t_fetch_comm + t_fetch_comp;
 }
 
+/* Bytes per element of B that travels: the byte terms halve with bf16.
+ * Anything but 2 is float32's 4 (coefficients filled field by field by
+ * older code leave it 0). */
+static double elem_bytes(const tf_coeffs *c) { return c->elem_bytes == 2 ? 2.0 : 4.0; }
+
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
 {
-    const double bytes_per_row = 4.0 * k;
+    const double bytes_per_row = elem_bytes(c) * k;
     s->t_local = c->gamma_local * (double)s->nnz_local * k;
     s->t_coll_comm = c->alpha_coll * (double)(s->coll_peers_recv + s->coll_peers_sent) +
                      c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row +
@@ -52,7 +57,7 @@ double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers)
 
 double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz)
 {
-    return c->alpha_fetch * (double)requests + c->beta_fetch * (double)rows * 4.0 * k +
+    return c->alpha_fetch * (double)requests + c->beta_fetch * (double)rows * elem_bytes(c) * k +
            c->gamma_fetch * (double)nnz * k;
 }
 
@@ -63,7 +68,7 @@ int tf_cost_coll_gap(int k)
 
 int tf_cost_gap(const tf_coeffs *c, int k)
 {
-    double per_row = c->beta_fetch * 4.0 * k;
+    double per_row = c->beta_fetch * elem_bytes(c) * k;
     if (per_row <= 0)
         return TF_MAX_GAP;
     double g = floor(c->alpha_fetch / per_row * (1.0 + 1e-9));

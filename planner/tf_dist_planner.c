@@ -4,6 +4,7 @@
 #include "tf_classify.h"
 #include "tf_cost_model.h"
 #include "tf_dist_comm.h"
+#include "tf_dist_partition.h"
 #include "tf_dist_prepare.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
@@ -142,8 +143,10 @@ static void header_init(tf_plan *h, const tf_dcsr *a, uint64_t checksum, const t
     h->partition = o->partition;
     h->mode = o->mode;
     h->coll_rows = o->coll_rows;
+    h->comm = o->comm;
     h->coeffs = o->coeffs;
-    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
+    h->coeffs.elem_bytes = tf_prec_bytes(o->comm);
+    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&h->coeffs, o->k);
     snprintf(h->generated_by, sizeof h->generated_by, "twoface-plan %d.%d",
              TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
     time_t now = time(NULL);
@@ -497,8 +500,17 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
      * the original ids, tf_perm.h). */
     uint64_t checksum = tf_dist_fingerprint(comm, a, o->normalization);
     if (o->partition == TF_PART_METIS) {
+        /* On more than one rank the partition and the renumbering are
+         * distributed too (tf_dist_partition.h); a given permutation needs
+         * no partitioner. */
         tf_dcsr ap;
-        st = metis_on_root(comm, a, o, row_off, &perm, &iperm, &ap);
+        if (Q == 1)
+            st = metis_on_root(comm, a, o, row_off, &perm, &iperm, &ap);
+        else if (o->perm)
+            st = tf_dist_perm_given(comm, a, P, o->perm, o->iperm, o->row_off, row_off, &perm,
+                                    &iperm, &ap);
+        else
+            st = tf_dist_metis_order(comm, a, P, &o->metis, row_off, &perm, &iperm, &ap);
         if (st)
             goto done;
         memcpy(brow_off, o->perm ? o->brow_off : row_off, (size_t)(P + 1) * sizeof *brow_off);
@@ -548,7 +560,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
             continue;
         double c0 = MPI_Wtime();
         if (mode == TF_MODE_TWOFACE)
-            st = classify_on_root(comm, &an, &o->coeffs, o->k);
+            st = classify_on_root(comm, &an, &hdr.coeffs, o->k);
         else
             memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
                    (size_t)T);

@@ -70,8 +70,8 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     const int64_t *rp = in->loc.rowptr;
     for (int q = 0; q < Q; q++) {
         int64_t a = off[q] > r0 ? off[q] : r0, z = off[q + 1] < r1 ? off[q + 1] : r1;
-        if (a > r1)
-            a = r1; /* a band after this rank's rows: rp[a - r0] must stay in bounds */
+        if (a > r1) /* a band after this rank's rows: none of them, and no read past rp */
+            a = r1;
         if (z < a)
             z = a;
         rows.send[q] = z - a;

@@ -1,5 +1,6 @@
 #include "tf_explain.h"
 #include "tf_balance.h"
+#include "tf_cost_model.h"
 #include "tf_partition.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
@@ -23,9 +24,41 @@ void tf_explain_matrix(FILE *f, const tf_plan *plan)
     fprintf(f, "; fingerprint %016llx\n", (unsigned long long)plan->checksum);
 }
 
+/* What B rows travel as, and what bf16 is predicted to save: the model run
+ * again on the same plan with float32's byte terms. The model charges the
+ * bytes only; the owner's rounding of its exported rows and the receivers'
+ * widening are memory passes it does not see. Where a transfer is itself a
+ * memory copy (one shared-memory node) they cost about what the halved copy
+ * saves (docs/benchmarks.md, "bfloat16"), so the line says so for every bf16
+ * plan: the coefficients do not tell a network from shared memory. */
+static void explain_comm(FILE *f, const tf_plan *plan, double worst)
+{
+    if (plan->comm != TF_PREC_BF16) {
+        fprintf(f, "comm: f32 (B rows travel as float32; --comm bf16 halves the bytes)\n");
+        return;
+    }
+    tf_coeffs c32 = plan->coeffs;
+    c32.elem_bytes = 4;
+    double worst32 = 0;
+    for (int p = 0; p < plan->nranks; p++) {
+        tf_rank_stats s = plan->all_stats[p];
+        tf_cost_predict(&c32, plan->k_planned, &s);
+        if (s.t_total > worst32)
+            worst32 = s.t_total;
+    }
+    double saved = worst32 > 0 ? 1.0 - worst / worst32 : 0.0;
+    fprintf(f, "comm: bf16 (B rows travel as bfloat16, 2 bytes per element; each remote product "
+               "off by at most 2^-8 relative): predicted %.3f ms vs %.3f ms with f32 for this split "
+               "(%.0f%% less, bytes only); not charged: the owner's rounding of the rows it "
+               "exports and the receivers' widening, which on one shared-memory node, where a "
+               "transfer is a copy, cost about what the halved copy saves: bf16 pays where rows "
+               "cross a network (docs/benchmarks.md)\n",
+            1e3 * worst, 1e3 * worst32, 100.0 * saved);
+}
+
 void tf_explain_print(FILE *f, const tf_plan *plan)
 {
-    const double row_bytes = 4.0 * plan->k_planned;
+    const double row_bytes = (double)tf_prec_bytes(plan->comm) * plan->k_planned;
     fprintf(f, "plan: %lld x %lld, %lld nonzeros, %d ranks, K = %d, W = %d, G = %d, %s partition, "
                "mode %s, model for %d thread(s)/rank\n",
             (long long)plan->m, (long long)plan->n, (long long)plan->nnz, plan->nranks,
@@ -68,6 +101,7 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
                "(%.2fx the minimum); predicted SpMM time %.3f ms (slowest rank)\n",
             mib(tot_coll_in), mib(tot_fetch), tot_req, mib(tot_coll_in + tot_fetch), mib(tot_ag),
             mib(tot_min), tot_min > 0 ? (tot_coll_in + tot_fetch) / tot_min : 1.0, 1e3 * worst);
+    explain_comm(f, plan, worst);
     fprintf(f, "classes: %s", tf_plan_classes(plan));
     if (plan->alt) {
         double alt_worst = tf_plan_predicted_time(plan->alt);

@@ -80,6 +80,8 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
                        (long long)a->nrows, (long long)a->ncols);
     if (o->normalization < TF_NORM_NONE || o->normalization > TF_NORM_MEAN)
         return tf_fail(TF_ERR_ARG, "unknown normalisation %d", o->normalization);
+    if (o->comm != TF_PREC_F32 && o->comm != TF_PREC_BF16)
+        return tf_fail(TF_ERR_ARG, "unknown precision %d of what travels", o->comm);
     if (!o->row_off != !o->brow_off)
         return tf_fail(TF_ERR_ARG, "fixed bands: both row and B-row offsets are needed");
     if (o->row_off) {
@@ -292,8 +294,10 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     out->partition = o->partition;
     out->mode = o->mode;
     out->coll_rows = o->coll_rows;
+    out->comm = o->comm;
     out->coeffs = o->coeffs;
-    out->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&o->coeffs, o->k);
+    out->coeffs.elem_bytes = tf_prec_bytes(o->comm);
+    out->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&out->coeffs, o->k);
     snprintf(out->generated_by, sizeof out->generated_by, "twoface-plan %d.%d",
              TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
     time_t now = time(NULL);
@@ -334,7 +338,7 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     double t2 = omp_get_wtime();
     if (!st) {
         an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
-        st = tf_classify(&an, &o->coeffs, o->k, o->mode);
+        st = tf_classify(&an, &out->coeffs, o->k, o->mode);
     }
     double t3 = omp_get_wtime();
     if (!st)

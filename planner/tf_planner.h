@@ -20,6 +20,8 @@ typedef struct {
     int no_pure_check; /* 1: keep the greedy hybrid even when a pure plan is
                           predicted as fast (tests, experiments) */
     int no_alternative; /* 1: never carry a runner-up plan (plan.alt) */
+    int comm;         /* tf_precision B rows will travel as (default f32): the
+                         model's byte terms use its size; recorded in the plan */
     tf_coeffs coeffs; /* default: tf_coeffs_default */
     /* What the matrix given to tf_plan_build is, recorded in the plan as
      * given (tf_matrix_prepare sets them; tf_plan fields of the same names;

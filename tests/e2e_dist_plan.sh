@@ -4,7 +4,8 @@
 # `mpirun -n Q twoface-plan` at Q = 1..4 holds the same datasets and
 # attributes as the one a single process writes (h5dump, timestamps
 # aside): P > Q, P < Q (planning ranks without plan ranks), P = Q, a
-# rectangular matrix, a 3-row matrix at 4 ranks; the plan runs under
+# rectangular matrix, a 3-row matrix at 4 ranks (--partition metis at Q = 1
+# only: above, PT-Scotch's parts depend on Q); the plan runs under
 # twoface-exec --check; errors end every rank with one line, no hang and no
 # output file.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
@@ -45,7 +46,8 @@ dump() {
     "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
 }
 
-# same NAME MATRIX PLAN-OPTIONS...: serial plan vs Q = 1..4.
+# same NAME MATRIX PLAN-OPTIONS...: serial plan vs Q = 1..4 (or the Qs in
+# QS: --partition metis depends on Q above 1, tests/e2e_ptscotch.sh).
 same() {
     name=$1 mat=$2
     shift 2
@@ -54,7 +56,7 @@ same() {
         return
     fi
     dump "$work/s.h5" >"$work/s.txt"
-    for q in 1 2 3 4; do
+    for q in ${QS:-1 2 3 4}; do
         rm -f "$work/d.h5"
         if ! run_mpi "$q" "$PLAN" "$mat" -q -o "$work/d.h5" "$@" >"$work/out" 2>&1; then
             bad "$name at Q = $q: $(head -3 "$work/out")"
@@ -71,11 +73,14 @@ same() {
 
 same "cora nnz P=4" "$CORA" -n 4
 same "cora rows P=3" "$CORA" -n 3 --partition rows
+QS=1
 same "cora metis P=4" "$CORA" -n 4 --partition metis
+QS=
 same "cora gcn P=5" "$CORA" -n 5 --normalize gcn
 same "cora fetch P=2 (P < Q)" "$CORA" -n 2 --mode fetch
 same "cora collective stripe P=6" "$CORA" -n 6 --mode collective --collective-rows stripe
 same "cora no-alternative P=7" "$CORA" -n 7 --no-alternative -k 32
+same "cora bf16 P=4" "$CORA" -n 4 --comm bf16
 same "dir mean transpose P=4" "$work/dir.mtx" -n 4 --normalize mean --transpose
 same "dir gcn P=3 stripe 8" "$work/dir.mtx" -n 3 --normalize gcn --stripe-width 8
 same "rect P=3" "$work/rect.mtx" -n 3

@@ -1,5 +1,5 @@
 /* The GCN trainer's model (gnn/) at any number of ranks (run at 1-4):
- * gradients of the whole two-layer model, with dropout, against a serial
+ * gradients of the whole model (2, 3 and 4 layers), with dropout, against a serial
  * dense reference written here and against finite differences of the
  * distributed loss; a non-symmetric graph with a backward plan of A^T, and
  * without one (refused); every SpMM algorithm giving the same losses; and
@@ -182,45 +182,76 @@ static double *dzeros(int64_t n)
     return p;
 }
 
-static void reference_grad(const tf_csr *ahat, const global_data *g, const double *w, int hid,
-                           double p, double wd, uint64_t seed, int64_t epoch, reference *r)
+static double *dense_a(const tf_csr *ahat, int64_t n)
 {
-    const int64_t n = g->n, F = g->nfeat;
-    const int C = g->classes;
-    const double *w0 = w, *w1 = w + F * hid;
-    double *A = dzeros(n * n), *X = dzeros(n * F);
+    double *A = dzeros(n * n);
     for (int64_t i = 0; i < n; i++)
         for (int64_t e = ahat->rowptr[i]; e < ahat->rowptr[i + 1]; e++)
             A[i * n + ahat->col[e]] = ahat->val[e];
+    return A;
+}
+
+/* out (n x k) = A (n x n) . in (n x k), or A^T . in. */
+static void dense_spmm(const double *A, int64_t n, int transpose, const double *in, int k,
+                       double *out)
+{
+    memset(out, 0, (size_t)(n * k) * sizeof *out);
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < k; j++)
+            for (int64_t q = 0; q < n; q++)
+                out[i * k + j] += (transpose ? A[q * n + i] : A[i * n + q]) * in[q * k + j];
+}
+
+/* The L-layer model (tf_gnn_model.h) in dense double: widths F, hid, ..,
+ * hid, C; hidden layer l's mask from stream tf_gnn_rng_hidden_stream(l). */
+static void reference_grad(const tf_csr *ahat, const global_data *g, const double *w, int hid,
+                           int L, double p, double wd, uint64_t seed, int64_t epoch,
+                           reference *r)
+{
+    const int64_t n = g->n, F = g->nfeat;
+    const int C = g->classes;
+    int width[TF_GNN_MAX_LAYERS + 1];
+    size_t off[TF_GNN_MAX_LAYERS + 1] = {0};
+    for (int l = 0; l <= L; l++)
+        width[l] = l == 0 ? (int)F : l == L ? C : hid;
+    for (int l = 0; l < L; l++)
+        off[l + 1] = off[l] + (size_t)width[l] * (size_t)width[l + 1];
+    double *A = dense_a(ahat, n);
+    /* in[l]: the input of layer l (dropped X, then R_1 ..); pre[l]: H_l; mask[l]: M_l. */
+    double *in[TF_GNN_MAX_LAYERS], *pre[TF_GNN_MAX_LAYERS] = {0}, *mask[TF_GNN_MAX_LAYERS] = {0};
+    in[0] = dzeros(n * F);
     tf_gnn_drop din = {tf_gnn_rng_key(seed, (uint64_t)epoch, TF_GNN_RNG_DROP_INPUT), p};
-    tf_gnn_drop dhid = {tf_gnn_rng_key(seed, (uint64_t)epoch, TF_GNN_RNG_DROP_HIDDEN), p};
     for (int64_t i = 0; i < n; i++)
         for (int64_t e = g->x.rowptr[i]; e < g->x.rowptr[i + 1]; e++)
-            X[i * F + g->x.col[e]] = g->x.val[e] *
+            in[0][i * F + g->x.col[e]] = g->x.val[e] *
                 tf_gnn_drop_factor(&din, tf_gnn_rng_node(din.key, (uint64_t)i), g->x.col[e]);
-    double *T0 = dzeros(n * hid), *H = dzeros(n * hid), *M = dzeros(n * hid), *R = dzeros(n * hid);
-    double *T1 = dzeros(n * C), *Z = dzeros(n * C), *G = dzeros(n * C), *D1 = dzeros(n * C);
-    double *DR = dzeros(n * hid), *DH = dzeros(n * hid), *D0 = dzeros(n * hid);
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < hid; j++) {
-            for (int64_t f = 0; f < F; f++)
-                T0[i * hid + j] += X[i * F + f] * w0[f * hid + j];
+    double *Z = dzeros(n * C), *G = dzeros(n * C);
+    for (int l = 0; l < L; l++) {
+        const int a = width[l], b = width[l + 1];
+        double *T = dzeros(n * b), *Hl = dzeros(n * b);
+        for (int64_t i = 0; i < n; i++)
+            for (int j = 0; j < b; j++)
+                for (int q = 0; q < a; q++)
+                    T[i * b + j] += in[l][i * a + q] * w[off[l] + (size_t)q * b + j];
+        dense_spmm(A, n, 0, T, b, Hl);
+        free(T);
+        if (l == L - 1) {
+            memcpy(Z, Hl, (size_t)(n * C) * sizeof *Z);
+            free(Hl);
+            break;
         }
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < hid; j++) {
-            for (int64_t k = 0; k < n; k++)
-                H[i * hid + j] += A[i * n + k] * T0[k * hid + j];
-            M[i * hid + j] = tf_gnn_drop_factor(&dhid, tf_gnn_rng_node(dhid.key, (uint64_t)i), j);
-            R[i * hid + j] = (H[i * hid + j] > 0 ? H[i * hid + j] : 0) * M[i * hid + j];
-        }
-    for (int64_t i = 0; i < n; i++)
-        for (int c = 0; c < C; c++)
-            for (int j = 0; j < hid; j++)
-                T1[i * C + c] += R[i * hid + j] * w1[j * C + c];
-    for (int64_t i = 0; i < n; i++)
-        for (int c = 0; c < C; c++)
-            for (int64_t k = 0; k < n; k++)
-                Z[i * C + c] += A[i * n + k] * T1[k * C + c];
+        tf_gnn_drop dh = {tf_gnn_rng_key(seed, (uint64_t)epoch, tf_gnn_rng_hidden_stream(l + 1)),
+                          p};
+        pre[l + 1] = Hl;
+        mask[l + 1] = dzeros(n * hid);
+        in[l + 1] = dzeros(n * hid);
+        for (int64_t i = 0; i < n; i++)
+            for (int j = 0; j < hid; j++) {
+                double mk = tf_gnn_drop_factor(&dh, tf_gnn_rng_node(dh.key, (uint64_t)i), j);
+                mask[l + 1][i * hid + j] = mk;
+                in[l + 1][i * hid + j] = (Hl[i * hid + j] > 0 ? Hl[i * hid + j] : 0) * mk;
+            }
+    }
     double ntrain = 0, loss = 0;
     for (int64_t i = 0; i < n; i++)
         ntrain += g->split[i] == TF_GNN_TRAIN;
@@ -237,36 +268,38 @@ static void reference_grad(const tf_csr *ahat, const global_data *g, const doubl
             G[i * C + c] = (exp(Z[i * C + c] - mx) / s - (c == g->label[i])) / ntrain;
     }
     double sq = 0;
-    for (int64_t q = 0; q < F * hid; q++)
-        sq += w0[q] * w0[q];
+    for (size_t q = 0; q < off[1]; q++)
+        sq += w[q] * w[q];
     r->loss = loss / ntrain + 0.5 * wd * sq;
-    r->grad = dzeros(F * hid + (int64_t)hid * C);
-    for (int64_t i = 0; i < n; i++) /* D1 = A^T G */
-        for (int c = 0; c < C; c++)
-            for (int64_t k = 0; k < n; k++)
-                D1[i * C + c] += A[k * n + i] * G[k * C + c];
-    for (int j = 0; j < hid; j++)
-        for (int c = 0; c < C; c++)
-            for (int64_t i = 0; i < n; i++)
-                r->grad[F * hid + j * C + c] += R[i * hid + j] * D1[i * C + c];
-    for (int64_t i = 0; i < n; i++)
-        for (int j = 0; j < hid; j++) {
-            for (int c = 0; c < C; c++)
-                DR[i * hid + j] += D1[i * C + c] * w1[j * C + c];
-            DH[i * hid + j] = H[i * hid + j] > 0 ? DR[i * hid + j] * M[i * hid + j] : 0;
-        }
-    for (int64_t i = 0; i < n; i++) /* D0 = A^T DH */
-        for (int j = 0; j < hid; j++)
-            for (int64_t k = 0; k < n; k++)
-                D0[i * hid + j] += A[k * n + i] * DH[k * hid + j];
-    for (int64_t f = 0; f < F; f++)
-        for (int j = 0; j < hid; j++) {
-            for (int64_t i = 0; i < n; i++)
-                r->grad[f * hid + j] += X[i * F + f] * D0[i * hid + j];
-            r->grad[f * hid + j] += wd * w0[f * hid + j];
-        }
-    free(A), free(X), free(T0), free(H), free(M), free(R), free(T1), free(Z), free(G), free(D1);
-    free(DR), free(DH), free(D0);
+    r->grad = dzeros((int64_t)off[L]);
+    double *D = dzeros(n * C); /* dT_l = A^T . dH_{l+1} */
+    dense_spmm(A, n, 1, G, C, D);
+    for (int l = L - 1; l >= 0; l--) {
+        const int a = width[l], b = width[l + 1];
+        for (int q = 0; q < a; q++)
+            for (int j = 0; j < b; j++)
+                for (int64_t i = 0; i < n; i++)
+                    r->grad[off[l] + (size_t)q * b + j] += in[l][i * a + q] * D[i * b + j];
+        if (l == 0)
+            break;
+        double *DH = dzeros(n * a), *Dn = dzeros(n * a);
+        for (int64_t i = 0; i < n; i++)
+            for (int q = 0; q < a; q++) {
+                double dr = 0;
+                for (int j = 0; j < b; j++)
+                    dr += D[i * b + j] * w[off[l] + (size_t)q * b + j];
+                DH[i * a + q] = pre[l][i * a + q] > 0 ? dr * mask[l][i * a + q] : 0;
+            }
+        dense_spmm(A, n, 1, DH, a, Dn);
+        free(DH);
+        free(D);
+        D = Dn;
+    }
+    for (size_t q = 0; q < off[1]; q++)
+        r->grad[q] += wd * w[q];
+    free(D), free(A), free(Z), free(G);
+    for (int l = 0; l < L; l++)
+        free(in[l]), free(pre[l]), free(mask[l]);
 }
 
 /* ---- Set-up of one case ---------------------------------------------------- */
@@ -280,8 +313,11 @@ typedef struct {
     tf_gnn_model m;
 } gcase;
 
+/* What the cases' SpMMs move B rows as (tf_gnn_hparams.comm). */
+static int g_comm = TF_COMM_PLAN;
+
 static int case_open(gcase *c, int64_t n, int64_t edges, int symmetric, int with_bwd,
-                     const char *algo, int hidden, double dropout)
+                     const char *algo, int hidden, double dropout, int layers)
 {
     memset(c, 0, sizeof *c);
     make_graph(&c->a, n, edges, symmetric, 11 + (uint64_t)n);
@@ -295,7 +331,7 @@ static int case_open(gcase *c, int64_t n, int64_t edges, int symmetric, int with
     local_data(&c->g, c->ids, c->nrows, &c->d);
     tf_algo_spec spec;
     ck_assert_int_eq(tf_gnn_algo_parse(algo, NULL, c->fwd, &spec), TF_OK);
-    tf_gnn_hparams hp = {hidden, dropout, 5e-4, 42, 1};
+    tf_gnn_hparams hp = {hidden, dropout, 5e-4, 42, 1, layers, g_comm};
     return tf_gnn_model_create(c->fwd, c->bwd, &spec, &c->d, &hp, &c->m);
 }
 
@@ -315,8 +351,8 @@ static void case_close(gcase *c)
 static double grad_error(const gcase *c, int64_t epoch)
 {
     reference r;
-    reference_grad(&c->ahat, &c->g, c->m.w, c->m.hidden, c->m.dropout, c->m.weight_decay,
-                   c->m.seed, epoch, &r);
+    reference_grad(&c->ahat, &c->g, c->m.w, c->m.hidden, c->m.layers, c->m.dropout,
+                   c->m.weight_decay, c->m.seed, epoch, &r);
     double num = 0, den = 0;
     for (size_t i = 0; i < c->m.nw; i++) {
         double e = fabs(c->m.grad[i] - r.grad[i]);
@@ -327,21 +363,23 @@ static double grad_error(const gcase *c, int64_t epoch)
     return num / den;
 }
 
-static void check_against_reference(int64_t n, int64_t edges, int symmetric, const char *algo)
+static void check_against_reference(int64_t n, int64_t edges, int symmetric, const char *algo,
+                                    int layers)
 {
     gcase c;
-    ck_assert_int_eq(case_open(&c, n, edges, symmetric, !symmetric, algo, 5, 0.5), TF_OK);
+    ck_assert_int_eq(case_open(&c, n, edges, symmetric, !symmetric, algo, 5, 0.5, layers),
+                     TF_OK);
     for (int64_t epoch = 0; epoch < 3; epoch++) {
         double loss;
         ck_assert_int_eq(tf_gnn_model_grad(&c.m, epoch, &loss), TF_OK);
         reference r;
-        reference_grad(&c.ahat, &c.g, c.m.w, c.m.hidden, c.m.dropout, c.m.weight_decay, c.m.seed,
-                       epoch, &r);
+        reference_grad(&c.ahat, &c.g, c.m.w, c.m.hidden, c.m.layers, c.m.dropout,
+                       c.m.weight_decay, c.m.seed, epoch, &r);
         free(r.grad);
         double ge = grad_error(&c, epoch);
         CHECK_ALL(ge < 1e-4 && fabs(loss - r.loss) < 1e-5 * fabs(r.loss),
-                  "%s n=%lld sym=%d epoch %lld: gradient error %.3g, loss %.9g vs reference %.9g",
-                  algo, (long long)n, symmetric, (long long)epoch, ge, loss, r.loss);
+                  "%s L=%d n=%lld sym=%d epoch %lld: gradient error %.3g, loss %.9g vs "
+                  "reference %.9g", algo, layers, (long long)n, symmetric, (long long)epoch, ge, loss, r.loss);
         /* Move the weights so the next epoch checks another point. */
         for (size_t i = 0; i < c.m.nw; i++)
             c.m.w[i] -= 0.5 * c.m.grad[i];
@@ -351,15 +389,25 @@ static void check_against_reference(int64_t n, int64_t edges, int symmetric, con
 
 START_TEST(gradient_matches_reference_symmetric)
 {
-    check_against_reference(40, 90, 1, "twoface");
-    check_against_reference(3, 2, 1, "twoface"); /* ranks without rows at P = 4 */
+    check_against_reference(40, 90, 1, "twoface", 2);
+    check_against_reference(3, 2, 1, "twoface", 2); /* ranks without rows at P = 4 */
 }
 END_TEST
 
 START_TEST(gradient_matches_reference_nonsymmetric)
 {
-    check_against_reference(37, 120, 0, "twoface");
-    check_against_reference(37, 120, 0, "p2p");
+    check_against_reference(37, 120, 0, "twoface", 2);
+    check_against_reference(37, 120, 0, "p2p", 2);
+}
+END_TEST
+
+/* L = 3 and 4: the extra hidden layers' products, masks and weight gradients. */
+START_TEST(gradient_matches_reference_deeper)
+{
+    check_against_reference(40, 90, 1, "twoface", 3);
+    check_against_reference(37, 120, 0, "twoface", 3);
+    check_against_reference(37, 120, 0, "p2p", 4);
+    check_against_reference(3, 2, 1, "twoface", 3);
 }
 END_TEST
 
@@ -369,10 +417,11 @@ END_TEST
  * where no hidden pre-activation lies within h of zero for these weights
  * (29 nodes has such an entry); the dense reference above checks the
  * gradient exactly on other graphs. */
-static void finite_differences(int symmetric)
+static void finite_differences(int symmetric, int layers)
 {
     gcase c;
-    ck_assert_int_eq(case_open(&c, 33, 80, symmetric, !symmetric, "twoface", 4, 0.5), TF_OK);
+    ck_assert_int_eq(case_open(&c, 33, 80, symmetric, !symmetric, "twoface", 4, 0.5, layers),
+                     TF_OK);
     const int64_t epoch = 2;
     double loss;
     ck_assert_int_eq(tf_gnn_model_grad(&c.m, epoch, &loss), TF_OK);
@@ -390,21 +439,24 @@ static void finite_differences(int symmetric)
         den += c.m.grad[i] * c.m.grad[i];
     }
     double rel = sqrt(num / den);
-    CHECK_ALL(rel < 1e-2 && den > 0, "finite differences: relative error %.3g (sym=%d)", rel,
-              symmetric);
+    CHECK_ALL(rel < 1e-2 && den > 0, "finite differences: relative error %.3g (sym=%d, L=%d)",
+              rel, symmetric, layers);
     case_close(&c);
 }
 
-START_TEST(finite_differences_symmetric) { finite_differences(1); }
+START_TEST(finite_differences_symmetric) { finite_differences(1, 2); }
 END_TEST
 
-START_TEST(finite_differences_nonsymmetric) { finite_differences(0); }
+START_TEST(finite_differences_nonsymmetric) { finite_differences(0, 2); }
+END_TEST
+
+START_TEST(finite_differences_three_layers) { finite_differences(1, 3); }
 END_TEST
 
 START_TEST(nonsymmetric_without_backward_plan_fails)
 {
     gcase c;
-    int st = case_open(&c, 37, 120, 0, 0, "twoface", 5, 0.5);
+    int st = case_open(&c, 37, 120, 0, 0, "twoface", 5, 0.5, 2);
     CHECK_ALL(st == TF_ERR_ARG && strstr(tf_error_message(), "not symmetric"),
               "status %d, message '%s'", st, tf_error_message());
     case_close(&c);
@@ -417,7 +469,7 @@ START_TEST(algorithms_give_the_same_losses)
     double first[4] = {0};
     for (int a = 0; a < 4; a++) {
         gcase c;
-        ck_assert_int_eq(case_open(&c, 50, 150, 1, 0, algos[a], 6, 0.3), TF_OK);
+        ck_assert_int_eq(case_open(&c, 50, 150, 1, 0, algos[a], 6, 0.3, 3), TF_OK);
         double loss = 0;
         for (int64_t e = 0; e < 4; e++) {
             ck_assert_int_eq(tf_gnn_model_grad(&c.m, e, &loss), TF_OK);
@@ -440,7 +492,7 @@ START_TEST(non_finite_loss_stops_every_rank)
 {
     gcase c;
     /* No dropout: it could drop the NaN for an epoch or more. */
-    ck_assert_int_eq(case_open(&c, 37, 120, 1, 0, "twoface", 5, 0.0), TF_OK);
+    ck_assert_int_eq(case_open(&c, 37, 120, 1, 0, "twoface", 5, 0.0, 2), TF_OK);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -453,6 +505,43 @@ START_TEST(non_finite_loss_stops_every_rank)
                   strstr(tf_error_message(), "epoch 2: the training loss is not finite (nan)"),
               "status %d, message '%s'", st, tf_error_message());
     case_close(&c);
+}
+END_TEST
+
+/* --comm bf16: the forward and backward products move bf16 rows (all four
+ * SpMMs), the loss and gradient stay near the float64 reference (each
+ * remote product off by at most 2^-8 relative), exact at one rank where
+ * nothing travels; twoface and p2p, a non-symmetric graph (backward plan). */
+START_TEST(bf16_training_stays_near_the_reference)
+{
+    const char *algos[] = {"twoface", "p2p"};
+    for (int x = 0; x < 2; x++) {
+        g_comm = TF_COMM_BF16;
+        gcase c;
+        int st = case_open(&c, 37, 120, 0, 1, algos[x], 5, 0.5, 2);
+        g_comm = TF_COMM_PLAN;
+        ck_assert_int_eq(st, TF_OK);
+        ck_assert_int_eq(tf_algo_comm(c.m.fh.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.fc.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.bh.a), TF_COMM_BF16);
+        ck_assert_int_eq(tf_algo_comm(c.m.bc.a), TF_COMM_BF16);
+        for (int64_t epoch = 0; epoch < 3; epoch++) {
+            double loss;
+            ck_assert_int_eq(tf_gnn_model_grad(&c.m, epoch, &loss), TF_OK);
+            reference r;
+            reference_grad(&c.ahat, &c.g, c.m.w, c.m.hidden, c.m.layers, c.m.dropout, c.m.weight_decay,
+                           c.m.seed, epoch, &r);
+            free(r.grad);
+            double ge = grad_error(&c, epoch);
+            double tol = nranks() == 1 ? 1e-4 : 2e-2;
+            CHECK_ALL(ge < tol && fabs(loss - r.loss) < tol * fabs(r.loss),
+                      "%s epoch %lld: gradient error %.3g, loss %.9g vs reference %.9g",
+                      algos[x], (long long)epoch, ge, loss, r.loss);
+            for (size_t i = 0; i < c.m.nw; i++)
+                c.m.w[i] -= 0.5 * c.m.grad[i];
+        }
+        case_close(&c);
+    }
 }
 END_TEST
 
@@ -543,9 +632,12 @@ static Suite *make_suite(void)
     tcase_add_test(tc, gradient_matches_reference_nonsymmetric);
     tcase_add_test(tc, finite_differences_symmetric);
     tcase_add_test(tc, finite_differences_nonsymmetric);
+    tcase_add_test(tc, gradient_matches_reference_deeper);
+    tcase_add_test(tc, finite_differences_three_layers);
     tcase_add_test(tc, nonsymmetric_without_backward_plan_fails);
     tcase_add_test(tc, algorithms_give_the_same_losses);
     tcase_add_test(tc, non_finite_loss_stops_every_rank);
+    tcase_add_test(tc, bf16_training_stays_near_the_reference);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,9 +4,13 @@
  * kernels at widths K that hit every tile size and the scalar tail, and the
  * baseline agrees with the independent serial reference (tf_reference.c);
  * selecting a variant by name or by TF_KERNEL, and the errors for names that
- * are unknown or that the CPU cannot run. The variants the CPU lacks are not
+ * are unknown or that the CPU cannot run; the bfloat16 kernels (B rows
+ * received with TF_COMM_BF16) are bitwise the float32 kernels on the
+ * widened B in every variant, and the rounding is to nearest even within
+ * 2^-8 relative. The variants the CPU lacks are not
  * run (the test prints which ones ran). */
 #include "tf_test.h"
+#include "tf_bf16.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
 #include "tf_error.h"
@@ -231,6 +235,123 @@ START_TEST(first_call_applies_environment)
 }
 END_TEST
 
+/* Round to nearest even, specials, and the bound. */
+START_TEST(bf16_rounding)
+{
+    static const struct {
+        uint32_t in;
+        uint16_t out;
+    } cases[] = {
+        {0x3f800000u, 0x3f80}, /* 1 */
+        {0x3f808000u, 0x3f80}, /* 1 + 2^-8: a tie, to the even 1 */
+        {0x3f818000u, 0x3f82}, /* 1 + 3 * 2^-8: a tie, to the even 1 + 2^-6 */
+        {0x3f808001u, 0x3f81}, /* just above the tie: up */
+        {0x3f807fffu, 0x3f80}, /* just below: down */
+        {0x80000000u, 0x8000}, /* -0 */
+        {0x7f800000u, 0x7f80}, /* inf */
+        {0xff800000u, 0xff80}, /* -inf */
+        {0x7f7fffffu, 0x7f80}, /* FLT_MAX rounds to inf */
+        {0x00000001u, 0x0000}, /* the least subnormal: to 0 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        float f;
+        memcpy(&f, &cases[i].in, sizeof f);
+        ck_assert_msg(tf_bf16_from_f32(f) == cases[i].out, "%08x -> %04x, expected %04x",
+                      cases[i].in, tf_bf16_from_f32(f), cases[i].out);
+    }
+    ck_assert(isnan(tf_bf16_round_f32(NAN)));
+    ck_assert(isnan(tf_bf16_round_f32(-NAN)));
+    uint32_t u = 0x7f800001u; /* a NaN whose payload is all in the low bits */
+    float f;
+    memcpy(&f, &u, sizeof f);
+    ck_assert(isnan(tf_bf16_to_f32(tf_bf16_from_f32(f))));
+    /* The bound over many values, normal ones of every exponent. */
+    float *x = filled(1000, 64, 5);
+    for (int64_t i = 0; i < 64000; i++) {
+        float v = x[i] * ldexpf(1.0f, (int)(i % 200) - 100);
+        double d = fabs((double)tf_bf16_round_f32(v) - (double)v);
+        ck_assert_msg(d <= TF_BF16_REL_BOUND * fabs((double)v), "%a: off by %g", v, d);
+    }
+    /* tf_bf16_pack is the scalar rounding, specials included, in its vector
+     * body and its tail. */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        memcpy(&x[7 * i + 3], &cases[i].in, sizeof(float));
+    memcpy(&x[100], &u, sizeof u);
+    x[101] = NAN;
+    x[63999] = -NAN;
+    uint16_t *h = malloc(64000 * sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    tf_bf16_pack(x, h, 64000);
+    for (int64_t i = 0; i < 64000; i++)
+        ck_assert(h[i] == tf_bf16_from_f32(x[i]));
+    free(h);
+    free(x);
+}
+END_TEST
+
+/* The bf16 kernels in every variant: bitwise the float32 kernels on the
+ * widened B (CSR overwrite and add, CSC, CSC with map), at every K. */
+START_TEST(bf16_kernels_are_float32_on_widened_b)
+{
+    tf_csr a;
+    test_matrix(&a);
+    int64_t *cptr;
+    int32_t *cidx;
+    float *cval;
+    to_csc(&a, &cptr, &cidx, &cval);
+    const int64_t m = a.nrows, n = a.ncols;
+    int32_t *map = malloc((size_t)m * sizeof *map);
+    ck_assert_ptr_nonnull(map);
+    for (int64_t i = 0; i < m; i++)
+        map[i] = (int32_t)(m - 1 - i);
+    int nvar;
+    const char *const *vars = tf_kern_variants(&nvar);
+    for (int v = 0; v < nvar; v++) {
+        if (!tf_kern_available(vars[v]))
+            continue;
+        ck_assert_int_eq(tf_kern_select(vars[v]), TF_OK);
+        for (int ik = 0; ik < NK; ik++) {
+            const int64_t k = KS[ik];
+            float *b = filled(n, k, 3), *w = malloc((size_t)(n * k + 1) * sizeof *w);
+            uint16_t *h = malloc((size_t)(n * k + 1) * sizeof *h);
+            float *x[4], *y[4];
+            for (int o = 0; o < 4; o++) {
+                x[o] = filled(m, k, 40 + (uint64_t)o);
+                y[o] = filled(m, k, 40 + (uint64_t)o);
+            }
+            ck_assert(w && h);
+            tf_bf16_pack(b, h, n * k);
+            for (int64_t e = 0; e < n * k; e++)
+                w[e] = tf_bf16_to_f32(h[e]);
+            tf_kern_csr(0, m, a.rowptr, a.col, a.val, w, k, x[0], 0);
+            tf_kern_csr_bf16(0, m, a.rowptr, a.col, a.val, h, k, y[0], 0);
+            tf_kern_csr(0, m, a.rowptr, a.col, a.val, w, k, x[1], 1);
+            tf_kern_csr_bf16(0, m, a.rowptr, a.col, a.val, h, k, y[1], 1);
+            tf_kern_csc(0, n, cptr, cidx, cval, w, k, x[2]);
+            tf_kern_csc_bf16(0, n, cptr, cidx, cval, h, k, y[2]);
+            tf_kern_csc_map(0, n, cptr, cidx, cval, w, k, map, x[3]);
+            tf_kern_csc_map_bf16(0, n, cptr, cidx, cval, h, k, map, y[3]);
+            for (int o = 0; o < 4; o++) {
+                ck_assert_msg(memcmp(x[o], y[o], (size_t)(m * k) * sizeof(float)) == 0,
+                              "variant %s, kernel %d, K = %lld: bf16 is not float32 on the "
+                              "widened B",
+                              vars[v], o, (long long)k);
+                free(x[o]);
+                free(y[o]);
+            }
+            free(b);
+            free(w);
+            free(h);
+        }
+    }
+    free(map);
+    free(cptr);
+    free(cidx);
+    free(cval);
+    tf_csr_free(&a);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -239,6 +360,8 @@ static Suite *suite(void)
     tcase_add_test(tc, first_call_applies_environment); /* first: also right with CK_FORK=no */
     tcase_add_test(tc, variants_agree_bitwise_and_with_reference);
     tcase_add_test(tc, select_by_name_and_environment);
+    tcase_add_test(tc, bf16_rounding);
+    tcase_add_test(tc, bf16_kernels_are_float32_on_widened_b);
     suite_add_tcase(s, tc);
     return s;
 }

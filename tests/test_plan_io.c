@@ -328,6 +328,7 @@ static const char *header_diff(const tf_plan *a, const tf_plan *b)
     SC(symmetric);
     SC(transposed);
     SC(transpose_of);
+    SC(comm);
     for (int i = 0; i < TF_NCOEFFS; i++) {
         double x = tf_coeffs_get(&a->coeffs, i), y = tf_coeffs_get(&b->coeffs, i);
         if (memcmp(&x, &y, sizeof x) != 0)
@@ -933,6 +934,52 @@ START_TEST(matrix_kind_attributes_roundtrip_and_2_1_files)
 }
 END_TEST
 
+/* Format 2.3: comm, what B rows travel as; 2.2 files read as f32. */
+START_TEST(comm_attribute_roundtrip_and_2_2_files)
+{
+    write_fixture();
+    ck_assert_int_eq(g_plan.comm, TF_PREC_F32);
+    check_roundtrip(g_path, &g_plan);
+    g_plan.comm = TF_PREC_BF16;
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    check_roundtrip(g_path, &g_plan);
+    tf_plan back;
+    ck_assert_int_eq(tf_plan_read(g_path, 0, &back), TF_OK);
+    ck_assert_int_eq(back.coeffs.elem_bytes, 2); /* the model the plan was made with */
+    tf_plan_free(&back);
+
+    /* 2.2 has no comm: float32. */
+    hid_t f = open_rw(g_path);
+    int32_t v[2] = {2, 2};
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    ck_assert_int_ge(H5Adelete(f, "comm"), 0);
+    H5Fclose(f);
+    g_plan.comm = TF_PREC_F32;
+    check_roundtrip(g_path, &g_plan);
+
+    /* In 2.3 it is required, and checked. */
+    f = open_rw(g_path);
+    v[1] = 3;
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    H5Fclose(f);
+    read_fails(g_path, 0);
+    assert_msg_has("attribute 'comm'");
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    f = open_rw(g_path);
+    patch_attr_str(f, "comm", "fp8");
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("attribute 'comm' = 'fp8' is not f32 or bf16");
+
+    /* The writer refuses what the reader would. */
+    g_plan.comm = 7;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
+    assert_msg_has("unknown precision 7");
+    g_plan.comm = TF_PREC_F32;
+    drop_fixture();
+}
+END_TEST
+
 /* A consistent runner-up for `p` (tf_plan_check_alt): another synthetic
  * plan of the same shape, claiming the same matrix. */
 static tf_plan *make_alt(const tf_plan *p, uint64_t seed)
@@ -1325,6 +1372,7 @@ static Suite *suite(void)
         T(newer_major_version_rejected_newer_minor_accepted),
         T(alternative_plan_roundtrip_and_checks),
         T(matrix_kind_attributes_roundtrip_and_2_1_files),
+        T(comm_attribute_roundtrip_and_2_2_files),
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
         T(flipped_bytes_anywhere_never_go_unnoticed),

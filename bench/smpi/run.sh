@@ -29,6 +29,8 @@
 #   MAX_GB   [6] skip allgather where its B copies (P n K 4 bytes, all ranks
 #            live in one process here) would exceed this
 #   TIMEOUT  [900] seconds per simulated job
+#   EXEC_ARGS [] more twoface-exec options for every job (e.g. --comm f32,bf16,
+#            which runs every algorithm in both precisions: docs/benchmarks.md)
 # Simulated ranks run as threads of one process, one at a time: compute
 # blocks are timed on this machine and injected (host speed = node speed),
 # OpenMP is one thread per rank, and times are simulated seconds.
@@ -111,18 +113,14 @@ for g in $GRAPHS; do
             algo=$ALGOS
             gb=$(awk -v p="$P" -v n="$n" -v k="$K" 'BEGIN { printf "%d", p * n * k * 4 / 1e9 }')
             [ "$gb" -ge "$MAX_GB" ] && algo=$(echo "$algo" | sed 's/allgather,//; s/,allgather//')
-            # twoface-exec refuses --replication without shift (ALGOS=twoface
-            # alone: the SpMM times plan.sh divides by).
             reps=""
-            case ",$algo," in
-                *,shift,*)
-                    for c in $(echo "$REPL" | tr ',' ' '); do
-                        [ "$c" -le "$P" ] && [ $((P % c)) -eq 0 ] && reps="$reps${reps:+,}$c"
-                    done
-                    reps="--replication $reps" ;;
-            esac
+            for c in $(echo "$REPL" | tr ',' ' '); do
+                [ "$c" -le "$P" ] && [ $((P % c)) -eq 0 ] && reps="$reps${reps:+,}$c"
+            done
+            # --replication only with shift in the list (twoface-exec refuses it otherwise).
+            case ",$algo," in *,shift,*) repopt="--replication $reps" ;; *) repopt="" ;; esac
             t0=$(date +%s)
-            if sim "$P" "$EXEC" $plans --algo "$algo" $reps -k "$K" \
+            if sim "$P" "$EXEC" $plans --algo "$algo" $repopt -k "$K" ${EXEC_ARGS:-} \
                 -i "$ITER" --warmup "$WARMUP" --select-calls "$SELECT_CALLS" --check --json \
                 >"$OUT/runs/$tag.json" 2>"$OUT/runs/$tag.err"; then
                 say "$tag: $(( $(date +%s) - t0 )) s wall ($algo)"

@@ -71,6 +71,16 @@ lib, path = _load()
 _h = c_void_p
 _i64p = POINTER(c_int64)
 
+
+class ExecOptions(ctypes.Structure):
+    """tf_exec_options of include/twoface.h, field for field."""
+    _fields_ = [('threads', c_int), ('threads_fetch', c_int), ('max_requests', c_int),
+                ('baseline', c_int), ('select_calls', c_int), ('comm', c_int)]
+
+
+# tf_exec_options.comm: what B rows travel as.
+COMM = {'plan': 0, 'f32': 1, 'bf16': 2}
+
 _PROTOTYPES = {
     'tf_open_fcomm': (c_int, [c_char_p, c_int64, POINTER(c_void_p)]),
     'tf_close': (c_int, [_h]),
@@ -102,6 +112,9 @@ _OPTIONAL = {
     'tf_get_permuted': (c_int, [_h]),
     'tf_get_row_ids': (_i64p, [_h]),
     'tf_get_brow_ids': (_i64p, [_h]),
+    'tf_exec_options_default': (None, [POINTER(ExecOptions)]),
+    'tf_get_comm_precision': (c_int, [_h]),
+    'tf_ctx_comm_precision': (c_int, [c_void_p]),
 }
 
 

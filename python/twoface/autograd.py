@@ -36,34 +36,37 @@ def _backward_problem(fwd, bwd):
 
 
 class SpMM(torch.autograd.Function):
-    """SpMM.apply(B_local, plan, backward_plan=None) -> C_local.
+    """SpMM.apply(B_local, plan, backward_plan=None, comm=None) -> C_local.
 
     B_local: this rank's rows of B, (plan.nbrows, K) float32. Differentiable
     in B_local; collective in both directions (every rank must run forward
-    and backward together, as an SPMD training loop does)."""
+    and backward together, as an SPMD training loop does). comm: what B rows
+    (forward) and gradient rows (backward) travel as, as in spmm."""
 
     @staticmethod
-    def forward(ctx, B, plan, backward_plan=None):
+    def forward(ctx, B, plan, backward_plan=None, comm=None):
         if not isinstance(plan, Plan):
             raise TypeError(f'twoface.SpMM: expected a twoface.Plan, got {type(plan).__name__}')
         ctx.bwd = plan if backward_plan is None else backward_plan
+        ctx.comm = comm
         # Checked when a gradient will be asked for; agreed inside spmm's
         # single reduction, so a bad pairing raises on every rank.
         problem = _backward_problem(plan, backward_plan) if B.requires_grad else None
-        return spmm(plan, B.detach(), _problem=problem)
+        return spmm(plan, B.detach(), comm=comm, _problem=problem)
 
     @staticmethod
     def backward(ctx, grad_c):
         if not ctx.needs_input_grad[0]:
-            return None, None, None
+            return None, None, None, None
         # Autograd hands over dC of C's shape and dtype on every rank, and the
-        # pairing was checked in forward: nothing left to agree on.
-        return spmm(ctx.bwd, grad_c, _trusted=True), None, None
+        # pairing was checked in forward: nothing left to agree on. The
+        # gradient's rows travel in the forward's precision.
+        return spmm(ctx.bwd, grad_c, comm=ctx.comm, _trusted=True), None, None, None
 
 
-def spmm_autograd(B, plan, backward_plan=None):
+def spmm_autograd(B, plan, backward_plan=None, comm=None):
     """The functional form of SpMM.apply."""
-    return SpMM.apply(B, plan, backward_plan)
+    return SpMM.apply(B, plan, backward_plan, comm)
 
 
 __all__ = ['SpMM', 'spmm_autograd', 'TwofaceError']

@@ -35,23 +35,30 @@ def _free_live():
 atexit.register(_free_live)
 
 
-def agree(comm, message, same=None):
+def agree(comm, message, same=None, same_comm=None):
     """Collective: every rank passes None or a one-line error message (and
     optionally an integer that must be equal on every rank, such as the dense
-    width); if any rank has a message, or the integers differ, every rank
+    width, and the code of what B rows travel as, _lib.COMM, which must be
+    too); if any rank has a message, or the integers differ, every rank
     raises TwofaceError with the lowest failing rank's message, so a bad
     argument on one rank never leaves the others waiting in the library's
     collectives. One MPI_Allreduce when all is well."""
     s = 0 if same is None else int(same)
+    c = 0 if same_comm is None else int(same_comm)
     low = np.iinfo(np.int64).min  # a failing rank's integer takes no part
-    v = np.array([1, low, low] if message is not None else [0, s, -s], dtype=np.int64)
+    v = np.array([1, low, low, low, low] if message is not None else [0, s, -s, c, -c],
+                 dtype=np.int64)
     comm.Allreduce(MPI.IN_PLACE, v, op=MPI.MAX)
-    if not v[0] and v[1] == -v[2]:
+    if not v[0] and v[1] == -v[2] and v[3] == -v[4]:
         return
     own = message is not None
     if not own and v[1] != -v[2]:
         message = f'twoface: ranks disagree on the dense width K (from {-v[2]} to {v[1]}); ' \
                   f'this rank has {s}'
+    elif not own and v[3] != -v[4]:
+        names = {code: name for name, code in _lib.COMM.items()}
+        message = f'twoface: ranks disagree on comm (what B rows travel as); this rank asks ' \
+                  f'{names.get(c, c)!r}'
     # A rank's own reason outranks the disagreement it causes elsewhere.
     msgs = comm.allgather((own, message))
     first = min((r for r, (o, m) in enumerate(msgs) if m is not None),
@@ -203,15 +210,27 @@ class Plan:
         return self._seconds, self._calls
 
     # ---- contexts (collective) ----
-    def context(self, k):
-        """A new context for dense width k (collective, like tf_context_create)."""
-        return Context(self, k)
+    @property
+    def comm_precision(self):
+        """What the plan was made for B rows to travel as (twoface-plan --comm):
+        'f32' or 'bf16'; contexts use it unless told otherwise."""
+        if not _lib.has('tf_get_comm_precision'):
+            return 'f32'
+        return 'bf16' if lib.tf_get_comm_precision(self._handle()) == _lib.COMM['bf16'] else 'f32'
 
-    def _context_for(self, k):
-        """The context of width k that spmm(plan, B) reuses (created on first use)."""
-        c = self._contexts.get(k)
+    def context(self, k, comm=None):
+        """A new context for dense width k (collective, like tf_context_create).
+        comm: what B rows travel as, 'f32' or 'bf16' (None or 'plan': the
+        plan's choice); the same on every rank (docs/python.md)."""
+        return Context(self, k, comm)
+
+    def _context_for(self, k, comm=None):
+        """The context of width k (and precision comm) that spmm(plan, B)
+        reuses (created on first use)."""
+        key = (k, comm or 'plan')
+        c = self._contexts.get(key)
         if c is None or c._ctx is None:
-            c = self._contexts[k] = Context(self, k)
+            c = self._contexts[key] = Context(self, k, comm)
         return c
 
     # ---- freeing (collective) ----
@@ -248,9 +267,10 @@ class Context:
     `b` is a float32 tensor of shape (nbrows, k) over the library's B buffer
     (the memory other ranks read): writing into it and calling spmm(ctx) with
     no B moves nothing in Python. After free() (or the plan's close()), `b`
-    and every view made from it raise TwofaceError when used (_rows.py)."""
+    and every view made from it raise TwofaceError when used (_rows.py).
+    `comm_precision` is what B rows travel as, 'f32' or 'bf16'."""
 
-    def __init__(self, plan, k):
+    def __init__(self, plan, k, comm=None):
         self._ctx = None
         self.plan = plan
         h = plan._handle()
@@ -261,11 +281,26 @@ class Context:
             pass
         if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > 2 ** 31 - 1:
             msg = f'twoface: context width k must be an integer >= 1, got {k!r}'
+        code = _lib.COMM.get('plan' if comm is None else comm) if isinstance(
+            comm, (str, type(None))) else None
+        if msg is None and code is None:
+            msg = f"twoface: comm must be 'f32', 'bf16' or 'plan' (or None), got {comm!r}"
+        if msg is None and code and not _lib.has('tf_ctx_comm_precision'):
+            msg = 'twoface: this libtwoface cannot move B rows as bf16; rebuild it'
         agree(plan.comm, msg, same=k if msg is None else 0)
         c = ctypes.c_void_p()
-        check(lib.tf_context_create(h, k, None, ctypes.byref(c)))
+        opt = None
+        if code:  # the library resolves 0 (the plan's) itself; agreed over the ranks there
+            opt = _lib.ExecOptions()
+            lib.tf_exec_options_default(ctypes.byref(opt))
+            opt.comm = code
+        check(lib.tf_context_create(h, k, ctypes.byref(opt) if opt is not None else None,
+                                    ctypes.byref(c)))
         self._ctx = c
         self.k = k
+        self.comm_precision = 'f32'
+        if _lib.has('tf_ctx_comm_precision'):
+            self.comm_precision = 'bf16' if lib.tf_ctx_comm_precision(c) == _lib.COMM['bf16'] else 'f32'
         _live.append(self)
         b0, nb = ctypes.c_int64(), ctypes.c_int64()
         p = lib.tf_b_rows(c, ctypes.byref(b0), ctypes.byref(nb))
@@ -322,14 +357,16 @@ def _check_b(B, nrows, k, what):
     return None
 
 
-def spmm(target, B=None, out=None, _problem=None, _trusted=False):
+def spmm(target, B=None, out=None, comm=None, _problem=None, _trusted=False):
     """Collective. This rank's rows of C = A @ B, a (nrows, K) float32 tensor.
 
     target: a Plan (its context of width B.shape[1] is made on first use and
     reused) or a Context. B: this rank's rows of B, (nbrows, K) float32; it is
     copied straight into the library's B buffer, or not at all when it is the
     context's own `b`. B=None (Context only) uses what `b` holds. out: an
-    optional (nrows, K) float32 contiguous tensor to write C into.
+    optional (nrows, K) float32 contiguous tensor to write C into. comm: what
+    B rows travel as, 'f32' or 'bf16' (None: the plan's choice with a Plan,
+    the context's own with a Context, which it must then equal).
 
     Shape, dtype and width are checked on every rank and agreed before any
     communication of the library: a bad B on one rank raises TwofaceError on
@@ -342,10 +379,14 @@ def spmm(target, B=None, out=None, _problem=None, _trusted=False):
         raise TypeError(f'twoface.spmm: expected a Plan or a Context, got {type(target).__name__}')
     plan._handle()
     if _trusted:  # SpMM's backward: dC has C's shape and dtype, K agreed in forward
-        return _multiply(plan, target if ctx else plan._context_for(B.shape[1]), B, out)
+        return _multiply(plan, target if ctx else plan._context_for(B.shape[1], comm), B, out)
     msg = None
     if ctx is not None and ctx._ctx is None:
         msg = 'twoface: the context has been freed'
+    elif comm is not None and comm not in _lib.COMM:
+        msg = f"twoface: comm must be 'f32', 'bf16' or 'plan' (or None), got {comm!r}"
+    elif ctx is not None and comm not in (None, ctx.comm_precision):
+        msg = f'twoface: the context moves B rows as {ctx.comm_precision}, but comm={comm!r} was asked'
     elif B is None and ctx is None:
         msg = 'twoface: spmm(plan, B) needs B'
     elif B is not None:
@@ -357,9 +398,11 @@ def spmm(target, B=None, out=None, _problem=None, _trusted=False):
             msg = 'twoface: out must be contiguous'
     # _problem: a caller's own precondition (SpMM's backward pairing), agreed
     # in the same reduction.
-    agree(plan.comm, msg or _problem, same=k)
+    code = _lib.COMM[ctx.comm_precision] if ctx is not None and ctx._ctx is not None \
+        else _lib.COMM.get(comm or 'plan', 0)
+    agree(plan.comm, msg or _problem, same=k, same_comm=code)
     if ctx is None:
-        ctx = plan._context_for(k)
+        ctx = plan._context_for(k, comm)
     return _multiply(plan, ctx, B, out)
 
 

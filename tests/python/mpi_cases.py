@@ -168,7 +168,76 @@ def case_needs_backward(c):
         return r1[0] and r2[0] and C.shape == (p.nrows, 2), r1[1] + ' | ' + r2[1]
 
 
-CASES = {'spmm': case_spmm, 'bad_path': case_bad_path, 'wrong_ranks': case_wrong_ranks,
+def case_bf16(c):
+    """comm='bf16': B rows travel as bfloat16. C matches a dense reference
+    whose remote rows (those this rank does not own) are rounded to bf16, and
+    the float32 one within the bound (2^-8 relative per product); the
+    gradient of SpMM.apply(..., comm='bf16') likewise; the plan's choice and
+    bad or mismatched values."""
+    A = read_mtx(c['mtx']).double()
+    k = c['k']
+    details = []
+    with twoface.Plan(c['plan']) as p:
+        rid, bid = p.row_ids, p.brow_ids
+        Bg = global_b(p.n, k)
+        B = Bg[bid].contiguous()
+        own = torch.zeros(p.n, dtype=torch.bool)
+        own[bid] = True
+        Br = Bg.clone()
+        Br[~own] = Bg[~own].to(torch.bfloat16).float()
+        C = twoface.spmm(p, B, comm='bf16')
+        ref_r = (A @ Br.double())[rid]
+        ref_f = (A @ Bg.double())[rid]
+        absrow = A.abs().sum(1)[rid]
+        bmax = Bg.abs().max().item()
+        scale = (absrow * bmax + 1e-30).unsqueeze(1)
+        e_r = ((C.double() - ref_r).abs() / scale).max().item() if p.nrows else 0.0
+        e_f = ((C.double() - ref_f).abs() / scale).max().item() if p.nrows else 0.0
+        ok = e_r <= 1e-5 and e_f <= 2 ** -8 + 1e-5
+        details.append(f'rounded {e_r:.3g}, float32 {e_f:.3g}')
+        with p.context(k, comm='bf16') as ctx:
+            ok = ok and ctx.comm_precision == 'bf16'
+            ctx.b.copy_(B)
+            ok = ok and torch.allclose(twoface.spmm(ctx), C, rtol=1e-5, atol=1e-6)
+            r = expect_error(lambda: twoface.spmm(ctx, comm='f32'), 'moves B rows as bf16')
+            ok = ok and r[0]
+            details.append(r[1])
+        with p.context(k) as ctx:
+            ok = ok and ctx.comm_precision == p.comm_precision == 'f32'
+        r = expect_error(lambda: p.context(k, comm='fp8' if rank == size - 1 else 'bf16'),
+                         "comm must be 'f32', 'bf16'")
+        ok = ok and r[0]
+        details.append(r[1])
+        if size > 1:
+            r = expect_error(lambda: twoface.spmm(p, B, comm='bf16' if rank == 0 else 'f32'),
+                             'disagree on comm')
+            ok = ok and r[0]
+            details.append(r[1])
+            r = expect_error(lambda: p.context(k, comm='bf16' if rank == 0 else 'f32'),
+                             'differs over the ranks')
+            ok = ok and r[0]
+            details.append(r[1])
+        # The gradient travels in bf16 too: dB = A^T dC with dC's remote rows rounded.
+        Bq = B.clone().requires_grad_()
+        Cq = twoface.SpMM.apply(Bq, p, None, 'bf16')
+        G = global_b(p.m, k, seed=11)
+        Cq.backward(G[rid].contiguous())
+        own_c = torch.zeros(p.m, dtype=torch.bool)
+        own_c[rid] = True  # square symmetric plan: this rank's rows of dC are its rows of B
+        Gr = G.clone()
+        Gr[~own_c] = G[~own_c].to(torch.bfloat16).float()
+        gref = (A.T @ Gr.double())[bid]
+        ge = (Bq.grad.double() - gref).abs().max().item() if p.nbrows else 0.0
+        ok = ok and ge <= 1e-5 * max(1.0, gref.abs().max().item() if p.nbrows else 1.0)
+        details.append(f'gradient {ge:.3g}')
+    with twoface.Plan(c['plan_bf16']) as p:
+        ok = ok and p.comm_precision == 'bf16'
+        with p.context(k) as ctx:
+            ok = ok and ctx.comm_precision == 'bf16'
+    return ok, ' | '.join(details)
+
+
+CASES = {'bf16': case_bf16, 'spmm': case_spmm, 'bad_path': case_bad_path, 'wrong_ranks': case_wrong_ranks,
          'bad_b': case_bad_b, 'gradcheck': case_gradcheck, 'needs_backward': case_needs_backward}
 
 

@@ -35,7 +35,7 @@ def plan1(tmp_path_factory):
 
 
 BAD = [
-    ['--dropout', '1.0'], ['--dropout', '-0.1'], ['--epochs', '0'], ['--hidden', '0'],
+    ['--dropout', '1.0'], ['--dropout', '-0.1'], ['--epochs', '0'], ['--hidden', '0'], ['--layers', '1'],
     ['--hidden', '4097'], ['--hidden', 'abc'], ['--lr', '-1'], ['--lr', 'nan'],
     ['--weight-decay', 'inf'], ['--patience', '-1'], ['--seed', '-3'], ['--every', '1.5'],
     ['--threads', '2000'], ['--random-classes', '1'], ['--random-features', '0'],
@@ -67,11 +67,11 @@ def test_bad_numbers_give_twoface_gcn_message(plan1, bad):
 def test_check_args_accepts_the_defaults_and_the_bounds():
     gcn = load_example()
     import argparse
-    a = argparse.Namespace(hidden='4096', epochs='1', patience='0', seed='0', every='0',
+    a = argparse.Namespace(layers='32', hidden='4096', epochs='1', patience='0', seed='0', every='0',
                            threads=None, random_features=None, random_classes='2', lr='0',
                            weight_decay='1e6', dropout='0.999')
     assert gcn.check_args(a) is None
-    assert (a.hidden, a.epochs, a.random_classes, a.dropout) == (4096, 1, 2, 0.999)
+    assert (a.layers, a.hidden, a.epochs, a.random_classes, a.dropout) == (32, 4096, 1, 2, 0.999)
 
 
 def test_finite_loss_message():

@@ -116,3 +116,37 @@ def test_gcn_starts_from_twoface_gcn_weights(tmp_path):
     assert len(mine) == len(theirs) == 4
     rel = max(abs(a - b) / abs(b) for a, b in zip(mine, theirs))
     assert rel < 1e-5, f'validation losses differ by {rel:.3g}: {mine} vs {theirs}'
+
+
+def _epoch_lines(text, first):
+    recs = [json.loads(l) for l in text.splitlines() if l.startswith('{')]
+    return [(r['epoch'], r['train_loss'], r['val_loss']) for r in recs
+            if 'epoch' in r and r['epoch'] >= first]
+
+
+def test_gcn_resume_gives_the_same_loss_lines(tmp_path):
+    """--checkpoint after 5 epochs, --resume to 12: with dropout on (each
+    rank's generator is in the checkpoint) and 3 layers, the loss lines of
+    epochs 6-12 equal those of the uninterrupted run at the same P."""
+    A = tfutil.random_sparse(45, 45, 0.08, seed=9, symmetric=True)
+    mtx = str(tmp_path / 'g.mtx')
+    pattern_mtx(mtx, A)
+    plan = tfutil.plan(mtx, 2, str(tmp_path / 'g.h5'), '--normalize', 'gcn', '-k', '8',
+                       '--mode', 'collective')
+    args = ['--random-features', '12', '--random-classes', '3', '--random-split',
+            '--patience', '0', '--hidden', '8', '--layers', '3', '--seed', '3', '--json']
+    ck = str(tmp_path / 'ck.pt')
+    rc, full, err = tfutil.mpirun(2, EXAMPLE, plan, *args, '--epochs', '12')
+    assert rc == 0, err[-2000:]
+    rc, first, err = tfutil.mpirun(2, EXAMPLE, plan, *args, '--epochs', '5', '--checkpoint', ck)
+    assert rc == 0, err[-2000:]
+    assert json.loads(first.splitlines()[-1])['checkpoint'] == ck
+    rc, rest, err = tfutil.mpirun(2, EXAMPLE, plan, *args, '--epochs', '12', '--resume', ck)
+    assert rc == 0, err[-2000:]
+    want, got = _epoch_lines(full, 6), _epoch_lines(rest, 1)
+    assert len(want) == 7 and got == want, f'{got} vs {want}'
+    # Another model shape: refused on every rank, in one line.
+    rc, out, err = tfutil.mpirun(2, EXAMPLE, plan, *args[:-5], '--layers', '2', '--seed', '3',
+                                 '--epochs', '12', '--resume', ck)
+    assert rc != 0
+    assert err.count('the checkpoint was made with another layers 3 (this run: 2)') == 2, err

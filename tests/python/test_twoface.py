@@ -55,7 +55,10 @@ def results(request, tmp_path_factory):
     if metis:
         spec.append({'case': 'spmm_sym_metis', 'kind': 'spmm', 'plan': plans['sym_metis'],
                      'mtx': mtx['sym'], 'k': 4, 'permuted': True})
+    plans['sym_bf16'] = tfutil.plan(mtx['sym'], P, str(d / 'sym_bf16.h5'), '--comm', 'bf16')
     spec += [
+        {'case': 'bf16', 'kind': 'bf16', 'plan': plans['sym'], 'plan_bf16': plans['sym_bf16'],
+         'mtx': mtx['sym'], 'k': 6},
         {'case': 'bad_path', 'kind': 'bad_path', 'plan': str(d / 'no_such_plan.h5')},
         {'case': 'wrong_ranks', 'kind': 'wrong_ranks', 'plan': other},
         {'case': 'bad_b', 'kind': 'bad_b', 'plan': plans['rect']},
@@ -86,6 +89,10 @@ def _case(results, name):
     rec = recs[name]
     assert rec['ok'], f'{name} at P={P}: ' + ' || '.join(rec['details'])
     return rec
+
+
+def test_bf16_bounded_and_agreed(results):
+    _case(results, 'bf16')
 
 
 @pytest.mark.parametrize('name', ['sym', 'gen', 'rect', 'tiny'])
