@@ -210,7 +210,7 @@ static void sort_row(int32_t *c, double *v, int64_t len, int32_t *sc, double *sv
  * dominate on large inputs: columns are scattered straight into the output
  * and compacted in place; only the values need a double-precision buffer,
  * because duplicates are summed in double. */
-int tf_csr_from_coo(tf_csr *out, const tf_coo *coo)
+int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
 {
     int64_t n = coo->n, nr = coo->nrows;
     const int32_t *crow = coo->row, *ccol = coo->col;
@@ -285,7 +285,7 @@ int tf_csr_from_coo(tf_csr *out, const tf_coo *coo)
             float f = (float)sum;
             if (!isfinite(f) && isfinite(sum)) {
                 st = tf_fail(TF_ERR_RANGE, "entry (%lld, %d) sums to %g, outside float32 range",
-                             (long long)i + 1, c + 1, sum);
+                             (long long)(row_base + i) + 1, c + 1, sum);
                 goto fail;
             }
             out->col[w] = c;
@@ -315,6 +315,11 @@ fail:
     free(scratch_c);
     free(scratch_v);
     return st;
+}
+
+int tf_csr_from_coo(tf_csr *out, const tf_coo *coo)
+{
+    return tf_csr_from_coo_rows(out, coo, 0);
 }
 
 int tf_csr_validate(const tf_csr *m)

@@ -39,6 +39,10 @@ void tf_coo_free(tf_coo *coo);
  * TF_ERR_RANGE if a summed value does not fit in float32. */
 int tf_csr_from_coo(tf_csr *out, const tf_coo *coo);
 
+/* The same for a band of rows whose first is global row row_base (coo rows
+ * are relative to it): only the messages name global rows. */
+int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base);
+
 /* Allocates an nrows x ncols matrix with room for nnz entries (rowptr zeroed). */
 int tf_csr_alloc(tf_csr *m, int64_t nrows, int64_t ncols, int64_t nnz);
 void tf_csr_free(tf_csr *m);

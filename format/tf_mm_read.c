@@ -38,9 +38,9 @@
 #define UNTRUSTED_CAP ((int64_t)1 << 20)
 #define SHOW_TOKEN 40 /* longest token quoted in a message */
 
-enum { SRC_PLAIN, SRC_GZIP, SRC_ZSTD };
-enum { FIELD_REAL, FIELD_INTEGER, FIELD_PATTERN };
-enum { SYM_GENERAL, SYM_SYMMETRIC, SYM_SKEW };
+enum { SRC_PLAIN = TF_MM_PLAIN, SRC_GZIP = TF_MM_GZIP, SRC_ZSTD = TF_MM_ZSTD };
+enum { FIELD_REAL = TF_MM_REAL, FIELD_INTEGER = TF_MM_INTEGER, FIELD_PATTERN = TF_MM_PATTERN };
+enum { SYM_GENERAL = TF_MM_GENERAL, SYM_SYMMETRIC = TF_MM_SYMMETRIC, SYM_SKEW = TF_MM_SKEW };
 enum { STAGE_BANNER, STAGE_SIZE, STAGE_ENTRIES };
 
 typedef struct {
@@ -67,6 +67,7 @@ typedef struct {
     int eof;
     int64_t text_done; /* text bytes discarded before buf[0] */
     int64_t line;      /* lines parsed so far */
+    int header_only;   /* stop after the size line, allocate no entry storage */
     /* Progress */
     int progress, shown;
     double t_last;
@@ -882,6 +883,10 @@ static int size_line(reader *r, matrix *m, const tf_mm_read_options *opt, const 
                            (long long)m->declared, (long long)rem, (long long)fit);
         trusted = 1;
     }
+    if (r->header_only) {
+        m->stage = STAGE_ENTRIES;
+        return TF_OK;
+    }
     int64_t cap = m->sym == SYM_GENERAL ? m->declared : 2 * m->declared;
     if (!trusted && cap > UNTRUSTED_CAP)
         cap = UNTRUSTED_CAP;
@@ -895,9 +900,11 @@ static int size_line(reader *r, matrix *m, const tf_mm_read_options *opt, const 
 
 /* ---- the line loop ------------------------------------------------------ */
 
-/* Parses the complete lines in [p, lim); lim[-1] is '\n'. */
-static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, char *p,
-                       const char *lim)
+/* Parses the complete lines in [p, lim); lim[-1] is '\n'. *stop is where
+ * parsing stopped: lim, the start of the failing line, or (header_only) the
+ * first byte after the size line. */
+static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, const char *p,
+                       const char *lim, const char **stop)
 {
     int64_t line = r->line;
     int st = TF_OK;
@@ -941,7 +948,7 @@ static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, char
                 st = add_entry(r, m, line, i, j, v);
                 if (st)
                     break;
-                p = (char *)q + 1;
+                p = q + 1;
                 continue;
             }
             if (*p == '\n') {
@@ -953,7 +960,7 @@ static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, char
                 st = comment_ok(r, ls, nl, line);
                 if (st)
                     break;
-                p = (char *)nl + 1;
+                p = nl + 1;
                 continue;
             }
         slow:;
@@ -961,7 +968,7 @@ static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, char
             st = slow_entry(r, m, ls, nl, line);
             if (st)
                 break;
-            p = (char *)nl + 1;
+            p = nl + 1;
         } else {
             const char *nl = memchr(ls, '\n', (size_t)(lim - ls));
             if (m->stage == STAGE_BANNER)
@@ -970,10 +977,13 @@ static int parse_lines(reader *r, matrix *m, const tf_mm_read_options *opt, char
                 st = size_line(r, m, opt, ls, nl, line);
             if (st)
                 break;
-            p = (char *)nl + 1;
+            p = nl + 1;
+            if (m->stage == STAGE_ENTRIES && r->header_only)
+                break;
         }
     }
     r->line = line;
+    *stop = p;
     return st;
 }
 
@@ -987,10 +997,9 @@ static const char *last_newline(const char *s, const char *e)
     return NULL;
 }
 
-static int run(reader *r, tf_csr *out, const tf_mm_read_options *opt)
+/* Sets up buffers and the decoder; the first step of every use of a reader. */
+static int reader_start(reader *r, const tf_mm_read_options *opt)
 {
-    matrix m;
-    memset(&m, 0, sizeof m);
     r->chunk = opt->chunk_bytes ? opt->chunk_bytes : DEFAULT_CHUNK;
     if (r->chunk > ((size_t)64 << 20))
         r->chunk = (size_t)64 << 20; /* zlib counts output room in 32 bits */
@@ -1001,48 +1010,79 @@ static int run(reader *r, tf_csr *out, const tf_mm_read_options *opt)
     /* When forced on (logs, tests) show the first update at once; on a
      * terminal wait a moment so that small files never flash a line. */
     r->t_last = opt->progress < 0 ? now_sec() : 0.0;
-    int st = detect(r);
-    while (!st) {
+    return detect(r);
+}
+
+/* The next run of complete lines, buf[*s, *lim), each ending in '\n' (a last
+ * line without one gets it); *s == *lim at the end of the text. The caller
+ * sets r->pos to where it stopped consuming. */
+static int next_lines(reader *r, char **s, char **lim)
+{
+    for (;;) {
         if (!r->eof) {
-            st = fill(r);
+            int st = fill(r);
             if (st)
-                break;
+                return st;
         }
-        char *s = r->buf + r->pos, *e = r->buf + r->end;
-        const char *lim;
+        char *b = r->buf + r->pos, *e = r->buf + r->end;
+        *s = b;
         if (r->eof) {
-            if (s == e)
-                break;
-            if (e[-1] != '\n') /* last line without newline: fill left a spare byte */
+            if (b != e && e[-1] != '\n') /* last line without newline: fill left a spare byte */
                 *e++ = '\n', r->end++;
-            lim = e;
-        } else {
-            /* Only the new bytes: rescanning a long partial line on every
-             * refill would be quadratic with small chunks. */
-            const char *nl = last_newline(r->buf + (r->scan > r->pos ? r->scan : r->pos), e);
-            if (!nl) {
-                if (e - s > TF_MM_MAX_LINE)
-                    st = fail_at(r, r->line + 1, TF_ERR_PARSE, "line longer than %d bytes",
-                                 TF_MM_MAX_LINE);
-                continue;
-            }
-            lim = nl + 1;
+            *lim = e;
+            return TF_OK;
         }
-        st = parse_lines(r, &m, opt, s, lim);
-        r->pos = (size_t)(lim - r->buf);
+        /* Only the new bytes: rescanning a long partial line on every refill
+         * would be quadratic with small chunks. */
+        const char *nl = last_newline(r->buf + (r->scan > r->pos ? r->scan : r->pos), e);
+        if (nl) {
+            *lim = (char *)nl + 1;
+            return TF_OK;
+        }
+        if (e - b > TF_MM_MAX_LINE)
+            return fail_at(r, r->line + 1, TF_ERR_PARSE, "line longer than %d bytes",
+                           TF_MM_MAX_LINE);
+    }
+}
+
+/* Runs the line loop until the text ends (or, header_only, the size line
+ * has been read), then reports a text that ended too early. */
+static int parse_all(reader *r, matrix *m, const tf_mm_read_options *opt)
+{
+    int st = TF_OK;
+    for (;;) {
+        char *s, *lim;
+        const char *stop;
+        st = next_lines(r, &s, &lim);
+        if (st || s == lim)
+            break;
+        st = parse_lines(r, m, opt, s, lim, &stop);
+        r->pos = (size_t)(stop - r->buf);
+        if (st || (r->header_only && m->stage == STAGE_ENTRIES))
+            break;
     }
     if (!st) {
         int64_t at = r->line + 1;
-        if (m.stage == STAGE_BANNER)
+        if (m->stage == STAGE_BANNER)
             st = fail_at(r, 1, TF_ERR_PARSE, "empty file, expected the banner '" BANNER "'");
-        else if (m.stage == STAGE_SIZE)
+        else if (m->stage == STAGE_SIZE)
             st = fail_at(r, at, TF_ERR_PARSE,
                          "unexpected end of file, expected the size line 'rows cols entries'");
-        else if (m.seen < m.declared)
+        else if (m->seen < m->declared && !r->header_only)
             st = fail_at(r, at, TF_ERR_PARSE,
                          "unexpected end of file after %lld of %lld declared entries",
-                         (long long)m.seen, (long long)m.declared);
+                         (long long)m->seen, (long long)m->declared);
     }
+    return st;
+}
+
+static int run(reader *r, tf_csr *out, const tf_mm_read_options *opt)
+{
+    matrix m;
+    memset(&m, 0, sizeof m);
+    int st = reader_start(r, opt);
+    if (!st)
+        st = parse_all(r, &m, opt);
     if (!st) {
         st = tf_csr_from_coo(out, &m.coo);
         if (st)
@@ -1119,4 +1159,127 @@ int tf_mm_read_buffer(const char *name, const char *data, size_t len, tf_csr *ou
     tf_mm_read_options opt = TF_MM_READ_OPTIONS_INIT;
     opt.progress = 0;
     return tf_mm_read_buffer_opt(name, data, len, out, &opt);
+}
+
+/* ---- the pieces, for readers that split the work ------------------------ */
+
+struct tf_mm_stream {
+    reader r;
+    matrix m;
+};
+
+void tf_mm_stream_close(tf_mm_stream *s)
+{
+    if (!s)
+        return;
+    reader_close(&s->r);
+    free(s);
+}
+
+int tf_mm_stream_open(const char *path, size_t chunk_bytes, tf_mm_header *h, tf_mm_stream **out)
+{
+    if (!h || !out || !path)
+        return tf_fail(TF_ERR_ARG, "tf_mm_stream_open: missing argument");
+    *out = NULL;
+    memset(h, 0, sizeof *h);
+    tf_mm_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return tf_fail(TF_ERR_NOMEM, "%s: cannot allocate a reader", path);
+    reader *r = &s->r;
+    r->name = path;
+    r->raw_size = -1;
+    r->header_only = 1;
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        int st = tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        free(s);
+        return st;
+    }
+    struct stat sb;
+    if (fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        r->raw_size = (int64_t)sb.st_size;
+    tf_mm_read_options opt = TF_MM_READ_OPTIONS_INIT;
+    opt.progress = 0;
+    opt.chunk_bytes = chunk_bytes;
+    int st = reader_start(r, &opt);
+    if (!st)
+        st = parse_all(r, &s->m, &opt);
+    if (st) {
+        tf_mm_stream_close(s);
+        return st;
+    }
+    h->m = s->m.nrows;
+    h->n = s->m.ncols;
+    h->declared = s->m.declared;
+    h->field = s->m.field;
+    h->symmetry = s->m.sym;
+    h->compression = r->kind;
+    h->file_size = r->raw_size;
+    h->data_offset = r->text_done + (int64_t)r->pos;
+    if (r->raw_size >= 0 && h->data_offset > r->raw_size)
+        h->data_offset = r->raw_size; /* the size line was the last, unterminated */
+    h->data_line = r->line;
+    *out = s;
+    return TF_OK;
+}
+
+int tf_mm_read_header(const char *path, tf_mm_header *h)
+{
+    tf_mm_stream *s;
+    int st = tf_mm_stream_open(path, 0, h, &s);
+    tf_mm_stream_close(s);
+    return st;
+}
+
+int tf_mm_stream_next(tf_mm_stream *s, const char **text, size_t *len, int64_t *first_line)
+{
+    reader *r = &s->r;
+    char *b, *lim;
+    *text = NULL;
+    *len = 0;
+    *first_line = r->line + 1;
+    int st = next_lines(r, &b, &lim);
+    if (st)
+        return st;
+    /* The lines are the caller's to parse; count them here so that the next
+     * block's first line, and any decoder error, carry true line numbers. */
+    for (const char *p = b; (p = memchr(p, '\n', (size_t)(lim - p))) != NULL; p++)
+        r->line++;
+    r->pos = (size_t)(lim - r->buf);
+    *text = b;
+    *len = (size_t)(lim - b);
+    return TF_OK;
+}
+
+int tf_mm_parse_lines(const char *name, const tf_mm_header *h, const char *text, size_t len,
+                      int64_t first_line, int check_declared, int64_t *seen, tf_coo *coo,
+                      int64_t *err_line)
+{
+    *err_line = 0;
+    if (len && text[len - 1] != '\n')
+        return tf_fail(TF_ERR_ARG, "tf_mm_parse_lines: %s:%lld: text does not end in a newline",
+                       name, (long long)first_line);
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.name = name;
+    r.fd = -1;
+    r.line = first_line - 1;
+    matrix m;
+    memset(&m, 0, sizeof m);
+    m.stage = STAGE_ENTRIES;
+    m.field = h->field;
+    m.sym = h->symmetry;
+    m.nrows = h->m;
+    m.ncols = h->n;
+    m.declared = check_declared ? h->declared : INT64_MAX;
+    m.seen = *seen;
+    m.coo = *coo;
+    m.coo_live = 1;
+    const char *stop;
+    int st = len ? parse_lines(&r, &m, &defaults, text, text + len, &stop) : TF_OK;
+    *coo = m.coo;
+    *seen = m.seen;
+    if (st)
+        *err_line = r.line;
+    return st;
 }

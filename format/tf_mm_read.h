@@ -89,4 +89,53 @@ int tf_mm_read_buffer(const char *name, const char *data, size_t len, tf_csr *ou
 int tf_mm_read_buffer_opt(const char *name, const char *data, size_t len, tf_csr *out,
                           const tf_mm_read_options *opt);
 
+/* ---- The pieces, for readers that split the work (planner/tf_dist_read.c) */
+
+enum { TF_MM_REAL, TF_MM_INTEGER, TF_MM_PATTERN };    /* field */
+enum { TF_MM_GENERAL, TF_MM_SYMMETRIC, TF_MM_SKEW };  /* symmetry */
+enum { TF_MM_PLAIN, TF_MM_GZIP, TF_MM_ZSTD };         /* compression, by magic bytes */
+
+/* What the banner and size line say, and where the entries start. */
+typedef struct {
+    int64_t m, n, declared; /* size line: rows, columns, entries */
+    int field, symmetry, compression;
+    int64_t file_size;   /* bytes in the file, -1 when not a regular file */
+    /* Plain files: the byte offset of the first byte after the size line
+     * (its '\n' included), which is where entry lines start; for compressed
+     * files the same offset counted in decompressed text. */
+    int64_t data_offset;
+    /* Lines up to and including the size line: the first line after it is
+     * line data_line + 1. */
+    int64_t data_line;
+} tf_mm_header;
+
+/* Reads and checks the banner and size line of the file at `path` with the
+ * messages and limits of tf_mm_read (so a size line declaring more entries
+ * than a plain file's bytes can hold fails here). */
+int tf_mm_read_header(const char *path, tf_mm_header *h);
+
+/* The text of a file, decompressed if need be, in blocks of complete lines:
+ * open reads the header, then each next returns the following lines (each
+ * ending in '\n'; a last line without one gets it), valid until the next
+ * call, and the true line number of the first; *len == 0 at the end.
+ * chunk_bytes as in tf_mm_read_options (0: 1 MiB). Decoder errors (corrupt
+ * or truncated streams) carry the line number where they happened. */
+typedef struct tf_mm_stream tf_mm_stream;
+int tf_mm_stream_open(const char *path, size_t chunk_bytes, tf_mm_header *h, tf_mm_stream **s);
+int tf_mm_stream_next(tf_mm_stream *s, const char **text, size_t *len, int64_t *first_line);
+void tf_mm_stream_close(tf_mm_stream *s);
+
+/* Parses `len` bytes of entry lines (comments and blank lines allowed; the
+ * last byte must be '\n') whose first line is line `first_line` of file
+ * `name`, with the rules of tf_mm_read: entries are appended to `coo` (which
+ * tf_coo_init made; 0-based global indices, symmetric and skew entries
+ * mirrored, values in double) and *seen counts entry lines. With
+ * check_declared, an entry line met when *seen == h->declared fails as
+ * "more entries than the N declared". On failure the message is
+ * "name:LINE: ..." and *err_line is that LINE; entries before it stay
+ * appended. */
+int tf_mm_parse_lines(const char *name, const tf_mm_header *h, const char *text, size_t len,
+                      int64_t first_line, int check_declared, int64_t *seen, tf_coo *coo,
+                      int64_t *err_line);
+
 #endif

@@ -5,11 +5,13 @@
 #include "tf_dist_comm.h"
 #include "tf_dist_planner.h"
 #include "tf_dist_prepare.h"
+#include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
 #include "tf_explain.h"
+#include "tf_h5csr.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -447,40 +450,32 @@ static void finalize_at_exit(void)
     mpi_on = 0;
 }
 
-/* The matrix in block rows. Every rank reads the file and keeps its rows. */
+/* The matrix in block rows, each rank reading only its part (docs/planning.md,
+ * "Input"). */
 static int read_distributed(MPI_Comm comm, const char *path, tf_dcsr *out)
 {
-    int Q, me;
-    MPI_Comm_size(comm, &Q);
-    MPI_Comm_rank(comm, &me);
-    memset(out, 0, sizeof *out);
-    tf_csr a;
-    tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
-    ro.progress = 0;
-    int st = tf_dist_agree(comm, tf_mm_read(path, &a, &ro));
-    if (st)
-        return st;
-    int64_t r0 = tf_dcsr_block(a.nrows, Q, me), r1 = tf_dcsr_block(a.nrows, Q, me + 1);
-    int64_t z0 = a.rowptr[r0], z1 = a.rowptr[r1];
-    st = tf_csr_alloc(&out->loc, r1 - r0, a.ncols, z1 - z0);
-    if (st == TF_OK) {
-        for (int64_t i = r0; i <= r1; i++)
-            out->loc.rowptr[i - r0] = a.rowptr[i] - z0;
-        memcpy(out->loc.col, a.col + z0, (size_t)(z1 - z0) * sizeof *a.col);
-        memcpy(out->loc.val, a.val + z0, (size_t)(z1 - z0) * sizeof *a.val);
-        out->m = a.nrows;
-        out->n = a.ncols;
-        out->nnz_total = a.nnz;
-        out->row0 = r0;
-        out->nrows = r1 - r0;
-        out->loc.nnz = z1 - z0;
-    }
-    tf_csr_free(&a);
-    return tf_dist_agree(comm, st);
+    return tf_dist_read(comm, path, out);
 }
 
 enum { PH_START, PH_READ, PH_PREP, PH_PART, PH_ANALYSE, PH_CLASSIFY, PH_BUILD, PH_WRITE, PH_DRAW,
        N_PH };
+/* This process's peak resident memory (VmHWM, MiB) and CPU seconds. */
+static void usage_self(double *rss_mib, double *cpu_s)
+{
+    *rss_mib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            *rss_mib = atof(line + 6) / 1024.0;
+    if (f)
+        fclose(f);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+             (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
 static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition", "analyse",
                                           "classify", "build", "write", "explain_svg"};
 
@@ -621,6 +616,11 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_DRAW] = t5 - t4;
     double mx[N_PH];
     MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
+    /* Memory and CPU per rank: the largest and the sum over the ranks. */
+    double u[2], umax[2], usum[2];
+    usage_self(&u[0], &u[1]);
+    MPI_Reduce(u, umax, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(u, usum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Barrier(comm);
     double wall = t_init + (MPI_Wtime() - t_main_mpi);
     if (me == 0) {
@@ -648,7 +648,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
                    (long long)plan.nnz);
             for (int i = 0; i < N_PH; i++)
                 printf(", \"%s_s\": %.6f", ph_name[i], mx[i]);
-            printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, wall);
+            printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
+                   "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
+                   sum, wall, umax[0], usum[0], umax[1], usum[1]);
             fflush(stdout);
         }
     }
@@ -881,7 +883,9 @@ static int plan_main(int argc, char **argv)
     double t0 = omp_get_wtime();
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
-    if (tf_mm_read(matrix, &a, &ro)) {
+    int is_h5 = 0; /* an HDF5 CSR file (tf_h5csr.h), told by its magic bytes */
+    if (tf_h5csr_sniff(matrix, &is_h5) ||
+        (is_h5 ? tf_h5csr_read(matrix, &a) : tf_mm_read(matrix, &a, &ro))) {
         say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;
@@ -954,7 +958,11 @@ static int plan_main(int argc, char **argv)
             printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
             sum += ph[i];
         }
-        printf(", \"total_s\": %.6f, \"wall_s\": %.6f}\n", sum, t_end - t_main);
+        double rss, cpu;
+        usage_self(&rss, &cpu);
+        printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
+               "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
+               sum, t_end - t_main, rss, rss, cpu, cpu);
         fflush(stdout);
     }
     if (!quiet && rc == 0) {

@@ -953,6 +953,128 @@ START_TEST(progress_only_when_asked_or_on_a_terminal)
 }
 END_TEST
 
+/* ---- the pieces: header, blocks of lines, entry parsing ------------------ */
+
+START_TEST(header_alone)
+{
+    const char *text = "\xEF\xBB\xBF" "%%MatrixMarket matrix coordinate integer Symmetric\n"
+                       "% a comment\r\n\n4 4 2\n2 1 7\n4 4 1\n";
+    const char *path = write_tmp(0, ".mtx", text, strlen(text));
+    tf_mm_header h;
+    ck_assert_int_eq(tf_mm_read_header(path, &h), TF_OK);
+    ck_assert_int_eq(h.m, 4);
+    ck_assert_int_eq(h.n, 4);
+    ck_assert_int_eq(h.declared, 2);
+    ck_assert_int_eq(h.field, TF_MM_INTEGER);
+    ck_assert_int_eq(h.symmetry, TF_MM_SYMMETRIC);
+    ck_assert_int_eq(h.compression, TF_MM_PLAIN);
+    ck_assert_int_eq(h.file_size, (int64_t)strlen(text));
+    ck_assert_int_eq(h.data_offset, (int64_t)(strstr(text, "2 1 7") - text));
+    ck_assert_int_eq(h.data_line, 4);
+    /* The size line as the unterminated last line. */
+    const char *only = "%%MatrixMarket matrix coordinate real general\n3 3 0";
+    path = write_tmp(1, ".mtx", only, strlen(only));
+    ck_assert_int_eq(tf_mm_read_header(path, &h), TF_OK);
+    ck_assert_int_eq(h.data_offset, (int64_t)strlen(only));
+    ck_assert_int_eq(h.data_line, 2);
+    /* Compressed: recognised, and the header's errors are the reader's. */
+    size_t zl;
+    char *z = zstd_pack(text, strlen(text), &zl, 0);
+    ck_assert_int_eq(tf_mm_read_header(write_tmp(2, ".mtx.zst", z, zl), &h), TF_OK);
+    ck_assert_int_eq(h.compression, TF_MM_ZSTD);
+    free(z);
+    const char *bad = "%%MatrixMarket matrix coordinate real general\n% only comments\n";
+    path = write_tmp(3, ".mtx", bad, strlen(bad));
+    ck_assert_int_eq(tf_mm_read_header(path, &h), TF_ERR_PARSE);
+    assert_msg(path, 3, "expected the size line");
+}
+END_TEST
+
+START_TEST(parse_lines_with_true_line_numbers)
+{
+    tf_mm_header h = {.m = 3, .n = 3, .declared = 2, .field = TF_MM_REAL,
+                      .symmetry = TF_MM_SYMMETRIC};
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, 3, 3, 0), TF_OK);
+    int64_t seen = 0, err = -1;
+    const char *t = "2 1 5\r\n% note\n\n3 3 1.5\n";
+    ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, t, strlen(t), 10, 1, &seen, &coo, &err),
+                     TF_OK);
+    ck_assert_int_eq(seen, 2);
+    ck_assert_int_eq(err, 0);
+    ck_assert_int_eq(coo.n, 3); /* (2,1) mirrored, (3,3) not */
+    ck_assert(coo.row[0] == 1 && coo.col[0] == 0 && coo.val[0] == 5.0);
+    ck_assert(coo.row[1] == 0 && coo.col[1] == 1 && coo.val[1] == 5.0);
+    ck_assert(coo.row[2] == 2 && coo.col[2] == 2 && coo.val[2] == 1.5);
+    /* One entry too many, at the line where it is. */
+    const char *more = "\n1 1 2\n";
+    ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, more, strlen(more), 20, 1, &seen, &coo,
+                                       &err), TF_ERR_PARSE);
+    ck_assert_int_eq(err, 21);
+    assert_msg("f.mtx", 21, "more entries than the 2 declared");
+    /* Without the check the count just goes on. */
+    ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, more, strlen(more), 20, 0, &seen, &coo,
+                                       &err), TF_OK);
+    ck_assert_int_eq(seen, 3);
+    /* Errors name the true line; entries before it stay. */
+    const char *bad = "3 2 1\n1 2 1\n";
+    int64_t n0 = coo.n;
+    ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, bad, strlen(bad), 100, 0, &seen, &coo,
+                                       &err), TF_ERR_PARSE);
+    ck_assert_int_eq(err, 101);
+    assert_msg("f.mtx", 101, "above the diagonal");
+    ck_assert_int_eq(coo.n, n0 + 2);
+    /* Only complete lines. */
+    ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, "1 1 1", 5, 1, 0, &seen, &coo, &err),
+                     TF_ERR_ARG);
+    tf_coo_free(&coo);
+}
+END_TEST
+
+START_TEST(stream_blocks_are_the_text_after_the_header)
+{
+    const char *text = HDR_R "% c\n3 3 4\n1 1 1\n\n% mid\n2 2 2\n3 3 3.25\r\n1 3 -1";
+    size_t zl, gl;
+    char *z = zstd_pack(text, strlen(text), &zl, 1), *g = gzip_pack(text, strlen(text), &gl);
+    const char *paths[3] = {write_tmp(0, ".mtx", text, strlen(text)),
+                            write_tmp(1, ".mtx.zst", z, zl), write_tmp(2, ".mtx.gz", g, gl)};
+    const char *after = strstr(text, "1 1 1");
+    for (int k = 0; k < 3; k++) {
+        for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
+            tf_mm_header h;
+            tf_mm_stream *s;
+            ck_assert_int_eq(tf_mm_stream_open(paths[k], chunk, &h, &s), TF_OK);
+            ck_assert_int_eq(h.data_line, 3);
+            char got[256] = "";
+            size_t n = 0;
+            int64_t expect_line = 4;
+            for (;;) {
+                const char *t;
+                size_t len;
+                int64_t first;
+                ck_assert_int_eq(tf_mm_stream_next(s, &t, &len, &first), TF_OK);
+                ck_assert_int_eq(first, expect_line);
+                if (!len)
+                    break;
+                ck_assert(t[len - 1] == '\n');
+                for (size_t i = 0; i < len; i++)
+                    expect_line += t[i] == '\n';
+                ck_assert_uint_lt(n + len, sizeof got);
+                memcpy(got + n, t, len);
+                n += len;
+            }
+            tf_mm_stream_close(s);
+            /* The last line gets its newline. */
+            ck_assert_uint_eq(n, strlen(after) + 1);
+            ck_assert(memcmp(got, after, n - 1) == 0 && got[n - 1] == '\n');
+            ck_assert_int_eq(expect_line, 10);
+        }
+    }
+    free(z);
+    free(g);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("mm_read");
@@ -984,6 +1106,9 @@ static Suite *suite(void)
     tcase_add_test(tc, truncated_and_corrupt_gzip);
     tcase_add_test(tc, mutations_never_crash);
     tcase_add_test(tc, progress_only_when_asked_or_on_a_terminal);
+    tcase_add_test(tc, header_alone);
+    tcase_add_test(tc, parse_lines_with_true_line_numbers);
+    tcase_add_test(tc, stream_blocks_are_the_text_after_the_header);
     suite_add_tcase(s, tc);
     return s;
 }

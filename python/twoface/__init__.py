@@ -29,6 +29,7 @@ from mpi4py import MPI  # noqa: E402  (initialises MPI, thread level "multiple")
 from ._lib import TwofaceError, path as library_path  # noqa: E402
 from .plan import Context, Plan, agree, spmm  # noqa: E402
 from .autograd import SpMM, spmm_autograd  # noqa: E402
+from .csr_file import save_csr  # noqa: E402
 
 __all__ = ['Plan', 'Context', 'spmm', 'SpMM', 'spmm_autograd', 'TwofaceError', 'agree',
-           'library_path', 'MPI']
+           'library_path', 'MPI', 'save_csr']

@@ -115,6 +115,8 @@ _OPTIONAL = {
     'tf_exec_options_default': (None, [POINTER(ExecOptions)]),
     'tf_get_comm_precision': (c_int, [_h]),
     'tf_ctx_comm_precision': (c_int, [c_void_p]),
+    'tf_h5csr_write': (c_int, [c_char_p, c_int64, c_int64, c_void_p, c_void_p, c_int, c_void_p,
+                               c_int]),
 }
 
 

@@ -1,0 +1,43 @@
+/* A sparse matrix as an HDF5 CSR file, the binary input of twoface-plan for
+ * graphs too large for text (docs/planning.md, "Input"). The layout is the
+ * one h5py + scipy.sparse users write in three lines:
+ *   dataset indptr   m + 1 integers (int64; int32 is accepted too)
+ *   dataset indices  column of each entry (int32 or int64)
+ *   dataset data     value of each entry (float32 or float64); absent: 1
+ *   attribute shape  on the root group: 2 integers, rows and columns
+ *                    (a root dataset named shape is accepted as well)
+ * Within a row, columns need not be sorted or unique: duplicates are summed
+ * in double and rounded to float once, as the Matrix Market reader does. */
+#ifndef TF_H5CSR_H
+#define TF_H5CSR_H
+
+#include <stdint.h>
+
+#include "tf_csr.h"
+
+/* Does the file start with the HDF5 signature? (*is_h5 = 1 or 0; fails only
+ * when the file cannot be opened or read.) */
+int tf_h5csr_sniff(const char *path, int *is_h5);
+
+/* Reads the rows [tf_dcsr_block(m, nparts, part), ...(part + 1)) of the file:
+ * *loc gets them with global columns (rowptr from 0), *row0 the first, m and
+ * n the dimensions. Only that slice of indptr, indices and data is read.
+ * On failure *err_key is TF_KEY_FIRST for a problem of the whole file (not
+ * HDF5, a dataset missing or of the wrong type or length, indptr's ends) and
+ * 1 + the row otherwise, so that ranks reading different parts agree on the
+ * message a serial read gives (tf_dist_agree_key). */
+int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int64_t *m,
+                       int64_t *n, int64_t *row0, int64_t *err_key);
+
+/* The whole matrix, for a single process. */
+int tf_h5csr_read(const char *path, tf_csr *out);
+
+/* Writes an m x n matrix in that layout (shape as an attribute), replacing
+ * `path` atomically: indptr has m + 1 entries; index_bytes is 4 (int32_t) or
+ * 8 (int64_t); value_bytes 4 (float), 8 (double) or 0 (data == NULL, no
+ * dataset: every value 1). Checks what the reader checks (indptr from 0 to
+ * the entry count and monotone, indices in [0, n)). */
+int tf_h5csr_write(const char *path, int64_t m, int64_t n, const int64_t *indptr,
+                   const void *indices, int index_bytes, const void *data, int value_bytes);
+
+#endif

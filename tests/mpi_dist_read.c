@@ -1,0 +1,638 @@
+/* tf_dist_read at every rank count run_tests uses: the bands equal the
+ * serial reader's matrix row-sliced, bitwise, for every Matrix Market
+ * variant (general, symmetric, skew, pattern, integer, duplicates summed in
+ * file order, comments and blank lines between entries, CRLF, no final
+ * newline, fewer lines than ranks), with tiny blocks and exchange rounds so
+ * that every boundary is crossed, for gzip and zstd input, and for HDF5 CSR
+ * input; failures give every rank the serial reader's message (true line
+ * numbers, found by any rank), including a file missing on one rank only
+ * and malformed HDF5 CSR files. Inputs are generated here. */
+#include "tf_test.h"
+#include "tf_dcsr.h"
+#include "tf_dist_read.h"
+#include "tf_error.h"
+#include "tf_h5csr.h"
+#include "tf_mm_read.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static int g_rank, g_size;
+
+static int all_true(int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
+
+static int same_message_everywhere(const char *msg)
+{
+    char mine[1024], first[1024];
+    snprintf(mine, sizeof mine, "%s", msg);
+    memcpy(first, mine, sizeof first);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return all_true(strcmp(first, mine) == 0);
+}
+
+/* ---- text building ------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void put(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = b->cap * 2 + (size_t)k + 64;
+        b->s = realloc(b->s, b->cap);
+        ck_assert_ptr_nonnull(b->s);
+    }
+}
+
+static uint64_t rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+enum { G_GENERAL, G_SYMMETRIC, G_SKEW, G_PATTERN, G_INTEGER };
+static const char *const field_of[] = {"real", "real", "real", "pattern", "integer"};
+static const char *const sym_of[] = {"general", "symmetric", "skew-symmetric", "general",
+                                     "general"};
+
+/* A file of `kind` with `entries` entries (many duplicates, values with 17
+ * significant digits so that summing order shows), comment and blank lines
+ * between entries, CRLF on some lines, optionally no final newline. */
+static char *gen(int kind, int64_t m, int64_t n, int64_t entries, uint64_t seed, int final_nl,
+                 size_t *len)
+{
+    sbuf b = {0};
+    if (kind != G_GENERAL && kind != G_PATTERN && kind != G_INTEGER)
+        n = m;
+    put(&b, "%%%%MatrixMarket matrix coordinate %s %s\n%% made by mpi_dist_read\n",
+        field_of[kind], sym_of[kind]);
+    put(&b, "%lld %lld %lld\n", (long long)m, (long long)n, (long long)entries);
+    uint64_t s = seed * 2654435761u + 1;
+    for (int64_t e = 0; e < entries; e++) {
+        int64_t i = (int64_t)(rng(&s) % (uint64_t)m) + 1, j = (int64_t)(rng(&s) % (uint64_t)n) + 1;
+        if (kind == G_SYMMETRIC && j > i) {
+            int64_t t = i;
+            i = j;
+            j = t;
+        }
+        if (kind == G_SKEW) {
+            if (i == j)
+                i = i % m + 1;
+            if (j > i) {
+                int64_t t = i;
+                i = j;
+                j = t;
+            }
+        }
+        if (rng(&s) % 7 == 0)
+            put(&b, rng(&s) % 2 ? "%% comment %lld\n" : "\n", (long long)e);
+        if (kind == G_PATTERN)
+            put(&b, "%lld %lld", (long long)i, (long long)j);
+        else if (kind == G_INTEGER)
+            put(&b, "%lld\t%lld  %lld", (long long)i, (long long)j,
+                (long long)(rng(&s) % 2001) - 1000);
+        else
+            put(&b, "%lld %lld %.17g", (long long)i, (long long)j,
+                ((double)(rng(&s) % 2000001) - 1e6) / 3e3);
+        int last = e + 1 == entries;
+        if (!last || final_nl)
+            put(&b, rng(&s) % 5 == 0 ? "\r\n" : "\n");
+    }
+    *len = b.n;
+    return b.s;
+}
+
+/* ---- files shared by the ranks ------------------------------------------- */
+
+static const char *shared_path(int slot, const char *suffix)
+{
+    static char paths[8][512];
+    char *p = paths[slot & 7];
+    snprintf(p, sizeof paths[0], "%s/tf_mpi_dist_read_%d_%d%s",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid(), slot, suffix);
+    MPI_Bcast(p, sizeof paths[0], MPI_CHAR, 0, MPI_COMM_WORLD);
+    return p;
+}
+
+/* Rank 0 writes; every rank returns the same path once it is there. */
+static const char *share(int slot, const char *suffix, const char *data, size_t len)
+{
+    const char *p = shared_path(slot, suffix);
+    if (g_rank == 0) {
+        FILE *f = fopen(p, "wb");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return p;
+}
+
+static void unshare(const char *p)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0)
+        remove(p);
+}
+
+static char *zstd_pack(const char *src, size_t len, size_t *outlen)
+{
+    size_t cap = ZSTD_compressBound(len);
+    char *dst = malloc(cap);
+    size_t k = ZSTD_compress(dst, cap, src, len, 3);
+    ck_assert(!ZSTD_isError(k));
+    *outlen = k;
+    return dst;
+}
+
+static char *gzip_pack(const char *src, size_t len, size_t *outlen)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    ck_assert_int_eq(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&zs, (uLong)len) + 64;
+    char *dst = malloc(cap);
+    zs.next_in = (unsigned char *)src;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (unsigned char *)dst;
+    zs.avail_out = (uInt)cap;
+    ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    *outlen = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return dst;
+}
+
+/* ---- comparison ----------------------------------------------------------- */
+
+/* d must be exactly rows [block(r), block(r+1)) of a. */
+static int same_band(const tf_dcsr *d, const tf_csr *a)
+{
+    int64_t r0 = tf_dcsr_block(a->nrows, g_size, g_rank);
+    int64_t r1 = tf_dcsr_block(a->nrows, g_size, g_rank + 1);
+    if (d->m != a->nrows || d->n != a->ncols || d->nnz_total != a->nnz || d->row0 != r0 ||
+        d->nrows != r1 - r0 || d->loc.nrows != r1 - r0 || d->loc.ncols != a->ncols)
+        return 0;
+    int64_t k0 = a->rowptr[r0], nnz = a->rowptr[r1] - k0;
+    if (d->loc.nnz != nnz || d->loc.rowptr[0] != 0)
+        return 0;
+    for (int64_t i = 0; i <= r1 - r0; i++)
+        if (d->loc.rowptr[i] != a->rowptr[r0 + i] - k0)
+            return 0;
+    return nnz == 0 || (memcmp(d->loc.col, a->col + k0, (size_t)nnz * sizeof *a->col) == 0 &&
+                        memcmp(d->loc.val, a->val + k0, (size_t)nnz * sizeof *a->val) == 0);
+}
+
+/* The distributed read of `path` equals the serial read, with several block
+ * and round sizes. chunk: the serial reader's chunk (only decoder error
+ * positions depend on it). */
+static void check_equal(const char *path)
+{
+    tf_csr a;
+    ck_assert_msg(tf_mm_read(path, &a, NULL) == TF_OK, "%s", tf_error_message());
+    static const tf_dist_read_options opts[] = {{0, 0}, {7, 3}, {64, 1}, {1000, 50}};
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        tf_dcsr d;
+        int st = tf_dist_read_opt(MPI_COMM_WORLD, path, &d, &opts[k]);
+        ck_assert_msg(all_true(st == TF_OK), "rank %d: %s", g_rank, tf_error_message());
+        ck_assert_msg(all_true(same_band(&d, &a)), "block %zu round %lld: band differs",
+                      opts[k].block_bytes, (long long)opts[k].round_entries);
+        tf_dcsr_free(&d);
+    }
+    tf_csr_free(&a);
+}
+
+START_TEST(every_variant_equals_the_serial_read)
+{
+    static const struct {
+        int kind;
+        int64_t m, n, entries;
+        int final_nl;
+    } cases[] = {
+        {G_GENERAL, 37, 29, 400, 1},  {G_GENERAL, 37, 29, 400, 0},
+        {G_SYMMETRIC, 31, 31, 300, 1}, {G_SKEW, 23, 23, 200, 1},
+        {G_PATTERN, 40, 17, 250, 0},  {G_INTEGER, 19, 50, 300, 1},
+        {G_GENERAL, 3, 3, 2, 1},      /* fewer lines than ranks: empty ranges */
+        {G_GENERAL, 5, 4, 0, 1},      /* no entries at all */
+        {G_GENERAL, 2, 9, 1, 0},      /* one entry, no final newline */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t len;
+        char *t = gen(cases[c].kind, cases[c].m, cases[c].n, cases[c].entries, c + 1,
+                      cases[c].final_nl, &len);
+        const char *p = share(0, ".mtx", t, len);
+        check_equal(p);
+        unshare(p);
+        free(t);
+    }
+}
+END_TEST
+
+START_TEST(compressed_input_equals_the_serial_read)
+{
+    size_t len, zl, gl;
+    char *t = gen(G_SYMMETRIC, 41, 41, 500, 99, 1, &len);
+    char *z = zstd_pack(t, len, &zl), *g = gzip_pack(t, len, &gl);
+    const char *pz = share(1, ".mtx.zst", z, zl);
+    check_equal(pz);
+    const char *pg = share(2, ".mtx.gz", g, gl);
+    check_equal(pg);
+    unshare(pz);
+    unshare(pg);
+    free(t);
+    free(z);
+    free(g);
+}
+END_TEST
+
+/* ---- errors --------------------------------------------------------------- */
+
+/* The distributed read of `text` (optionally compressed) fails on every
+ * rank with the serial reader's status and message. */
+static void check_same_failure(const char *text, size_t len, int compress, size_t block)
+{
+    size_t wl = len;
+    char *w = compress == 1 ? zstd_pack(text, len, &wl)
+              : compress == 2 ? gzip_pack(text, len, &wl)
+                              : NULL;
+    const char *p = share(3, compress == 1 ? ".mtx.zst" : compress == 2 ? ".mtx.gz" : ".mtx",
+                          w ? w : text, wl);
+    tf_csr a;
+    tf_mm_read_options ro = {0, 0, block};
+    int serial = tf_mm_read(p, &a, &ro);
+    ck_assert_int_ne(serial, TF_OK);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", tf_error_message());
+    tf_dist_read_options o = {block, 5};
+    tf_dcsr d;
+    int st = tf_dist_read_opt(MPI_COMM_WORLD, p, &d, &o);
+    ck_assert_msg(all_true(st == serial), "rank %d: status %d, expected %d (%s)", g_rank, st,
+                  serial, tf_error_message());
+    ck_assert_msg(all_true(strcmp(tf_error_message(), want) == 0),
+                  "rank %d: message '%s', expected '%s'", g_rank, tf_error_message(), want);
+    ck_assert(d.loc.rowptr == NULL && d.m == 0);
+    unshare(p);
+    free(w);
+}
+
+/* Replaces entry line `which` (0-based among entry lines) by `bad`. */
+static char *spoil(const char *t, size_t len, int64_t which, const char *bad, size_t *outlen)
+{
+    sbuf b = {0};
+    int64_t line = 0, entry = -3; /* banner, comment, size line */
+    const char *p = t, *e = t + len;
+    while (p < e) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        const char *le = nl ? nl + 1 : e;
+        int is_entry = *p != '%' && *p != '\n' && *p != '\r';
+        if (entry >= 0 || line < 3) {
+            if (line >= 3 && !is_entry) {
+                put(&b, "%.*s", (int)(le - p), p);
+                p = le;
+                line++;
+                continue;
+            }
+        }
+        if (entry == which)
+            put(&b, "%s\n", bad);
+        else
+            put(&b, "%.*s", (int)(le - p), p);
+        entry++;
+        line++;
+        p = le;
+    }
+    *outlen = b.n;
+    return b.s;
+}
+
+START_TEST(errors_carry_the_true_line_from_any_rank)
+{
+    size_t len, bl;
+    char *t = gen(G_GENERAL, 30, 30, 300, 5, 1, &len);
+    /* Late in the file: found by the last rank at every Q. */
+    char *b = spoil(t, len, 280, "12 x 1.0", &bl);
+    check_same_failure(b, bl, 0, 0);
+    check_same_failure(b, bl, 0, 13);
+    check_same_failure(b, bl, 1, 0);
+    check_same_failure(b, bl, 2, 64);
+    free(b);
+    /* Two bad lines: the earlier one wins whichever rank finds it. */
+    b = spoil(t, len, 150, "1 99 2.0", &bl);
+    char *b2 = spoil(b, bl, 290, "3 3 nan", &bl);
+    check_same_failure(b2, bl, 0, 0);
+    check_same_failure(b2, bl, 2, 0);
+    free(b);
+    free(b2);
+    /* More entries than declared, and too few. */
+    sbuf s = {0};
+    put(&s, "%%%%MatrixMarket matrix coordinate real general\n4 4 3\n1 1 1\n%% c\n2 2 2\n\n"
+            "3 3 3\n4 4 4\n1 2 5\n");
+    check_same_failure(s.s, s.n, 0, 0);
+    check_same_failure(s.s, s.n, 0, 5);
+    check_same_failure(s.s, s.n, 1, 0);
+    s.n = 0;
+    put(&s, "%%%%MatrixMarket matrix coordinate real general\n4 4 9\n1 1 1\n%% c\n2 2 2\n\n"
+            "3 3 3\n4 4 4\n1 2 5");
+    check_same_failure(s.s, s.n, 0, 0);
+    check_same_failure(s.s, s.n, 0, 4);
+    check_same_failure(s.s, s.n, 2, 0);
+    /* Header problems (found by rank 0 alone). */
+    s.n = 0;
+    put(&s, "%%%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n");
+    check_same_failure(s.s, s.n, 0, 0);
+    s.n = 0;
+    put(&s, "%%%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1\n");
+    check_same_failure(s.s, s.n, 0, 0);
+    free(s.s);
+    free(t);
+}
+END_TEST
+
+START_TEST(truncated_compressed_input)
+{
+    size_t len, zl, gl;
+    char *t = gen(G_GENERAL, 30, 30, 2000, 7, 1, &len);
+    char *z = zstd_pack(t, len, &zl), *g = gzip_pack(t, len, &gl);
+    for (size_t block = 0; block <= 512; block += 512) {
+        const char *pz = share(4, ".mtx.zst", z, zl * 2 / 3);
+        tf_csr a;
+        tf_mm_read_options ro = {0, 0, block};
+        int serial = tf_mm_read(pz, &a, &ro);
+        ck_assert_int_eq(serial, TF_ERR_IO);
+        char want[1024];
+        snprintf(want, sizeof want, "%s", tf_error_message());
+        tf_dist_read_options o = {block, 0};
+        tf_dcsr d;
+        int st = tf_dist_read_opt(MPI_COMM_WORLD, pz, &d, &o);
+        ck_assert(all_true(st == TF_ERR_IO));
+        ck_assert_msg(all_true(strcmp(tf_error_message(), want) == 0), "'%s' vs '%s'",
+                      tf_error_message(), want);
+        unshare(pz);
+    }
+    /* A truncated plain file: too few entries, named at its last line. */
+    check_same_failure(t, len / 2, 0, 0);
+    check_same_failure(g, gl - 20, 0, 0); /* gzip bytes as text: binary data */
+    free(t);
+    free(z);
+    free(g);
+}
+END_TEST
+
+START_TEST(missing_on_one_rank_only)
+{
+    size_t len;
+    char *t = gen(G_GENERAL, 10, 10, 30, 3, 1, &len);
+    size_t zl;
+    char *z = zstd_pack(t, len, &zl);
+    for (int compressed = 0; compressed < 2; compressed++) {
+        const char *p = compressed ? share(5, ".mtx.zst", z, zl) : share(5, ".mtx", t, len);
+        char mine[600];
+        snprintf(mine, sizeof mine, "%s%s", p, g_rank == g_size - 1 ? ".not-here" : "");
+        tf_dcsr d;
+        int st = tf_dist_read(MPI_COMM_WORLD, mine, &d);
+        ck_assert(all_true(st == TF_ERR_IO));
+        ck_assert_msg(strstr(tf_error_message(), "cannot open") &&
+                          strstr(tf_error_message(), ".not-here"),
+                      "%s", tf_error_message());
+        ck_assert(same_message_everywhere(tf_error_message()));
+        unshare(p);
+    }
+    free(t);
+    free(z);
+}
+END_TEST
+
+/* ---- HDF5 CSR -------------------------------------------------------------- */
+
+/* Writes the CSR arrays of a generated file with its rows' entries in file
+ * order (unsorted, duplicates kept): the HDF5 read must then equal the text
+ * read bitwise. */
+static void h5_from_text(const char *text_path, const char *h5_path, int index_bytes,
+                         int value_bytes)
+{
+    if (g_rank != 0)
+        return;
+    tf_mm_header h;
+    tf_mm_stream *s;
+    ck_assert_int_eq(tf_mm_stream_open(text_path, 0, &h, &s), TF_OK);
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, h.m, h.n, 16), TF_OK);
+    const char *txt;
+    size_t len;
+    int64_t first, seen = 0, err;
+    while (tf_mm_stream_next(s, &txt, &len, &first) == TF_OK && len)
+        ck_assert_int_eq(tf_mm_parse_lines("x", &h, txt, len, first, 1, &seen, &coo, &err), TF_OK);
+    tf_mm_stream_close(s);
+    int64_t *ptr = calloc((size_t)h.m + 1, sizeof *ptr), *pos = calloc((size_t)h.m + 1, 8);
+    int64_t *i64 = malloc((size_t)(coo.n + 1) * 8);
+    int32_t *i32 = malloc((size_t)(coo.n + 1) * 4);
+    double *v64 = malloc((size_t)(coo.n + 1) * 8);
+    float *v32 = malloc((size_t)(coo.n + 1) * 4);
+    for (int64_t e = 0; e < coo.n; e++)
+        ptr[coo.row[e] + 1]++;
+    for (int64_t i = 0; i < h.m; i++)
+        ptr[i + 1] += ptr[i];
+    memcpy(pos, ptr, (size_t)h.m * 8);
+    for (int64_t e = 0; e < coo.n; e++) {
+        int64_t k = pos[coo.row[e]]++;
+        i64[k] = i32[k] = coo.col[e];
+        v64[k] = coo.val[e];
+        v32[k] = (float)coo.val[e];
+    }
+    const void *vals = value_bytes == 8 ? (void *)v64 : value_bytes == 4 ? (void *)v32 : NULL;
+    ck_assert_msg(tf_h5csr_write(h5_path, h.m, h.n, ptr, index_bytes == 8 ? (void *)i64 : (void *)i32,
+                                 index_bytes, vals, value_bytes) == TF_OK,
+                  "%s", tf_error_message());
+    tf_coo_free(&coo);
+    free(ptr);
+    free(pos);
+    free(i64);
+    free(i32);
+    free(v64);
+    free(v32);
+}
+
+START_TEST(hdf5_csr_equals_the_text_read)
+{
+    static const struct {
+        int kind, index_bytes, value_bytes;
+    } cases[] = {{G_GENERAL, 4, 8}, {G_SYMMETRIC, 8, 8}, {G_PATTERN, 4, 0}, {G_INTEGER, 8, 4}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t len;
+        char *t = gen(cases[c].kind, 33, 21, 300, 40 + c, 1, &len);
+        const char *p = share(0, ".mtx", t, len);
+        const char *q = shared_path(6, ".h5");
+        h5_from_text(p, q, cases[c].index_bytes, cases[c].value_bytes);
+        MPI_Barrier(MPI_COMM_WORLD);
+        tf_csr a, b;
+        ck_assert_int_eq(tf_mm_read(p, &a, NULL), TF_OK);
+        /* float32 data was rounded once already: same result, since the
+         * text read rounds once too, only for non-duplicated entries. */
+        ck_assert_msg(tf_h5csr_read(q, &b) == TF_OK, "%s", tf_error_message());
+        tf_dcsr d;
+        int st = tf_dist_read(MPI_COMM_WORLD, q, &d);
+        ck_assert_msg(all_true(st == TF_OK), "%s", tf_error_message());
+        ck_assert(all_true(same_band(&d, &b)));
+        if (cases[c].value_bytes != 4)
+            ck_assert(all_true(same_band(&d, &a)));
+        tf_dcsr_free(&d);
+        tf_csr_free(&a);
+        tf_csr_free(&b);
+        unshare(p);
+        unshare(q);
+        free(t);
+    }
+}
+END_TEST
+
+/* A raw HDF5 CSR file with chosen types and contents. */
+static void write_raw(const char *path, hid_t ptr_type, const int64_t *ptr, int64_t m1,
+                      hid_t idx_type, const int64_t *idx, int64_t nnz, hid_t val_type,
+                      const double *val, int shape_as_dataset, const int64_t shape[2])
+{
+    if (g_rank != 0)
+        return;
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    struct {
+        const char *name;
+        hid_t type, mem;
+        const void *buf;
+        int64_t n;
+    } ds[3] = {{"indptr", ptr_type, H5T_NATIVE_INT64, ptr, m1},
+               {"indices", idx_type, H5T_NATIVE_INT64, idx, nnz},
+               {"data", val_type, H5T_NATIVE_DOUBLE, val, nnz}};
+    for (int k = 0; k < 3; k++) {
+        if (ds[k].type < 0)
+            continue;
+        hsize_t d = (hsize_t)ds[k].n;
+        hid_t sp = H5Screate_simple(1, &d, NULL);
+        hid_t x = H5Dcreate2(f, ds[k].name, ds[k].type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        ck_assert(x >= 0);
+        ck_assert(H5Dwrite(x, ds[k].mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds[k].buf) >= 0);
+        H5Dclose(x);
+        H5Sclose(sp);
+    }
+    hsize_t two = 2;
+    hid_t sp = H5Screate_simple(1, &two, NULL);
+    if (shape_as_dataset) {
+        hid_t x = H5Dcreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(x, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, shape);
+        H5Dclose(x);
+    } else {
+        hid_t a = H5Acreate2(f, "shape", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, H5T_NATIVE_INT64, shape);
+        H5Aclose(a);
+    }
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
+static void expect_h5_failure(const char *path, int status, const char *what)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    tf_csr a;
+    int serial = tf_h5csr_read(path, &a);
+    ck_assert_int_eq(serial, status);
+    char want[1024];
+    snprintf(want, sizeof want, "%s", tf_error_message());
+    ck_assert_msg(strstr(want, what) && strstr(want, path), "'%s' should name '%s'", want, what);
+    tf_dcsr d;
+    int st = tf_dist_read(MPI_COMM_WORLD, path, &d);
+    ck_assert(all_true(st == status));
+    ck_assert_msg(all_true(strcmp(tf_error_message(), want) == 0), "'%s' vs '%s'",
+                  tf_error_message(), want);
+}
+
+START_TEST(hdf5_csr_errors)
+{
+    /* 6 x 5, rows of 1, 0, 2, 1, 0, 2 entries; unsorted with a duplicate. */
+    const int64_t shape[2] = {6, 5};
+    int64_t ptr[7] = {0, 1, 1, 3, 4, 4, 6};
+    int64_t idx[6] = {4, 2, 0, 3, 1, 1};
+    double val[6] = {1, 2, 3, 4, 0.5, 0.25};
+    const char *p = shared_path(7, ".h5");
+    /* Good, with shape as a dataset and int32 shape attribute alike. */
+    for (int sd = 0; sd < 2; sd++) {
+        write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I32LE, idx, 6, H5T_IEEE_F32LE, val, sd, shape);
+        MPI_Barrier(MPI_COMM_WORLD);
+        tf_dcsr d;
+        ck_assert(all_true(tf_dist_read(MPI_COMM_WORLD, p, &d) == TF_OK));
+        int64_t nnz = d.nnz_total;
+        ck_assert_int_eq(nnz, 5); /* the duplicate (5, 1) summed */
+        if (d.row0 <= 5 && 5 < d.row0 + d.nrows) {
+            int64_t k = d.loc.rowptr[5 - d.row0];
+            ck_assert_int_eq(d.loc.col[k], 1);
+            ck_assert(d.loc.val[k] == 0.75f);
+        }
+        if (d.row0 <= 2 && 2 < d.row0 + d.nrows) {
+            int64_t k = d.loc.rowptr[2 - d.row0];
+            ck_assert(d.loc.col[k] == 0 && d.loc.col[k + 1] == 2); /* sorted */
+        }
+        tf_dcsr_free(&d);
+    }
+    write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_IEEE_F64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "dataset 'indices' holds float64, expected int32 or int64");
+    write_raw(p, H5T_STD_U64LE, ptr, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "dataset 'indptr' holds uint64, expected int64");
+    write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I64LE, idx, 6, H5T_STD_I32LE, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "dataset 'data' holds int32, expected float32 or float64");
+    write_raw(p, H5T_STD_I64LE, ptr, 6, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "'indptr' has 6 entries, expected rows + 1 = 7");
+    int64_t bad[7] = {0, 1, 3, 2, 4, 4, 6}; /* decreases after row 2 */
+    write_raw(p, H5T_STD_I64LE, bad, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indptr[3] = 2 < indptr[2] = 3");
+    int64_t short_end[7] = {0, 1, 1, 3, 4, 4, 5};
+    write_raw(p, H5T_STD_I64LE, short_end, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indptr[6] is 5, expected the length of 'indices', 6");
+    int64_t bad_idx[6] = {4, 2, 0, 3, 5, 1}; /* column 5 of 5, in row 5 */
+    write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I64LE, bad_idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indices[4] = 5 (row 5) is outside 0..4");
+    double nan_val[6] = {1, 2, 3, NAN, 1, 1};
+    write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I64LE, idx, 6, H5T_IEEE_F64LE, nan_val, 0, shape);
+    expect_h5_failure(p, TF_ERR_RANGE, "data[3] = nan (row 3) is not a finite");
+    unshare(p);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    Suite *s = suite_create("dist_read");
+    TCase *tc = tcase_create("dist_read");
+    tcase_add_test(tc, every_variant_equals_the_serial_read);
+    tcase_add_test(tc, compressed_input_equals_the_serial_read);
+    tcase_add_test(tc, errors_carry_the_true_line_from_any_rank);
+    tcase_add_test(tc, truncated_compressed_input);
+    tcase_add_test(tc, missing_on_one_rank_only);
+    tcase_add_test(tc, hdf5_csr_equals_the_text_read);
+    tcase_add_test(tc, hdf5_csr_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv) { return tf_test_run_mpi(&argc, &argv, suite); }
