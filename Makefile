@@ -308,19 +308,22 @@ $(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
 
 # ---- SimGrid SMPI (docs/scale.md) ----------------------------------------------
-# make smpi: libtwoface, twoface-exec and twoface-calibrate compiled with smpicc
-# into build-smpi/, to run the real executor on a simulated cluster
-# (bench/smpi/run.sh). SMPI 3.32 has no neighbourhood collectives, so this build
-# defaults to the MPI_Ialltoall{v,w} exchange (executor/tf_exchange.h); SMPI's
-# malloc interception is off (it redefines malloc before <stdlib.h>); the
-# collective's warm-up is 2 exchanges (nothing to warm in a simulated MPI).
-# Installs libsimgrid-dev when missing.
+# make smpi: libtwoface, twoface-exec, twoface-calibrate and twoface-plan
+# compiled with smpicc into build-smpi/, to run the real executor and planner on
+# a simulated cluster (bench/smpi/run.sh, bench/smpi/plan.sh). SMPI 3.32 has no
+# neighbourhood collectives, so this build defaults to the MPI_Ialltoall{v,w}
+# exchange (executor/tf_exchange.h); SMPI's malloc interception is off (it
+# redefines malloc before <stdlib.h>); the collective's warm-up is 2 exchanges
+# (nothing to warm in a simulated MPI); smpirun sets none of the launcher
+# variables twoface-plan looks for, so TF_PLAN_ALWAYS_MPI makes it plan on the
+# simulated ranks. Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
-CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2
+CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2 \
+               -DTF_PLAN_ALWAYS_MPI
 endif
 .PHONY: smpi
 smpi:
 	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev >/dev/null
 	@$(MAKE) --no-print-directory BUILD=$(SMPI_BUILD) CC=smpicc SMPI=1 \
-	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate
+	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate $(SMPI_BUILD)/bin/twoface-plan

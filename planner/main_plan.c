@@ -424,10 +424,16 @@ static int check_outputs(const char *out_path, const char *svg)
 /* ---- Planning on the job's own ranks ------------------------------------ */
 
 /* Started by mpirun (Open MPI, or a PMI launcher): plan with every rank. A
- * plain start stays a single process without MPI. */
+ * plain start stays a single process without MPI. TF_PLAN_ALWAYS_MPI (the
+ * SMPI build, `make smpi`) always plans on the ranks: smpirun sets none of
+ * these variables, and a simulated program has no life outside MPI. */
 static int under_mpirun(void)
 {
+#ifdef TF_PLAN_ALWAYS_MPI
+    return 1;
+#else
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+#endif
 }
 
 static int mpi_on; /* MPI_Init was called: finalise at exit */
@@ -441,6 +447,7 @@ static void finalize_at_exit(void)
     int fin = 0;
     if (mpi_on && MPI_Finalized(&fin) == MPI_SUCCESS && !fin)
         MPI_Finalize();
+    mpi_on = 0;
 }
 
 /* The matrix in block rows, each rank reading only its part (docs/planning.md,
@@ -651,7 +658,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     return rc;
 }
 
-int main(int argc, char **argv)
+static int plan_main(int argc, char **argv)
 {
     t_main = omp_get_wtime();
     if (under_mpirun()) {
@@ -664,6 +671,11 @@ int main(int argc, char **argv)
         atexit(finalize_at_exit);
         t_init = omp_get_wtime() - t_main;
         t_main_mpi = MPI_Wtime();
+#ifdef TF_PLAN_ALWAYS_MPI
+        /* Simulated ranks take turns on the host, whose clock runs through
+         * the other ranks' turns too; the simulated clock starts with the job. */
+        t_init = t_main_mpi;
+#endif
         int me;
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
         /* Rank 0 speaks for all: every error is agreed over the ranks. */
@@ -970,5 +982,15 @@ int main(int argc, char **argv)
                 omp_get_max_threads());
     }
     tf_plan_free(&plan);
+    return rc;
+}
+
+/* Finalised on the way out of main too, not only at exit: a simulated rank
+ * (SMPI) ends when its main returns, long before the process's exit handlers
+ * run, and a rank that never finalised stalls the simulation. */
+int main(int argc, char **argv)
+{
+    int rc = plan_main(argc, argv);
+    finalize_at_exit();
     return rc;
 }

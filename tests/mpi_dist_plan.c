@@ -210,7 +210,13 @@ START_TEST(test_redistribute)
         off[r] = r == 0 ? 0 : r == g_size ? 50 : (r % 2 ? 7 * r : off[r - 1]);
     ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &e, off, &d), TF_OK);
     ck_assert(all_true(same_rows(&a, &d) && d.row0 == off[g_rank]));
-    tf_dcsr_free(&d);
+    /* Back to block rows: the low ranks' bands lie wholly before later
+     * ranks' blocks (an out-of-range read once, which crashed at 64 ranks). */
+    tf_dist_block_bounds(50, g_size, off);
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &d, off, &e), TF_OK);
+    ck_assert(all_true(same_rows(&a, &e) && e.row0 == off[g_rank] &&
+                       e.nrows == off[g_rank + 1] - off[g_rank]));
+    tf_dcsr_free(&e);
     free(off);
     tf_csr_free(&a);
 }

@@ -1,0 +1,108 @@
+#!/bin/sh
+# End to end: the SMPI build of twoface-plan (make smpi; docs/scale.md,
+# "Planning at scale") plans on simulated ranks. smpirun sets no launcher
+# variables, so only the build's TF_PLAN_ALWAYS_MPI puts it on its MPI path;
+# the plan it writes at 4 simulated ranks for P = 4 and P = 6 is the one a
+# single process writes (h5dump, timestamps aside); its --json line counts
+# the planning ranks and its phases add up to its wall time on the simulated
+# clock; every rank finalises (a simulated rank ends when main returns: an
+# unfinalised one stalls the simulation); a missing matrix ends the job with
+# one line, non-zero, and no output file.
+# Needs SimGrid (`make smpi` installs libsimgrid-dev); without smpicc it says
+# so and checks nothing. Builds twoface-plan into build-smpi/ (incremental).
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_smpi_plan: N passed, M failed"; exit status 1 if M > 0.
+E2E_NAME=e2e_smpi_plan
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
+PLAN=$B/bin/twoface-plan
+H5DUMP=$B/bin/twoface-h5dump
+for p in "$PLAN" "$H5DUMP"; do
+    [ -x "$p" ] || { bad "$p is not built"; finish; }
+done
+if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+    echo "skip: no smpicc/smpirun (SimGrid; make smpi installs libsimgrid-dev)"
+    finish
+fi
+SMPI_BUILD=$(cd "$SRC" && pwd)/build-smpi
+SPLAN=$SMPI_BUILD/bin/twoface-plan
+# A sub-make of `make check`: none of the outer make's settings (BUILD=build-san,
+# SAN=1, its jobserver) may leak in.
+if env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$SRC" --no-print-directory \
+    BUILD="$SMPI_BUILD" CC=smpicc SMPI=1 "$SPLAN" >"$work/build.log" 2>&1; then
+    ok "smpicc builds twoface-plan"
+else
+    tail -5 "$work/build.log"
+    bad "smpicc builds twoface-plan"
+    finish
+fi
+
+OUT=$work
+TIMEOUT=300
+sh "$SRC/bench/smpi/platform.sh" 4 >"$work/platform.xml" || { bad "platform.sh"; finish; }
+. "$SRC/bench/smpi/sim.sh"
+
+# 150 x 150, three entries a row and a few on the diagonal, weights 1-4.
+awk 'BEGIN {
+    n = 150; k = 0
+    for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
+                              r[k] = i; c[k] = (i * i + 1) % n; k++
+                              r[k] = i; c[k] = (i + 75) % n; k++ }
+    for (i = 0; i < n; i += 10) { r[k] = i; c[k] = i; k++ }
+    print "%%MatrixMarket matrix coordinate real general"
+    print n, n, k
+    for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
+}' >"$work/a.mtx"
+
+dump() {
+    "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
+}
+
+for P in 4 6; do
+    rm -f "$work/s.h5" "$work/m.h5"
+    if ! sim 4 "$SPLAN" "$work/a.mtx" -n "$P" -k 64 --json -q -o "$work/m.h5" \
+        >"$work/out" 2>"$work/err"; then
+        bad "P = $P: 4 simulated ranks plan (exit non-zero)"
+        grep -v INFO "$work/err" | tail -3
+        continue
+    fi
+    ok "P = $P: 4 simulated ranks plan"
+    "$PLAN" "$work/a.mtx" -n "$P" -k 64 -q -o "$work/s.h5"
+    if dump "$work/s.h5" >"$work/s.txt" && dump "$work/m.h5" >"$work/m.txt" &&
+        cmp -s "$work/s.txt" "$work/m.txt"; then
+        ok "P = $P: the plan equals the single process's"
+    else
+        bad "P = $P: the plan equals the single process's"
+    fi
+    # One JSON line from rank 0 alone, 4 planning ranks, phases adding up to
+    # the wall time within 5 % on the simulated clock.
+    if [ "$(grep -c '^{' "$work/out")" -eq 1 ] &&
+        grep '^{' "$work/out" | awk -v P="$P" '{
+            if (!match($0, /"ranks_planning": [0-9]+/)) exit 1
+            q = substr($0, RSTART + 18, RLENGTH - 18)
+            if (!match($0, /"nranks": [0-9]+/)) exit 1
+            p = substr($0, RSTART + 10, RLENGTH - 10)
+            if (!match($0, /"total_s": [0-9.]+/)) exit 1
+            t = substr($0, RSTART + 11, RLENGTH - 11)
+            if (!match($0, /"wall_s": [0-9.]+/)) exit 1
+            w = substr($0, RSTART + 10, RLENGTH - 10)
+            exit !(q == 4 && p == P && w > 0 && t >= 0.95 * w && t <= 1.05 * w)
+        }'; then
+        ok "P = $P: --json: 4 planning ranks, phases add up to the simulated wall time"
+    else
+        bad "P = $P: --json: 4 planning ranks, phases add up to the simulated wall time"
+        cat "$work/out"
+    fi
+done
+
+# A missing matrix: every rank agrees, rank 0 says it in one line.
+rm -f "$work/x.h5"
+sim 4 "$SPLAN" "$work/missing.mtx" -n 4 -q -o "$work/x.h5" >"$work/out" 2>"$work/err"
+rc=$?
+msg=$(grep '^twoface-plan:' "$work/err")
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$(echo "$msg" | wc -l)" -eq 1 ] &&
+    echo "$msg" | grep -q missing.mtx && [ ! -e "$work/x.h5" ]; then
+    ok "a missing matrix: one line, non-zero, no output file"
+else
+    bad "a missing matrix: one line, non-zero, no output file (rc $rc: $msg)"
+fi
+finish
