@@ -13,6 +13,8 @@ import sys
 
 rows = {}
 for line in open(sys.argv[1]):
+    if not line.startswith('{'):  # a comment line
+        continue
     r = json.loads(line)
     rows.setdefault((r['graph'], r['q']), []).append(r)
 
