@@ -351,6 +351,16 @@ out:
     return st;
 }
 
+void tf_build_send_stats(const tf_plan *plan, tf_rank_plan *rq)
+{
+    for (int64_t w = 0; w < rq->n_send; w++) {
+        rq->stats.coll_rows_sent += rq->send_rows[w];
+        if (w == 0 || rq->send_dst[w] != rq->send_dst[w - 1])
+            rq->stats.coll_peers_sent++;
+    }
+    tf_cost_predict(&plan->coeffs, plan->k_planned, &rq->stats);
+}
+
 /* Send schedules: rank q sends stripe s to p for each collective (p, s);
  * visiting receivers in order keeps each list sorted by (recipient, row). */
 static int build_send(tf_plan *plan)
@@ -387,14 +397,8 @@ static int build_send(tf_plan *plan)
                 plan->parts[rp->run_owner[r]].stats.fetch_peers_sent++;
     }
     for (int q = 0; q < P; q++) {
-        tf_rank_plan *rq = &plan->parts[q];
-        for (int64_t w = 0; w < rq->n_send; w++) {
-            rq->stats.coll_rows_sent += rq->send_rows[w];
-            if (w == 0 || rq->send_dst[w] != rq->send_dst[w - 1])
-                rq->stats.coll_peers_sent++;
-        }
-        tf_cost_predict(&plan->coeffs, plan->k_planned, &rq->stats);
-        plan->all_stats[q] = rq->stats;
+        tf_build_send_stats(plan, &plan->parts[q]);
+        plan->all_stats[q] = plan->parts[q].stats;
     }
     return TF_OK;
 }

@@ -20,4 +20,9 @@ int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan);
 int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
                          const tf_analysis *an, tf_plan *plan);
 
+/* The owner side of rank part rq's statistics, from its send schedule
+ * (rows sent, peers sent to), then its predicted times: the last step of
+ * a part, once its send schedule and fetch_peers_sent are known. */
+void tf_build_send_stats(const tf_plan *plan, tf_rank_plan *rq);
+
 #endif

@@ -3,6 +3,7 @@
 #include "tf_dist_planner.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_partition.h"
 #include "tf_perm.h"
 
 #include <stdio.h>
@@ -279,7 +280,7 @@ static int lookup_cols(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
     int64_t *s = c, *r = c + Q, *sd = c + 2 * Q, *rd = c + 3 * Q;
     if (st == TF_OK) {
         for (int64_t e = 0; e < x->nnz; e++)
-            s[tf_dist_owner(blk, Q, x->col[e])]++;
+            s[tf_partition_owner(blk, Q, x->col[e])]++;
         st = tf_dist_counts(comm, s, r, sd, rd, &stot, &rtot);
     }
     if (st == TF_OK) {
@@ -293,7 +294,7 @@ static int lookup_cols(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
     if (st == TF_OK) {
         memcpy(pos, sd, (size_t)Q * sizeof *pos);
         for (int64_t e = 0; e < x->nnz; e++)
-            ask[pos[tf_dist_owner(blk, Q, x->col[e])]++] = x->col[e];
+            ask[pos[tf_partition_owner(blk, Q, x->col[e])]++] = x->col[e];
         bytes(c, Q, (int64_t)sizeof(int32_t));
         st = tf_dist_agree(comm, tf_dist_alltoallv(comm, ask, s, sd, got, r, rd));
     }
@@ -307,7 +308,7 @@ static int lookup_cols(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
         for (int q = 0; q < Q; q++)
             pos[q] = sd[q] / (int64_t)sizeof(int32_t);
         for (int64_t e = 0; e < x->nnz; e++)
-            newcol[e] = ask[pos[tf_dist_owner(blk, Q, x->col[e])]++];
+            newcol[e] = ask[pos[tf_partition_owner(blk, Q, x->col[e])]++];
     }
     free(c);
     free(pos);
@@ -337,7 +338,7 @@ static int move_rows(MPI_Comm comm, const tf_dcsr *a, const int64_t *tgt, const 
     int64_t *zc = rc + 4 * Q; /* entries: send, recv, sdispl, rdispl */
     if (st == TF_OK) {
         for (int64_t i = 0; i < nr; i++) {
-            dst[i] = tf_dist_owner(tgt, Q, newid[i]);
+            dst[i] = tf_partition_owner(tgt, Q, newid[i]);
             rc[dst[i]]++;
             zc[dst[i]] += x->rowptr[i + 1] - x->rowptr[i];
         }

@@ -2,7 +2,6 @@
 #include "tf_analysis.h"
 #include "tf_build.h"
 #include "tf_classify.h"
-#include "tf_cost_model.h"
 #include "tf_dist_comm.h"
 #include "tf_dist_partition.h"
 #include "tf_dist_prepare.h"
@@ -12,10 +11,8 @@
 #include "tf_partition_metis.h"
 #include "tf_perm.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <omp.h>
 
@@ -122,39 +119,6 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
         }
     }
     return st;
-}
-
-/* The header fields build_one sets (tf_planner.c), for any candidate. */
-static void header_init(tf_plan *h, const tf_dcsr *a, uint64_t checksum, const tf_plan_options *o,
-                        int64_t *row_off, int64_t *brow_off)
-{
-    memset(h, 0, sizeof *h);
-    h->m = a->m;
-    h->n = a->n;
-    h->nnz = a->nnz_total;
-    h->checksum = checksum;
-    h->normalization = o->normalization;
-    h->symmetric = o->symmetric;
-    h->transposed = o->transposed;
-    h->transpose_of = o->transposed ? o->transpose_of : 0;
-    h->nranks = o->nranks;
-    h->k_planned = o->k;
-    h->stripe_width = o->stripe_width;
-    h->partition = o->partition;
-    h->mode = o->mode;
-    h->coll_rows = o->coll_rows;
-    h->comm = o->comm;
-    h->coeffs = o->coeffs;
-    h->coeffs.elem_bytes = tf_prec_bytes(o->comm);
-    h->gap = o->gap >= 0 ? o->gap : tf_cost_gap(&h->coeffs, o->k);
-    snprintf(h->generated_by, sizeof h->generated_by, "twoface-plan %d.%d",
-             TF_PLAN_VERSION_MAJOR, TF_PLAN_VERSION_MINOR);
-    time_t now = time(NULL);
-    struct tm tmv;
-    gmtime_r(&now, &tmv);
-    strftime(h->creation_date, sizeof h->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    h->row_off = row_off;
-    h->brow_off = brow_off;
 }
 
 /* One sparse stripe's counts, as they travel to rank 0. */
@@ -367,15 +331,8 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
         rq->send_rows[w] = rb[t].rows;
     }
     free(rb);
-    for (int i = 0; st == TF_OK && i < plan->n_parts; i++) {
-        tf_rank_plan *rq = &plan->parts[i];
-        for (int64_t w = 0; w < rq->n_send; w++) {
-            rq->stats.coll_rows_sent += rq->send_rows[w];
-            if (w == 0 || rq->send_dst[w] != rq->send_dst[w - 1])
-                rq->stats.coll_peers_sent++;
-        }
-        tf_cost_predict(&plan->coeffs, plan->k_planned, &rq->stats);
-    }
+    for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
+        tf_build_send_stats(plan, &plan->parts[i]);
     st = tf_dist_agree(comm, st);
     /* Every rank's statistics everywhere (P entries: the plan's summary). */
     int *bc = NULL, *bd = NULL;
@@ -539,7 +496,9 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     if ((st = tf_dist_redistribute(comm, a, band, &mine)))
         goto done;
     t1 = MPI_Wtime();
-    header_init(&hdr, &mine, checksum, o, row_off, brow_off);
+    tf_plan_header_init(&hdr, mine.m, mine.n, mine.nnz_total, checksum, o);
+    hdr.row_off = row_off;
+    hdr.brow_off = brow_off;
     st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
                               row_off, brow_off, o->stripe_width, hdr.gap, &an);
     st = tf_dist_agree(comm, st);

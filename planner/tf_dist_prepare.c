@@ -2,6 +2,7 @@
 #include "tf_dist_comm.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_partition.h"
 #include "tf_fingerprint.h"
 #include "tf_plan.h"
 #include "tf_transpose.h"
@@ -100,7 +101,7 @@ static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const i
     int64_t *s = c, *r = c + Q, *sd = c + 2 * Q, *rd = c + 3 * Q, rtot = 0;
     if (st == TF_OK) {
         for (int64_t u = 0; u < nneed; u++)
-            s[tf_dist_owner(off, Q, need[u])]++;
+            s[tf_partition_owner(off, Q, need[u])]++;
         st = tf_dist_counts(comm, s, r, sd, rd, NULL, &rtot);
     }
     if (st == TF_OK) {

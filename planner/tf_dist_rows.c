@@ -1,24 +1,10 @@
 #include "tf_dist_rows.h"
 #include "tf_dist_comm.h"
 #include "tf_error.h"
+#include "tf_partition.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int tf_dist_owner(const int64_t *off, int Q, int64_t i)
-{
-    int lo = 0, hi = Q - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (off[mid] <= i)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    while (lo < Q - 1 && off[lo + 1] <= i)
-        lo++;
-    return lo;
-}
 
 void tf_dist_block_bounds(int64_t m, int Q, int64_t *off)
 {
@@ -162,7 +148,7 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     tf_dist_block_bounds(in->n, Q, off);
     const tf_csr *a = &in->loc;
     for (int64_t e = 0; e < a->nnz; e++)
-        c.send[tf_dist_owner(off, Q, a->col[e])]++;
+        c.send[tf_partition_owner(off, Q, a->col[e])]++;
     int64_t stot, rtot;
     if ((st = tf_dist_counts(comm, c.send, c.recv, c.sd, c.rd, &stot, &rtot)))
         goto done;
@@ -176,7 +162,7 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     memcpy(pos, c.sd, (size_t)Q * sizeof *pos);
     for (int64_t i = 0; i < in->nrows; i++)
         for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {
-            int q = tf_dist_owner(off, Q, a->col[e]);
+            int q = tf_partition_owner(off, Q, a->col[e]);
             sb[pos[q]++] = (triple){a->col[e], (int32_t)(in->row0 + i), a->val[e]};
         }
     for (int q = 0; q < Q; q++) {

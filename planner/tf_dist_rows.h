@@ -5,10 +5,6 @@
 
 #include "tf_dcsr.h"
 
-/* Rank of the band holding row i among Q bands with bounds off[0..Q]
- * (empty bands allowed). */
-int tf_dist_owner(const int64_t *off, int Q, int64_t i);
-
 /* Fills off[0..Q] with the block distribution of m rows. */
 void tf_dist_block_bounds(int64_t m, int Q, int64_t *off);
 

@@ -273,22 +273,19 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     return build_bands(a, o, out);
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64_t checksum,
+                         const tf_plan_options *o)
 {
     memset(out, 0, sizeof *out);
-    int st = check_options(a, o);
-    if (st)
-        return st;
-    int P = o->nranks;
-    out->m = a->nrows;
-    out->n = a->ncols;
-    out->nnz = a->nnz;
-    out->checksum = tf_plan_fingerprint(a, o->normalization);
+    out->m = m;
+    out->n = n;
+    out->nnz = nnz;
+    out->checksum = checksum;
     out->normalization = o->normalization;
     out->symmetric = o->symmetric;
     out->transposed = o->transposed;
     out->transpose_of = o->transposed ? o->transpose_of : 0;
-    out->nranks = P;
+    out->nranks = o->nranks;
     out->k_planned = o->k;
     out->stripe_width = o->stripe_width;
     out->partition = o->partition;
@@ -304,7 +301,17 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     struct tm tmv;
     gmtime_r(&now, &tmv);
     strftime(out->creation_date, sizeof out->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+}
 
+static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    int P = o->nranks;
+    tf_plan_header_init(out, a->nrows, a->ncols, a->nnz, tf_plan_fingerprint(a, o->normalization),
+                        o);
     out->row_off = malloc((size_t)(P + 1) * sizeof *out->row_off);
     out->brow_off = malloc((size_t)(P + 1) * sizeof *out->brow_off);
     if (!out->row_off || !out->brow_off) {

@@ -73,6 +73,14 @@ typedef struct {
 
 void tf_plan_options_default(tf_plan_options *o);
 
+/* The header every plan of an m x n matrix with nnz nonzeros and the given
+ * checksum gets from o (counts, options, coefficients with the element size
+ * of o->comm, gap, generator, creation date); the rest of *out is zeroed.
+ * The serial and the distributed planner both start from it, so that their
+ * files agree. */
+void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64_t checksum,
+                         const tf_plan_options *o);
+
 /* The option checks of tf_plan_build for an m x n matrix. */
 int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o);
 
