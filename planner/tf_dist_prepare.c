@@ -4,6 +4,7 @@
 #include "tf_error.h"
 #include "tf_partition.h"
 #include "tf_fingerprint.h"
+#include "tf_normalize.h"
 #include "tf_plan.h"
 #include "tf_transpose.h"
 
@@ -17,66 +18,6 @@ uint64_t tf_dist_fingerprint(MPI_Comm comm, const tf_dcsr *a, int normalization)
                                                    a->nrows)
                              : 0;
     return tf_dist_sum_u64(comm, mine) + tf_fingerprint_salt(tf_norm_name(normalization));
-}
-
-static double row_sum(const tf_csr *a, int64_t i)
-{
-    double s = 0.0;
-    for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
-        s += (double)a->val[e];
-    return s;
-}
-
-static double inv_sqrt_degree(double d) { return d > 0 ? 1.0 / sqrt(d) : 0.0; }
-
-static int store(float *dst, double v, int64_t i, int32_t j)
-{
-    float f = (float)v;
-    if (!isfinite(f))
-        return tf_fail(TF_ERR_RANGE,
-                       "normalised value of entry (%lld, %lld) is %g: outside float32",
-                       (long long)i + 1, (long long)j + 1, v);
-    *dst = f;
-    return TF_OK;
-}
-
-/* A + I on this rank's rows (global row i's loop is column i). */
-static int add_loops(const tf_dcsr *a, tf_csr *out)
-{
-    const tf_csr *l = &a->loc;
-    int64_t missing = 0;
-    for (int64_t i = 0; i < a->nrows; i++) {
-        int32_t d = (int32_t)(a->row0 + i);
-        int found = 0;
-        for (int64_t e = l->rowptr[i]; e < l->rowptr[i + 1] && !found; e++)
-            found = l->col[e] == d;
-        missing += !found;
-    }
-    int st = tf_csr_alloc(out, a->nrows, a->n, l->nnz + missing);
-    if (st)
-        return st;
-    int64_t w = 0;
-    for (int64_t i = 0; i < a->nrows; i++) {
-        int32_t d = (int32_t)(a->row0 + i);
-        int placed = 0;
-        for (int64_t e = l->rowptr[i]; e < l->rowptr[i + 1]; e++) {
-            if (!placed && l->col[e] >= d) {
-                if (l->col[e] != d) {
-                    out->col[w] = d;
-                    out->val[w++] = 1.0f;
-                }
-                placed = 1;
-            }
-            out->col[w] = l->col[e];
-            out->val[w++] = l->val[e];
-        }
-        if (!placed) {
-            out->col[w] = d;
-            out->val[w++] = 1.0f;
-        }
-        out->rowptr[i + 1] = w;
-    }
-    return TF_OK;
 }
 
 static int cmp_i32(const void *x, const void *y)
@@ -141,7 +82,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     tf_dcsr s = *a, t;
     memset(&s.loc, 0, sizeof s.loc);
     memset(&t, 0, sizeof t);
-    int st = tf_dist_agree(comm, add_loops(a, &s.loc));
+    int st = tf_dist_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
     if (st)
         return st;
     s.nnz_total = tf_dist_sum_i64(comm, s.loc.nnz);
@@ -158,13 +99,13 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     }
     /* Columns are summed in row order: row j of the transpose. */
     for (int64_t i = 0; st == TF_OK && i < t.nrows; i++)
-        cs[i] = row_sum(&t.loc, i);
+        cs[i] = tf_norm_row_sum(&t.loc, i);
     tf_dcsr_free(&t);
     /* Square and both in block rows: this rank's rows and columns of the
      * degree vectors are the same indices, so the first bad one over the
      * ranks is the serial loop's first. */
     for (int64_t i = 0; st == TF_OK && i < s.nrows; i++) {
-        rs[i] = row_sum(&s.loc, i);
+        rs[i] = tf_norm_row_sum(&s.loc, i);
         const char *what = rs[i] < 0 ? "row" : cs[i] < 0 ? "column" : NULL;
         if (what)
             st = tf_fail(TF_ERR_ARG,
@@ -176,8 +117,8 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     int64_t nu = 0;
     if (st == TF_OK) {
         for (int64_t i = 0; i < s.nrows; i++) {
-            rs[i] = inv_sqrt_degree(rs[i]);
-            cs[i] = inv_sqrt_degree(cs[i]);
+            rs[i] = tf_norm_inv_sqrt(rs[i]);
+            cs[i] = tf_norm_inv_sqrt(cs[i]);
         }
         need = malloc((size_t)(s.loc.nnz ? s.loc.nnz : 1) * sizeof *need);
         if (!need)
@@ -210,7 +151,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
                     else
                         hi = mid;
                 }
-                st = store(&s.loc.val[e], (double)s.loc.val[e] * (rs[i] * cv[lo]),
+                st = tf_norm_store(&s.loc.val[e], (double)s.loc.val[e] * (rs[i] * cv[lo]),
                            s.row0 + i, j);
             }
         st = tf_dist_agree(comm, st);
@@ -226,27 +167,6 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     }
     tf_csr_free(&a->loc);
     *a = s;
-    return TF_OK;
-}
-
-static int normalize_mean(MPI_Comm comm, tf_dcsr *a)
-{
-    tf_csr *l = &a->loc;
-    float *v = malloc((size_t)(l->nnz > 0 ? l->nnz : 1) * sizeof *v);
-    int st = v ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %lld values", (long long)l->nnz);
-    for (int64_t i = 0; st == TF_OK && i < a->nrows; i++) {
-        double d = row_sum(l, i);
-        for (int64_t e = l->rowptr[i]; st == TF_OK && e < l->rowptr[i + 1]; e++)
-            st = d != 0 ? store(&v[e], (double)l->val[e] / d, a->row0 + i, l->col[e])
-                        : (v[e] = 0.0f, TF_OK);
-    }
-    st = tf_dist_agree(comm, st);
-    if (st) {
-        free(v);
-        return st;
-    }
-    free(l->val);
-    l->val = v;
     return TF_OK;
 }
 
@@ -280,7 +200,9 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     switch (normalization) {
     case TF_NORM_NONE: st = TF_OK; break;
     case TF_NORM_GCN: st = normalize_gcn(comm, a); break;
-    case TF_NORM_MEAN: st = normalize_mean(comm, a); break;
+    case TF_NORM_MEAN: /* row sums only: each rank's own rows */
+        st = tf_dist_agree(comm, tf_norm_mean_rows(&a->loc, a->row0));
+        break;
     default: st = tf_fail(TF_ERR_ARG, "unknown normalisation %d", normalization); break;
     }
     if (st)
