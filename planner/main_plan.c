@@ -450,13 +450,6 @@ static void finalize_at_exit(void)
     mpi_on = 0;
 }
 
-/* The matrix in block rows, each rank reading only its part (docs/planning.md,
- * "Input"). */
-static int read_distributed(MPI_Comm comm, const char *path, tf_dcsr *out)
-{
-    return tf_dist_read(comm, path, out);
-}
-
 enum { PH_START, PH_READ, PH_PREP, PH_PART, PH_ANALYSE, PH_CLASSIFY, PH_BUILD, PH_WRITE, PH_DRAW,
        N_PH };
 /* This process's peak resident memory (VmHWM, MiB) and CPU seconds. */
@@ -478,6 +471,25 @@ static void usage_self(double *rss_mib, double *cpu_s)
 
 static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition", "analyse",
                                           "classify", "build", "write", "explain_svg"};
+
+/* The --json line: phases (each the slowest rank's), their sum, the wall
+ * time, and memory and CPU as {largest, summed} over the Q ranks (umax[0],
+ * usum[0]: peak RSS in MiB; umax[1], usum[1]: CPU seconds). */
+static void print_json(int Q, const tf_plan *plan, const double *ph, double wall,
+                       const double *umax, const double *usum)
+{
+    double sum = 0;
+    printf("{\"ranks_planning\": %d, \"nranks\": %d, \"nnz\": %lld", Q, plan->nranks,
+           (long long)plan->nnz);
+    for (int i = 0; i < N_PH; i++) {
+        printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
+        sum += ph[i];
+    }
+    printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
+           "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
+           sum, wall, umax[0], usum[0], umax[1], usum[1]);
+    fflush(stdout);
+}
 
 /* Each phase's time is the slowest rank's: phases end at a collective, so
  * the ranks enter the next one together and the maxima add up to the run. */
@@ -522,7 +534,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double t = MPI_Wtime();
     ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
-    int st = read_distributed(comm, matrix, &a);
+    int st = tf_dist_read(comm, matrix, &a);
     double t1 = MPI_Wtime();
     ph[PH_READ] = t1 - t;
     if (st == TF_OK) {
@@ -643,16 +655,8 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
                     mx[PH_PREP], mx[PH_PART], mx[PH_ANALYSE], mx[PH_CLASSIFY], mx[PH_BUILD],
                     mx[PH_WRITE], mx[PH_PREP] + mx[PH_PART] + mx[PH_ANALYSE] + mx[PH_CLASSIFY] +
                     mx[PH_BUILD], sum, wall);
-        if (json) {
-            printf("{\"ranks_planning\": %d, \"nranks\": %d, \"nnz\": %lld", Q, plan.nranks,
-                   (long long)plan.nnz);
-            for (int i = 0; i < N_PH; i++)
-                printf(", \"%s_s\": %.6f", ph_name[i], mx[i]);
-            printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
-                   "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
-                   sum, wall, umax[0], usum[0], umax[1], usum[1]);
-            fflush(stdout);
-        }
+        if (json)
+            print_json(Q, &plan, mx, wall, umax, usum);
     }
     tf_plan_free(&plan);
     return rc;
@@ -951,19 +955,9 @@ static int plan_main(int argc, char **argv)
                        t_end - t1 - t_write};
     ph[PH_PREP] = tb - t0 - t_read;
     if (json) {
-        double sum = 0;
-        printf("{\"ranks_planning\": 1, \"nranks\": %d, \"nnz\": %lld", plan.nranks,
-               (long long)plan.nnz);
-        for (int i = 0; i < N_PH; i++) {
-            printf(", \"%s_s\": %.6f", ph_name[i], ph[i]);
-            sum += ph[i];
-        }
-        double rss, cpu;
-        usage_self(&rss, &cpu);
-        printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
-               "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
-               sum, t_end - t_main, rss, rss, cpu, cpu);
-        fflush(stdout);
+        double u[2];
+        usage_self(&u[0], &u[1]);
+        print_json(1, &plan, ph, t_end - t_main, u, u);
     }
     if (!quiet && rc == 0) {
         double plan_s = phase[0] + phase[1] + phase[2] + phase[3];
