@@ -20,7 +20,6 @@ CORA=$SRC/examples/data/cora.mtx.zst
 for p in "$PLAN" "$EXEC" "$H5DUMP"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done
-run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
 
 # dir.mtx: 150 x 150 directed with weights; rect.mtx: 40 x 25; tiny.mtx 3 x 3.
 awk 'BEGIN {
@@ -41,10 +40,7 @@ awk 'BEGIN {
     print "3 3 4\n1 1 1\n2 3 2\n3 1 3\n3 3 4" > "'"$work"'/tiny.mtx"
 }'
 
-# The dump without the creation date (its value differs by the second).
-dump() {
-    "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
-}
+dump() { e2e_plan_dump "$H5DUMP" "$1"; }
 
 # same NAME MATRIX PLAN-OPTIONS...: serial plan vs Q = 1..4 (or the Qs in
 # QS: --partition metis depends on Q above 1, tests/e2e_ptscotch.sh).
@@ -58,7 +54,7 @@ same() {
     dump "$work/s.h5" >"$work/s.txt"
     for q in ${QS:-1 2 3 4}; do
         rm -f "$work/d.h5"
-        if ! run_mpi "$q" "$PLAN" "$mat" -q -o "$work/d.h5" "$@" >"$work/out" 2>&1; then
+        if ! e2e_run_mpi "$q" "$PLAN" "$mat" -q -o "$work/d.h5" "$@" >"$work/out" 2>&1; then
             bad "$name at Q = $q: $(head -3 "$work/out")"
             continue
         fi
@@ -87,7 +83,7 @@ same "rect P=3" "$work/rect.mtx" -n 3
 same "tiny P=4 (ranks without rows)" "$work/tiny.mtx" -n 4
 
 # --bands-from: a backward plan on the forward plan's bands, forward made at Q = 3.
-if run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then
+if e2e_run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then
     same "dir backward --bands-from a metis plan" "$work/dir.mtx" --normalize gcn --transpose \
         --bands-from "$work/fwd.h5"
 else
@@ -95,8 +91,8 @@ else
 fi
 
 # The distributed plan runs: twoface-exec --check against the serial reference.
-if run_mpi 3 "$PLAN" "$CORA" -q -n 4 --normalize gcn -o "$work/run.h5" >/dev/null 2>&1 &&
-   run_mpi 4 "$EXEC" "$work/run.h5" -k 16 -i 2 --check >"$work/out" 2>&1; then
+if e2e_run_mpi 3 "$PLAN" "$CORA" -q -n 4 --normalize gcn -o "$work/run.h5" >/dev/null 2>&1 &&
+   e2e_run_mpi 4 "$EXEC" "$work/run.h5" -k 16 -i 2 --check >"$work/out" 2>&1; then
     ok "a plan made at Q = 3 passes twoface-exec --check at 4 ranks"
 else
     bad "plan made at Q = 3 does not run: $(tail -3 "$work/out")"
@@ -107,7 +103,7 @@ err_case() { # name, Q, args...
     name=$1 q=$2
     shift 2
     rm -f "$work/e.h5"
-    run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
+    e2e_run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
     rc=$?
     lines=$(grep -c 'twoface-plan' "$work/err")
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$lines" -eq 1 ] && [ ! -e "$work/e.h5" ]; then

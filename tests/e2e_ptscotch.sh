@@ -20,7 +20,6 @@ CORA=$SRC/examples/data/cora.mtx.zst
 for p in "$PLAN" "$EXEC" "$H5DUMP"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done
-run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
 
 # iso.mtx: 400 vertices, a ring with chords over the first 360, the last 40
 # isolated (no entries at all). tiny.mtx: 3 x 3. gen.mtx: 2,000 vertices,
@@ -53,10 +52,7 @@ h5env=
 if nm -D "$B/hdf5-plugins/libh5zstd.so" 2>/dev/null | grep -q __asan_init; then
     h5env="LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
 fi
-dump() {
-    # shellcheck disable=SC2086
-    env $h5env "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
-}
+dump() { e2e_plan_dump "$H5DUMP" "$1"; }
 # The band bounds of a plan, one line: "0 631 1320 2021 2708".
 bands() {
     # shellcheck disable=SC2086
@@ -81,12 +77,12 @@ plan_and_check() {
     name=$1 mat=$2 q=$3 p=$4
     shift 4
     rm -f "$work/d.h5"
-    if ! run_mpi "$q" "$PLAN" "$mat" -q -n "$p" --partition metis -o "$work/d.h5" "$@" \
+    if ! e2e_run_mpi "$q" "$PLAN" "$mat" -q -n "$p" --partition metis -o "$work/d.h5" "$@" \
         >"$work/out" 2>&1; then
         bad "$name: plan at Q = $q failed: $(head -3 "$work/out")"
         return 1
     fi
-    if run_mpi "$p" "$EXEC" "$work/d.h5" -k 8 -i 1 --check >"$work/out" 2>&1; then
+    if e2e_run_mpi "$p" "$EXEC" "$work/d.h5" -k 8 -i 1 --check >"$work/out" 2>&1; then
         ok "$name: plan made at Q = $q passes twoface-exec --check at $p ranks"
     else
         bad "$name: plan made at Q = $q fails --check: $(tail -3 "$work/out")"
@@ -100,7 +96,7 @@ for q in 2 3 4; do
         if nonempty $b; then ok "cora P=4 at Q = $q: every band has rows ($b)"
         else bad "cora P=4 at Q = $q: an empty band ($b)"; fi
         dump "$work/d.h5" >"$work/first.txt"
-        run_mpi "$q" "$PLAN" "$CORA" -q -n 4 --partition metis -o "$work/d2.h5" >/dev/null 2>&1
+        e2e_run_mpi "$q" "$PLAN" "$CORA" -q -n 4 --partition metis -o "$work/d2.h5" >/dev/null 2>&1
         dump "$work/d2.h5" >"$work/second.txt"
         if [ -s "$work/first.txt" ] && cmp -s "$work/first.txt" "$work/second.txt"; then
             ok "cora P=4 at Q = $q: the same plan on a second run"
@@ -122,7 +118,7 @@ for g in "cora:$CORA" "generated:$work/gen.mtx"; do
     "$PLAN" "$mat" -q -n 4 --partition metis --explain -o "$work/s.h5" >"$work/s.txt" 2>&1
     s=$(received "$work/s.txt")
     for q in 2 4; do
-        run_mpi "$q" "$PLAN" "$mat" -q -n 4 --partition metis --explain -o "$work/d.h5" \
+        e2e_run_mpi "$q" "$PLAN" "$mat" -q -n 4 --partition metis --explain -o "$work/d.h5" \
             >"$work/d.txt" 2>&1
         d=$(received "$work/d.txt")
         if [ -n "$s" ] && [ -n "$d" ] && awk -v s="$s" -v d="$d" 'BEGIN { exit !(d <= 2 * s + 0.01) }'; then
@@ -139,7 +135,7 @@ done
 dump "$work/s.h5" >"$work/s.txt"
 for q in 2 3 4; do
     rm -f "$work/d.h5"
-    if run_mpi "$q" "$PLAN" "$work/tiny.mtx" -q -n 4 --partition metis -o "$work/d.h5" \
+    if e2e_run_mpi "$q" "$PLAN" "$work/tiny.mtx" -q -n 4 --partition metis -o "$work/d.h5" \
         >"$work/out" 2>&1 && [ -s "$work/s.txt" ] && dump "$work/d.h5" | cmp -s "$work/s.txt" -; then
         ok "3 rows, P = 4 at Q = $q: the serial plan"
     else
@@ -154,7 +150,7 @@ err_case() { # name, Q, args...
     name=$1 q=$2
     shift 2
     rm -f "$work/e.h5"
-    run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
+    e2e_run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
     rc=$?
     lines=$(grep -c 'twoface-plan' "$work/err")
     if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$lines" -eq 1 ] && [ ! -e "$work/e.h5" ]; then

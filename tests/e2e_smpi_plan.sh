@@ -54,9 +54,7 @@ awk 'BEGIN {
     for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
 }' >"$work/a.mtx"
 
-dump() {
-    "$H5DUMP" "$1" | sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
-}
+dump() { e2e_plan_dump "$H5DUMP" "$1"; }
 
 for P in 4 6; do
     rm -f "$work/s.h5" "$work/m.h5"

@@ -29,3 +29,18 @@ finish() {
 }
 work=$(mktemp -d "${TMPDIR:-/tmp}/$E2E_NAME.XXXXXX") || exit 1
 trap 'rm -rf "$work"; exit 1' INT TERM
+# e2e_run_mpi Q COMMAND...: mpirun on Q ranks, unbound, at most 300 s.
+e2e_run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
+# e2e_plan_dump H5DUMP FILE: the plan's h5dump without its first line (the
+# file name) and with creation dates replaced by "DATE", so that two writes
+# of one plan compare equal. A sanitized build's filter plugin needs the ASan
+# runtime inside h5dump.
+e2e_plan_dump() {
+    h5env_=
+    if nm -D "$B/hdf5-plugins/libh5zstd.so" 2>/dev/null | grep -q __asan_init; then
+        h5env_="LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
+    fi
+    # shellcheck disable=SC2086
+    env $h5env_ "$1" "$2" |
+        sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
+}
