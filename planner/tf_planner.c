@@ -94,14 +94,15 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
     return TF_OK;
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
+static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, tf_plan *out);
 
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
  * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
  * whose counts are exact (the classification's own check counts fetch runs
  * per stripe, the built plan merges runs across stripes). The runner-up
  * (TF_ALT_RATIO) goes into out->alt. */
-static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t checksum,
+                          tf_plan *out)
 {
     /* cand[0] the greedy result, cand[1] pure fetch, cand[2] pure collective;
      * a greedy result that is already pure stands for its own mode, which
@@ -110,7 +111,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
     double t[3];
     int have[3] = {0, 0, 0};
     memset(cand, 0, sizeof cand);
-    int st = build_one(a, o, &cand[0]);
+    int st = build_one(a, o, checksum, &cand[0]);
     if (st)
         return st;
     have[0] = 1;
@@ -124,7 +125,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, tf_plan *ou
             continue;
         tf_plan_options po = *o;
         po.mode = mode;
-        if ((st = build_one(a, &po, &cand[i])) == TF_OK) {
+        if ((st = build_one(a, &po, checksum, &cand[i])) == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
         }
@@ -196,9 +197,11 @@ void tf_plan_choose(const double t[3], const int have[3], const char *greedy_cla
 
 static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
+    /* Every candidate plan carries the same checksum: hashed once. */
+    uint64_t checksum = tf_plan_fingerprint(a, o->normalization);
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
-        return choose_twoface(a, o, out);
-    return build_one(a, o, out);
+        return choose_twoface(a, o, checksum, out);
+    return build_one(a, o, checksum, out);
 }
 
 /* --partition metis: the METIS order once (not once per candidate plan),
@@ -303,15 +306,14 @@ void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64
     strftime(out->creation_date, sizeof out->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
+static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, tf_plan *out)
 {
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
     if (st)
         return st;
     int P = o->nranks;
-    tf_plan_header_init(out, a->nrows, a->ncols, a->nnz, tf_plan_fingerprint(a, o->normalization),
-                        o);
+    tf_plan_header_init(out, a->nrows, a->ncols, a->nnz, checksum, o);
     out->row_off = malloc((size_t)(P + 1) * sizeof *out->row_off);
     out->brow_off = malloc((size_t)(P + 1) * sizeof *out->brow_off);
     if (!out->row_off || !out->brow_off) {
