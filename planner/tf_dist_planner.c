@@ -121,115 +121,33 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
     return st;
 }
 
-/* One sparse stripe's counts, as they travel to rank 0. */
+/* tf_classify_part's sums over the planning ranks: integer counts, so the
+ * result is the same whatever the number of ranks. Only the first call can
+ * carry a failure of one rank (tf_classify.h), so only it agrees first. */
 typedef struct {
-    int64_t nnz;
-    int32_t stripe, distinct, runs, run_rows;
-} ss_rec;
+    MPI_Comm comm;
+    int calls;
+} classify_ctx;
 
-/* The greedy classification reads every rank's counts at once (it moves
- * one stripe at a time and re-predicts the two ranks involved), so the
- * stripe summaries - not the nonzeros - are gathered on rank 0, classified
- * there exactly as by tf_classify, and the classes sent back. */
-static int classify_on_root(MPI_Comm comm, tf_analysis *an, const tf_coeffs *c, int k)
+static int classify_sum(int64_t *v, int64_t n, int op, int status, void *ctx)
 {
-    int Q, me;
-    MPI_Comm_size(comm, &Q);
-    MPI_Comm_rank(comm, &me);
-    const int P = an->nranks;
-    const int64_t T = an->ss_off[P];
-    int64_t *cnt = calloc((size_t)P * 3, sizeof *cnt);
-    int64_t *q4 = calloc((size_t)Q * 4, sizeof *q4);
-    ss_rec *mine = malloc((size_t)(T ? T : 1) * sizeof *mine), *all = NULL;
-    tf_analysis full;
-    memset(&full, 0, sizeof full);
-    int st = cnt && q4 && mine ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %lld stripes",
-                                                 (long long)T);
-    if (st == TF_OK) {
-        for (int p = 0; p < P; p++) {
-            cnt[p] = an->ss_off[p + 1] - an->ss_off[p];
-            cnt[P + p] = an->nnz_local[p];
-            cnt[2 * P + p] = an->remote_distinct[p];
-        }
-        for (int64_t e = 0; e < T; e++)
-            mine[e] = (ss_rec){an->ss_nnz[e], an->ss_stripe[e], an->ss_distinct[e],
-                               an->ss_runs[e], an->ss_run_rows[e]};
-        if (MPI_Allreduce(MPI_IN_PLACE, cnt, 3 * P, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
-            st = tf_fail(TF_ERR_MPI, "MPI_Allreduce of stripe counts failed");
-    }
-    st = tf_dist_agree(comm, st);
-    int64_t *s = q4, *r = q4 + Q, *sd = q4 + 2 * Q, *rd = q4 + 3 * Q, rtot = 0;
-    if (st == TF_OK) {
-        s[0] = T * (int64_t)sizeof(ss_rec);
-        st = tf_dist_counts(comm, s, r, sd, rd, NULL, &rtot);
-    }
-    if (st == TF_OK && me == 0) {
-        int64_t TT = rtot / (int64_t)sizeof(ss_rec);
-        all = malloc((size_t)(TT ? TT : 1) * sizeof *all);
-        full = *an;
-        full.ss_off = malloc((size_t)(P + 1) * sizeof *full.ss_off);
-        full.nnz_local = cnt + P;
-        full.remote_distinct = cnt + 2 * P;
-        full.ss_stripe = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
-        full.ss_nnz = malloc((size_t)(TT ? TT : 1) * sizeof(int64_t));
-        full.ss_distinct = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
-        full.ss_runs = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
-        full.ss_run_rows = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
-        full.ss_class = calloc((size_t)(TT ? TT : 1), 1);
-        if (!all || !full.ss_off || !full.ss_stripe || !full.ss_nnz || !full.ss_distinct ||
-            !full.ss_runs || !full.ss_run_rows || !full.ss_class)
-            st = tf_fail(TF_ERR_NOMEM, "rank 0: out of memory for %lld stripes", (long long)TT);
-    }
-    st = tf_dist_agree(comm, st);
-    if (st == TF_OK)
-        st = tf_dist_agree(comm, tf_dist_alltoallv(comm, mine, s, sd, all, r, rd));
-    if (st == TF_OK && me == 0) {
-        int64_t TT = rtot / (int64_t)sizeof(ss_rec);
-        full.ss_off[0] = 0;
-        for (int p = 0; p < P; p++)
-            full.ss_off[p + 1] = full.ss_off[p] + cnt[p];
-        /* Planning ranks hold ascending plan ranks: the concatenation in rank
-         * order is the serial planner's stripe order. */
-        for (int64_t e = 0; e < TT; e++) {
-            full.ss_nnz[e] = all[e].nnz;
-            full.ss_stripe[e] = all[e].stripe;
-            full.ss_distinct[e] = all[e].distinct;
-            full.ss_runs[e] = all[e].runs;
-            full.ss_run_rows[e] = all[e].run_rows;
-        }
-        st = full.ss_off[P] == TT ? tf_classify(&full, c, k, TF_MODE_TWOFACE)
-                                  : tf_fail(TF_ERR_INTERNAL, "rank 0 gathered %lld stripes of %lld",
-                                            (long long)TT, (long long)full.ss_off[P]);
-    }
-    st = tf_dist_agree(comm, st);
-    if (st == TF_OK) {
-        /* Back: each rank's classes, bytes in the same order. */
-        for (int q = 0; q < Q; q++) {
-            r[q] = s[q] = sd[q] = rd[q] = 0;
-        }
-        r[0] = T;
-        if (MPI_Alltoall(r, 1, MPI_INT64_T, s, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
-            st = tf_fail(TF_ERR_MPI, "MPI_Alltoall of class counts failed");
-        for (int q = 1; q < Q; q++)
-            sd[q] = sd[q - 1] + s[q - 1];
-        if (st == TF_OK)
-            st = tf_dist_alltoallv(comm, full.ss_class, s, sd, an->ss_class, r, rd);
-        st = tf_dist_agree(comm, st);
-    }
-    if (me == 0) {
-        free(full.ss_off);
-        free(full.ss_stripe);
-        free(full.ss_nnz);
-        free(full.ss_distinct);
-        free(full.ss_runs);
-        free(full.ss_run_rows);
-        free(full.ss_class);
-    }
-    free(all);
-    free(mine);
-    free(cnt);
-    free(q4);
-    return st;
+    classify_ctx *x = ctx;
+    int me;
+    MPI_Comm_rank(x->comm, &me);
+    if (x->calls++ == 0)
+        status = tf_dist_agree(x->comm, status);
+    if (status || n == 0)
+        return status;
+    /* Planning rank r holds the plan ranks after rank r - 1's. */
+    int rc = op == TF_CLASSIFY_SUM
+                 ? MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm)
+                 : MPI_Exscan(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm);
+    if (rc != MPI_SUCCESS)
+        return tf_fail(TF_ERR_MPI, "MPI_%s of classification counts failed",
+                       op == TF_CLASSIFY_SUM ? "Allreduce" : "Exscan");
+    if (op == TF_CLASSIFY_EXSCAN && me == 0)
+        memset(v, 0, (size_t)n * sizeof *v); /* MPI leaves rank 0's undefined */
+    return TF_OK;
 }
 
 /* A collective receive (kind 0: q sends rows [first, first + rows) to p)
@@ -518,11 +436,15 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
                       strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0))
             continue;
         double c0 = MPI_Wtime();
-        if (mode == TF_MODE_TWOFACE)
-            st = classify_on_root(comm, &an, &hdr.coeffs, o->k);
-        else
+        if (mode == TF_MODE_TWOFACE) {
+            classify_ctx x = {comm, 0};
+            st = tf_classify_part(&an, first_part[me], first_part[me + 1], &hdr.coeffs, o->k,
+                                  classify_sum, &x);
+            st = tf_dist_agree(comm, st);
+        } else {
             memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
                    (size_t)T);
+        }
         double c1 = MPI_Wtime();
         if (st == TF_OK)
             st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, &cand[i]);

@@ -122,29 +122,30 @@ static int same_plan(const tf_plan *s, const tf_plan *d)
     return 1;
 }
 
-/* Plans a (m x n, seed) both ways with options set by the case. */
-static void plan_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int P, int partition,
-                      int mode, int norm, int transpose)
+/* Plans a both ways with options set by the case (coefficients c, or the
+ * defaults when NULL; no_pure: keep the greedy hybrid) and returns the
+ * plan's classes (tf_plan_classes). */
+static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int norm,
+                               int transpose, const tf_coeffs *c, int no_pure)
 {
-    tf_csr a;
-    tf_test_random_csr(&a, m, n, nnz, seed);
-    /* Positive weights: degrees for the normalisations. */
-    for (int64_t e = 0; e < a.nnz; e++)
-        a.val[e] = (a.val[e] < 0 ? -a.val[e] : a.val[e]) + 0.125f;
+    const int64_t m = a->nrows, n = a->ncols;
     tf_dcsr d;
-    block_slice(&a, &d);
+    block_slice(a, &d);
     tf_plan_options so, dopt;
     tf_plan_options_default(&so);
     so.nranks = P;
     so.partition = partition;
     so.mode = mode;
     so.k = 32;
+    so.no_pure_check = no_pure;
+    if (c)
+        so.coeffs = *c;
     dopt = so;
-    ck_assert_int_eq(tf_matrix_prepare(&a, norm, transpose, &so), TF_OK);
+    ck_assert_int_eq(tf_matrix_prepare(a, norm, transpose, &so), TF_OK);
     int st = tf_dist_prepare(MPI_COMM_WORLD, &d, norm, transpose, &dopt);
     ck_assert_msg(all_true(st == TF_OK), "tf_dist_prepare: %s", tf_error_message());
     ck_assert(all_true(so.symmetric == dopt.symmetric && so.transpose_of == dopt.transpose_of));
-    ck_assert_msg(all_true(same_rows(&a, &d)), "prepared rows differ (norm %d, transpose %d)",
+    ck_assert_msg(all_true(same_rows(a, &d)), "prepared rows differ (norm %d, transpose %d)",
                   norm, transpose);
     tf_plan sp, dp;
     st = tf_dist_plan_build(MPI_COMM_WORLD, &d, &dopt, &dp);
@@ -167,14 +168,28 @@ static void plan_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int P, i
         so.row_off = dp.row_off;
         so.brow_off = dp.brow_off;
     }
-    ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
+    ck_assert_int_eq(tf_plan_build(a, &so, &sp), TF_OK);
     ck_assert_msg(all_true(same_plan(&sp, &dp) && same_plan(sp.alt, dp.alt)),
                   "plan differs: %lld x %lld, P %d, partition %d, mode %d, norm %d", (long long)m,
                   (long long)n, P, partition, mode, norm);
+    const char *classes = tf_plan_classes(&sp);
     tf_plan_free(&sp);
     tf_plan_free(&dp);
     free(perm);
     free(iperm);
+    return classes;
+}
+
+/* Plans a random m x n matrix (seed) both ways. */
+static void plan_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int P, int partition,
+                      int mode, int norm, int transpose)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, m, n, nnz, seed);
+    /* Positive weights: degrees for the normalisations. */
+    for (int64_t e = 0; e < a.nnz; e++)
+        a.val[e] = (a.val[e] < 0 ? -a.val[e] : a.val[e]) + 0.125f;
+    plan_matrix(&a, P, partition, mode, norm, transpose, NULL, 0);
     tf_csr_free(&a);
 }
 
@@ -247,6 +262,45 @@ START_TEST(test_plans_prepared)
 }
 END_TEST
 
+START_TEST(test_plans_hybrid)
+{
+    /* The classification's rounds at work: every row uses a few of the first
+     * 64 columns (hubs owned by ranks 0 and 1, wanted by every rank) and a
+     * few others, and the coefficients make the hubs' owners the
+     * bottleneck, so recipients are split between fetch and collective -
+     * the case where the rounds' exchanged counts decide the plan, which
+     * must still not depend on the number of planning ranks. */
+    const int64_t n = 640;
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, n, n, 8 * n), TF_OK);
+    uint64_t h = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert_int_eq(tf_coo_push(&coo, i, i, 1.0), TF_OK);
+        for (int x = 0; x < 6; x++) {
+            h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t j = (int64_t)((h >> 33) % (uint64_t)(x < 3 ? 64 : n));
+            ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
+        }
+    }
+    tf_csr a;
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    tf_coo_free(&coo);
+    tf_coeffs c;
+    memset(&c, 0, sizeof c);
+    c.alpha_coll = 1e-6;
+    c.beta_coll = 4e-9;
+    c.alpha_fetch = 5e-6;
+    c.beta_fetch = 1e-9;
+    c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+    c.threads = 2;
+    for (int P = 5; P <= 16; P += 11) {
+        const char *cls = plan_matrix(&a, P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 1);
+        ck_assert_msg(strcmp(cls, "hybrid") == 0, "P = %d: classes %s, not hybrid", P, cls);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -258,6 +312,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plans_nnz);
     tcase_add_test(tc, test_plans_modes);
     tcase_add_test(tc, test_plans_prepared);
+    tcase_add_test(tc, test_plans_hybrid);
     suite_add_tcase(s, tc);
     return s;
 }
