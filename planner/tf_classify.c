@@ -397,17 +397,17 @@ int tf_classify_part(tf_analysis *an, int p0, int p1, const tf_coeffs *c, int k,
     uint8_t *cls = an->ss_class;
     int status = state_init(&st);
     int inited = status == TF_OK;
-    /* Five tables of P rows: the agreed counts, the previous round's, this
-     * caller's share of the next ones, and the two pure plans'; and two
-     * counts per rank for positions(). */
-    int64_t *glob = inited ? calloc((size_t)rows * 5 + 2 * (size_t)P, sizeof *glob) : NULL;
+    /* Five tables of P rows: the agreed counts, this caller's share of the
+     * next ones (and its moves in the round), the two pure plans', the
+     * previous round's; and two counts per rank for positions(). */
+    int64_t *glob = inited ? calloc((size_t)rows * 5 + 1 + 2 * (size_t)P, sizeof *glob) : NULL;
     uint8_t *best = inited ? malloc((size_t)(T ? T : 1)) : NULL;
     uint8_t *settled = inited ? calloc((size_t)P, 1) : NULL;
     if (inited && (!glob || !best || !settled))
         status = tf_fail(TF_ERR_NOMEM, "out of memory classifying for %d ranks", P);
-    int64_t *own = glob ? glob + rows : NULL, *pure_f = glob ? glob + 2 * rows : NULL;
-    int64_t *pure_c = glob ? glob + 3 * rows : NULL, *prev = glob ? glob + 4 * rows : NULL;
-    int64_t *scan = glob ? glob + 5 * rows : NULL;
+    int64_t *own = glob ? glob + rows : NULL, *pure_f = glob ? own + rows + 1 : NULL;
+    int64_t *pure_c = glob ? pure_f + rows : NULL, *prev = glob ? pure_c + rows : NULL;
+    int64_t *scan = glob ? prev + rows : NULL;
     if (status == TF_OK) {
         memset(cls + st.e0, TF_CLASS_FETCH, (size_t)T);
         for (int p = p0; p < p1; p++)
@@ -428,19 +428,24 @@ int tf_classify_part(tf_analysis *an, int p0, int p1, const tf_coeffs *c, int k,
     /* Rounds from all-collective: every receiver moves its own stripes
      * against the counts agreed at the end of the previous round, then the
      * new counts are summed. The best round is kept: the receivers move at
-     * once, so a round need not improve on the last. */
+     * once, so a round need not improve on the last. A round in which no
+     * receiver moved ends them: every later one would read the same counts
+     * and move nothing either (the same result as running them all). */
     for (int round = 0; round < TF_CLASSIFY_ROUNDS && status == TF_OK; round++) {
         status = positions(&st, cls, scan, sum, ctx, status);
         if (status)
             break;
+        memset(own, 0, (size_t)(rows + 1) * sizeof *own);
         for (int p = p0; p < p1; p++)
-            if (!settled[p] || inputs_changed(&st, glob, prev, p))
-                settled[p] = receiver_turn(&st, glob, p, cls) == 0;
-        memset(own, 0, (size_t)rows * sizeof *own);
+            if (!settled[p] || inputs_changed(&st, glob, prev, p)) {
+                int64_t moves = receiver_turn(&st, glob, p, cls);
+                settled[p] = moves == 0;
+                own[rows] += moves;
+            }
         for (int p = p0; p < p1; p++)
             add_counts(&st, p, cls, own);
-        status = sum_all(sum, ctx, own, rows, status);
-        if (status)
+        status = sum_all(sum, ctx, own, rows + 1, status);
+        if (status || own[rows] == 0)
             break;
         memcpy(prev, glob, (size_t)rows * sizeof *glob);
         memcpy(glob, own, (size_t)rows * sizeof *glob);
