@@ -159,8 +159,8 @@ static double owner_time(const state *st, const int64_t *glob, int q, const int6
  * against the counts agreed at the end of the previous round (glob). A
  * stripe goes to fetch when that lowers the larger time of the two ranks it
  * involves, or lowers total work (key < 0) without raising it; back to
- * collective on the mirrored test. Passes repeat until nothing changes (at
- * most 4): one move can shift which of the receiver's owners is critical.
+ * collective on the mirrored test. One pass: a move that pays off only
+ * after later ones gets its turn in the next round.
  *
  * Every recipient of an owner decides at once against the same counts, so
  * a receiver sees the owner changed by its own moves times the recipients
@@ -184,40 +184,39 @@ static int64_t receiver_turn(state *st, const int64_t *glob, int p, uint8_t *cls
     }
     double t_me = count_time(st->c, st->k, me);
     int64_t moves = 0;
-    for (int pass = 0; pass < 4; pass++) {
-        int64_t changed = 0;
-        for (int64_t i = an->ss_off[p]; i < an->ss_off[p + 1]; i++) {
-            int64_t e = st->order[i - st->e0];
-            int64_t g = st->seg_of[e];
-            int q = st->seg_q[g];
-            int to_fetch = cls[e] == TF_CLASS_COLL;
-            int64_t n = st->pos[g][to_fetch ? 0 : 1], was[3], d[3];
-            memcpy(was, st->dq[g], sizeof was);
-            move(st, me, e, to_fetch);
-            /* Recipients that could make the move: all count for what the
-             * receiver did so far, those before it for this move. */
-            int64_t m = glob[(int64_t)q * C_N + (to_fetch ? C_PEERS_SENT : C_FPEERS_SENT)];
-            m = m > n + 1 ? m : n + 1;
-            for (int f = 0; f < 3; f++) {
-                d[f] = st->dq[g][f] - was[f];
-                was[f] = m * was[f] + n * d[f];
-            }
-            double before = fmax(t_me, owner_time(st, glob, q, was, 1));
-            double a_me = count_time(st->c, st->k, me);
-            double after = fmax(a_me, owner_time(st, glob, q, st->dq[g], m));
-            double eps = 1e-12 * before;
-            int less_work = to_fetch ? st->key[e - st->e0] < 0 : st->key[e - st->e0] > 0;
-            if (after < before - eps || (after <= before + eps && less_work)) {
-                cls[e] = to_fetch ? TF_CLASS_FETCH : TF_CLASS_COLL;
-                t_me = a_me;
-                changed++;
-            } else {
-                move(st, me, e, !to_fetch);
-            }
+    for (int64_t i = an->ss_off[p]; i < an->ss_off[p + 1]; i++) {
+        int64_t e = st->order[i - st->e0];
+        int64_t g = st->seg_of[e];
+        int q = st->seg_q[g];
+        int to_fetch = cls[e] == TF_CLASS_COLL;
+        int64_t n = st->pos[g][to_fetch ? 0 : 1], was[3], d[3];
+        memcpy(was, st->dq[g], sizeof was);
+        move(st, me, e, to_fetch);
+        /* Recipients that could make the move: all count for what the
+         * receiver did so far, those before it for this move. */
+        int64_t m = glob[(int64_t)q * C_N + (to_fetch ? C_PEERS_SENT : C_FPEERS_SENT)];
+        m = m > n + 1 ? m : n + 1;
+        for (int f = 0; f < 3; f++) {
+            d[f] = st->dq[g][f] - was[f];
+            was[f] = m * was[f] + n * d[f];
         }
-        moves += changed;
-        if (!changed)
-            break;
+        double before = fmax(t_me, owner_time(st, glob, q, was, 1));
+        double eps = 1e-12 * before;
+        double a_me = count_time(st->c, st->k, me);
+        int less_work = to_fetch ? st->key[e - st->e0] < 0 : st->key[e - st->e0] > 0;
+        /* The receiver's own time alone can rule the move out. */
+        int ok = a_me < before - eps || (a_me <= before + eps && less_work);
+        if (ok) {
+            double after = fmax(a_me, owner_time(st, glob, q, st->dq[g], m));
+            ok = after < before - eps || (after <= before + eps && less_work);
+        }
+        if (ok) {
+            cls[e] = to_fetch ? TF_CLASS_FETCH : TF_CLASS_COLL;
+            t_me = a_me;
+            moves++;
+        } else {
+            move(st, me, e, !to_fetch);
+        }
     }
     return moves;
 }
@@ -350,7 +349,7 @@ static int state_init(state *st)
     }
     const tf_coeffs *c = st->c;
     const int k = st->k;
-    const double row_bytes = 4.0 * k;
+    const double row_bytes = (c->elem_bytes == 2 ? 2.0 : 4.0) * k; /* f, as tf_cost_model */
     for (int p = st->p0; p < st->p1; p++) {
         int lastq = -1;
         for (int64_t e = an->ss_off[p]; e < an->ss_off[p + 1]; e++) {
