@@ -1,15 +1,16 @@
 /* Classification of sparse stripes into collective and fetch.
  *
- * twoface mode: start with every remote stripe collective, then run a fixed
- * number of rounds. In a round every receiver, on its own, visits its
+ * twoface mode: start with every remote stripe collective, then run at most
+ * TF_CLASSIFY_ROUNDS rounds. In a round every receiver, on its own, visits its
  * stripes in ascending order of their net cost as a fetch (fetch cost minus
  * the collective work it removes at the receiver *and at the owner*) and
  * converts a stripe when that lowers the larger predicted time of the two
  * ranks it involves (receiver and owner), or lowers total work without
  * raising that maximum; it may also convert a fetch back. The owners'
  * counts are those agreed at the end of the previous round, with the
- * receiver's own changes counted once per recipient of the owner (all
- * recipients decide at once). Because the owner's send cost counts every
+ * receiver's own changes counted once per recipient of the owner that
+ * could make them, and each move as already made by the recipients before
+ * it in rank order (all recipients decide at once; docs/cost-model.md). Because the owner's send cost counts every
  * recipient, a dense stripe wanted by many ranks makes its owner the
  * bottleneck and its recipients get converted to fetch; with one recipient
  * it stays collective. The best round's plan is then compared whole with
@@ -28,8 +29,9 @@
 #include "tf_analysis.h"
 #include "tf_coeffs.h"
 
-/* Rounds of per-receiver decisions (a fixed count: the result must not
- * depend on a convergence test that one process could pass earlier). */
+/* Most rounds of per-receiver decisions. They end earlier only after a
+ * round in which no receiver anywhere moved (a sum over the processes, so
+ * all of them stop together, at the same round for every Q). */
 #define TF_CLASSIFY_ROUNDS 12
 
 /* Adds up n int64 values in place over the processes classifying a share
