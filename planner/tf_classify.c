@@ -142,7 +142,8 @@ static void move(state *st, int64_t *me, int64_t e, int to_fetch)
 }
 
 /* Owner q's time with `mult` times the change d to its counts. */
-static double owner_time(const state *st, const int64_t *glob, int q, const int64_t *d, int64_t mult)
+static double owner_time(const state *st, const int64_t *glob, int q, const int64_t *d,
+                         int64_t mult)
 {
     int64_t x[C_N];
     memcpy(x, glob + (int64_t)q * C_N, sizeof x);

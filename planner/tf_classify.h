@@ -10,10 +10,10 @@
  * counts are those agreed at the end of the previous round, with the
  * receiver's own changes counted once per recipient of the owner that
  * could make them, and each move as already made by the recipients before
- * it in rank order (all recipients decide at once; docs/cost-model.md). Because the owner's send cost counts every
- * recipient, a dense stripe wanted by many ranks makes its owner the
- * bottleneck and its recipients get converted to fetch; with one recipient
- * it stays collective. The best round's plan is then compared whole with
+ * it in rank order (all recipients decide at once; docs/cost-model.md).
+ * Because the owner's send cost counts every recipient, a dense stripe
+ * wanted by many ranks makes its owner the bottleneck and its recipients
+ * get converted to fetch; with one recipient it stays collective. The best round's plan is then compared whole with
  * the two pure plans.
  *
  * A receiver's decisions read only its own stripes and per-rank integer

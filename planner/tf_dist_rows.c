@@ -27,6 +27,19 @@ static int counts_alloc(counts4 *c, int Q)
     return TF_OK;
 }
 
+/* Displacements from the counts; returns the total received. */
+static int64_t displacements(counts4 *c, int Q)
+{
+    int64_t s = 0, t = 0;
+    for (int q = 0; q < Q; q++) {
+        c->sd[q] = s;
+        c->rd[q] = t;
+        s += c->send[q];
+        t += c->recv[q];
+    }
+    return t;
+}
+
 static void scale(const int64_t *in, int64_t *out, int Q, int64_t by)
 {
     for (int q = 0; q < Q; q++)
@@ -63,10 +76,21 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
         rows.send[q] = z - a;
         nz.send[q] = in->nrows ? rp[z - r0] - rp[a - r0] : 0;
     }
-    int64_t rtot, ztot;
-    if ((st = tf_dist_counts(comm, rows.send, rows.recv, rows.sd, rows.rd, NULL, &rtot)) ||
-        (st = tf_dist_counts(comm, nz.send, nz.recv, nz.sd, nz.rd, NULL, &ztot)))
+    /* Rows and nonzeros in one all-to-all of pairs: at scale each
+     * all-to-all costs about P - 1 latencies, whatever it carries. */
+    for (int q = 0; q < Q; q++) {
+        b[2 * q] = rows.send[q];
+        b[2 * q + 1] = nz.send[q];
+    }
+    if (MPI_Alltoall(b, 2, MPI_INT64_T, b + 2 * Q, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
+        st = tf_fail(TF_ERR_MPI, "MPI_Alltoall of row and nonzero counts failed");
         goto done;
+    }
+    for (int q = 0; q < Q; q++) {
+        rows.recv[q] = b[2 * Q + 2 * q];
+        nz.recv[q] = b[2 * Q + 2 * q + 1];
+    }
+    int64_t rtot = displacements(&rows, Q), ztot = displacements(&nz, Q);
     int64_t mine = off[me + 1] - off[me];
     if (rtot != mine) {
         st = tf_fail(TF_ERR_INTERNAL, "rank %d: received %lld rows for a band of %lld", me,

@@ -294,7 +294,8 @@ START_TEST(test_plans_hybrid)
     c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
     c.threads = 2;
     for (int P = 5; P <= 16; P += 11) {
-        const char *cls = plan_matrix(&a, P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 1);
+        const char *cls =
+            plan_matrix(&a, P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 1);
         ck_assert_msg(strcmp(cls, "hybrid") == 0, "P = %d: classes %s, not hybrid", P, cls);
     }
     tf_csr_free(&a);
