@@ -40,6 +40,17 @@ static int level_of(size_t cd_nelmts, const unsigned int cd_values[])
     return level;
 }
 
+size_t tf_h5zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level)
+{
+    pthread_mutex_lock(&cctx_lock);
+    if (!cctx)
+        cctx = ZSTD_createCCtx();
+    size_t r = cctx ? ZSTD_compressCCtx(cctx, dst, cap, src, n, level)
+                    : ZSTD_compress(dst, cap, src, n, level);
+    pthread_mutex_unlock(&cctx_lock);
+    return r;
+}
+
 static size_t zstd_compress(size_t cd_nelmts, const unsigned int cd_values[], size_t nbytes,
                             size_t *buf_size, void **buf)
 {
@@ -53,13 +64,7 @@ static size_t zstd_compress(size_t cd_nelmts, const unsigned int cd_values[], si
         ZSTD_FILTER_ERROR("zstd: cannot allocate %zu bytes", cap);
         return 0;
     }
-    pthread_mutex_lock(&cctx_lock);
-    if (!cctx)
-        cctx = ZSTD_createCCtx();
-    size_t r = cctx ? ZSTD_compressCCtx(cctx, out, cap, *buf, nbytes,
-                                        level_of(cd_nelmts, cd_values))
-                    : ZSTD_compress(out, cap, *buf, nbytes, level_of(cd_nelmts, cd_values));
-    pthread_mutex_unlock(&cctx_lock);
+    size_t r = tf_h5zstd_compress(out, cap, *buf, nbytes, level_of(cd_nelmts, cd_values));
     if (ZSTD_isError(r)) {
         ZSTD_FILTER_ERROR("zstd compression failed: %s", ZSTD_getErrorName(r));
         H5free_memory(out);
