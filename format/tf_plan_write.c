@@ -102,13 +102,11 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
     hsize_t dims = (hsize_t)n;
     hid_t sp = H5Screate_simple(1, &dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t d = -1;
     /* No access and modification times in the object headers: they would
      * only make two writes of the same plan differ, and cost a clock read
      * and header space per dataset. */
-    int ok = sp >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0 &&
-             H5Pset_obj_track_times(dcpl, 0) >= 0;
+    int ok = sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
     tf_pl_storage kind = tf_pl_storage_of(n, esize);
     hsize_t chunk = (hsize_t)tf_pl_chunk_len(n, esize);
     if (ok && kind == TF_PL_COMPACT) {
@@ -125,7 +123,7 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
              H5Pset_fletcher32(dcpl) >= 0;
     }
     if (ok)
-        ok = (d = H5Dcreate2(loc, name, ftype, sp, lcpl, dcpl, H5P_DEFAULT)) >= 0;
+        ok = (d = H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0;
     if (ok && kind == TF_PL_COMPACT)
         ok = H5Dwrite(d, enc ? ftype : mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                       enc ? enc->bytes : data) >= 0;
@@ -145,7 +143,6 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
         ok = 0;
         tf_pl_h5_detail(det);
     }
-    tf_pl_close_id(&lcpl, H5Pclose);
     tf_pl_close_id(&dcpl, H5Pclose);
     tf_pl_close_id(&sp, H5Sclose);
     if (!ok) {
@@ -160,6 +157,34 @@ static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *nam
                       hid_t mtype, size_t esize, int64_t n, const void *data)
 {
     return write_dset_enc(w, loc, obj, name, ftype, mtype, esize, n, data, NULL);
+}
+
+/* Groups are made explicitly, without access times, rather than as the
+ * intermediate groups of a dataset path, which would carry times and make
+ * two writes of one plan differ. `attrs`: the group holds attributes, kept
+ * in its header (MAX_COMPACT_ATTRS). */
+static int make_group(const wctx *w, hid_t loc, const char *name, int attrs, hid_t *out)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    *out = -1;
+    if (gcpl < 0 || H5Pset_obj_track_times(gcpl, 0) < 0 ||
+        (attrs && H5Pset_attr_phase_change(gcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0) ||
+        (*out = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT)) < 0) {
+        tf_pl_close_id(&gcpl, H5Pclose);
+        return tf_pl_h5_fail(w->path, "cannot create group", name);
+    }
+    tf_pl_close_id(&gcpl, H5Pclose);
+    return TF_OK;
+}
+
+/* make_group for a group that is only a folder: closed at once. */
+static int make_folder(const wctx *w, hid_t loc, const char *name)
+{
+    hid_t g;
+    int st = make_group(w, loc, name, 0, &g);
+    if (st == TF_OK && H5Gclose(g) < 0)
+        st = tf_pl_h5_fail(w->path, "cannot close group", name);
+    return st;
 }
 
 static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *date,
@@ -206,7 +231,8 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
-    if ((st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+    if ((st = make_folder(w, f, "stripes")) ||
+        (st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
                          p->row_off)) ||
         (st = write_dset(w, f, "", "brow_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
                          p->brow_off)) ||
@@ -242,15 +268,10 @@ static int write_rank(const wctx *w, hid_t f, const tf_pl_enc_part *e)
     const tf_pl_enc_head *h = &e->h;
     char gname[32];
     snprintf(gname, sizeof gname, RANK_GROUP_FMT, (int)h->rank);
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
-    if (gcpl < 0 || H5Pset_attr_phase_change(gcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
-        H5Pset_obj_track_times(gcpl, 0) < 0 ||
-        (g = H5Gcreate2(f, gname, H5P_DEFAULT, gcpl, H5P_DEFAULT)) < 0) {
-        int st = tf_pl_h5_fail(w->path, "cannot create group", gname);
-        tf_pl_close_id(&gcpl, H5Pclose);
-        return st;
-    }
-    tf_pl_close_id(&gcpl, H5Pclose);
+    hid_t g;
+    int st0 = make_group(w, f, gname, 1, &g);
+    if (st0 != TF_OK)
+        return st0;
     int st;
     if ((st = write_attr_i32(w, g, gname, "rank", (int32_t)h->rank)) ||
         (st = write_attr_i64(w, g, gname, "row_begin", h->row_begin)) ||
@@ -261,6 +282,17 @@ static int write_rank(const wctx *w, hid_t f, const tf_pl_enc_part *e)
         (st = write_attr_i64(w, g, gname, "fetch_buf_rows", h->fetch_buf_rows)) ||
         (st = write_attr_u64(w, g, gname, "checksum", h->checksum)))
         goto done;
+    /* The folders of the array paths ("local/col": "local"), in table order. */
+    char folder[32] = "";
+    for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
+        const char *name = tf_pl_rank_arrays[i].name, *slash = strchr(name, '/');
+        size_t len = slash ? (size_t)(slash - name) : 0;
+        if (len && len < sizeof folder && (strncmp(folder, name, len) != 0 || folder[len])) {
+            memcpy(folder, name, len);
+            folder[len] = '\0';
+            st = make_folder(w, g, folder);
+        }
+    }
     enc_src src = {e->bytes, e->sizes};
     for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
         int k = tf_pl_rank_arrays[i].kind;
@@ -508,6 +540,7 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     }
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), f = -1;
     if (fcpl < 0 || H5Pset_attr_phase_change(fcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
+        H5Pset_obj_track_times(fcpl, 0) < 0 ||
         (f = H5Fcreate(w->image, H5F_ACC_TRUNC, fcpl, fapl)) < 0) {
         int st = tf_pl_h5_fail(w->path, "cannot create in memory", w->path);
         tf_pl_close_id(&fcpl, H5Pclose);
@@ -523,9 +556,8 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
         wctx wa = {where, w->image, w->level, w->src};
-        hid_t g = H5Gcreate2(f, ALT_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0)
-            st = tf_pl_h5_fail(w->path, "cannot create group", ALT_GROUP);
+        hid_t g;
+        st = make_group(w, f, ALT_GROUP, 1, &g);
         if (st == TF_OK)
             st = write_header(&wa, g, plan->alt, date, alt_stats);
         for (int i = 0; st == TF_OK && i < plan->alt->nranks; i++)
