@@ -336,6 +336,8 @@ static int write_part(const wctx *w, hid_t f, const tf_plan *plan, const tf_rank
     tf_rank_plan rp;
     if (st == TF_OK)
         tf_pl_enc_scalars(&e->h, &rp);
+    if (st == TF_OK && (st = tf_pl_enc_check(e)) != TF_OK)
+        st = tf_fail_prefix(st, "%s", w->path);
     if (st == TF_OK && rp.rank != i)
         st = tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp.rank);
     if (st == TF_OK && (st = tf_pl_check_rank_scalars(plan, &rp)) != TF_OK)

@@ -119,6 +119,41 @@ void tf_pl_enc_part_free(tf_pl_enc_part *e)
     memset(e, 0, sizeof *e);
 }
 
+int tf_pl_enc_check(const tf_pl_enc_part *e)
+{
+    const tf_pl_enc_head *h = &e->h;
+    int64_t chunks = 0, bytes = 0;
+    for (int c = 0; c < N_COUNTS; c++)
+        if (h->counts[c] < 0)
+            return tf_fail(TF_ERR_INTERNAL, "part %lld: negative count", (long long)h->rank);
+    for (int i = 0; i < N_RANK_ARRAYS; i++) {
+        size_t es = tf_pl_kind_size(tf_pl_rank_arrays[i].kind);
+        int64_t n = h->counts[tf_pl_rank_arrays[i].count];
+        tf_pl_storage s = tf_pl_storage_of(n, es);
+        int64_t want = 0;
+        if (s == TF_PL_CHUNKED) {
+            int64_t c = tf_pl_chunk_len(n, es);
+            want = (n + c - 1) / c;
+        } else if (s == TF_PL_COMPACT) {
+            bytes += n * (int64_t)es;
+        }
+        if (h->nchunks[i] != want)
+            return tf_fail(TF_ERR_INTERNAL, "part %lld: %s has %lld chunks, expected %lld",
+                           (long long)h->rank, tf_pl_rank_arrays[i].name,
+                           (long long)h->nchunks[i], (long long)want);
+        chunks += want;
+    }
+    if (h->n_sizes != chunks)
+        return tf_fail(TF_ERR_INTERNAL, "part %lld: %lld chunk sizes for %lld chunks",
+                       (long long)h->rank, (long long)h->n_sizes, (long long)chunks);
+    for (int64_t k = 0; k < chunks; k++)
+        bytes += e->sizes[k];
+    if (h->n_bytes != bytes)
+        return tf_fail(TF_ERR_INTERNAL, "part %lld: %lld bytes, its chunks and arrays need %lld",
+                       (long long)h->rank, (long long)h->n_bytes, (long long)bytes);
+    return TF_OK;
+}
+
 void tf_pl_enc_scalars(const tf_pl_enc_head *h, tf_rank_plan *rp)
 {
     memset(rp, 0, sizeof *rp);

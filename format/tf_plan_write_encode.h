@@ -51,6 +51,11 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
                       tf_pl_enc_part *out);
 void tf_pl_enc_part_free(tf_pl_enc_part *e);
 
+/* Checks that an encoded part's chunk counts and byte counts agree with its
+ * counts, so that the writer can walk its bytes (a part received from
+ * another rank). TF_OK or TF_ERR_INTERNAL naming the part. */
+int tf_pl_enc_check(const tf_pl_enc_part *e);
+
 /* The part's scalars and counts back in a tf_rank_plan without arrays, for
  * the checks the writer makes on a part it did not encode itself. */
 void tf_pl_enc_scalars(const tf_pl_enc_head *h, tf_rank_plan *rp);
