@@ -23,11 +23,22 @@
  * compression itself on the small chunks of a plan with many ranks. HDF5
  * may run filters from several threads (the thread-safe build serialises
  * its API, but a plugin copy could be used without that), hence the locks.
- * The contexts live until the process ends. */
+ * The contexts live until the library is unloaded. */
 static pthread_mutex_t cctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t dctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static ZSTD_CCtx *cctx;
 static ZSTD_DCtx *dctx;
+
+/* The plugin build of this file is unloaded by H5close (dlclose), which
+ * would orphan its contexts: they are freed when the library is unloaded,
+ * and at exit. */
+__attribute__((destructor)) static void free_contexts(void)
+{
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeDCtx(dctx);
+    cctx = NULL;
+    dctx = NULL;
+}
 
 static int level_of(size_t cd_nelmts, const unsigned int cd_values[])
 {
