@@ -43,11 +43,43 @@ void tf_coll_free(tf_spmm_ctx *ctx)
     free(ctx->recv_displs);
     free(ctx->src_ranks);
     free(ctx->dst_ranks);
+    free(ctx->pack_buf);
+    free(ctx->pack_first);
+    free(ctx->pack_len);
+    ctx->pack_buf = NULL;
+    ctx->pack_first = ctx->pack_len = NULL;
+    ctx->n_pack_runs = ctx->pack_rows = 0;
+    ctx->n_pack_dst = 0;
     ctx->send_types = ctx->recv_types = NULL;
     ctx->send_counts = ctx->recv_counts = NULL;
     ctx->send_displs = ctx->recv_displs = NULL;
     ctx->src_ranks = ctx->dst_ranks = NULL;
     tf_xchg_free(&ctx->xchg);
+}
+
+/* TWOFACE_COLL_PACK=auto|always|never: how the send side travels. */
+int tf_coll_pack_mode(int *mode)
+{
+    const char *s = getenv("TWOFACE_COLL_PACK");
+    if (!s || !*s)
+        return TF_OK;
+    if (strcmp(s, "auto") == 0)
+        *mode = TF_COLL_PACK_AUTO;
+    else if (strcmp(s, "always") == 0)
+        *mode = TF_COLL_PACK_ALWAYS;
+    else if (strcmp(s, "never") == 0)
+        *mode = TF_COLL_PACK_NEVER;
+    else
+        return tf_fail(TF_ERR_ARG, "TWOFACE_COLL_PACK=%s: expected auto, always or never", s);
+    return TF_OK;
+}
+
+/* Whether a destination's nb > 1 blocks of `bytes` in all travel packed. */
+static int pack_blocks(int mode, int nb, MPI_Aint bytes)
+{
+    if (mode != TF_COLL_PACK_AUTO)
+        return mode == TF_COLL_PACK_ALWAYS;
+    return bytes / nb < TF_COLL_PACK_BLOCK_BYTES;
 }
 
 /* Local part of the setup: neighbour lists, counts, datatypes. */
@@ -93,14 +125,21 @@ static int coll_describe(tf_spmm_ctx *ctx)
     }
 
     /* Send side: blocks of merged adjacent stripes per destination. */
+    int mode = TF_COLL_PACK_DEFAULT;
+    int st = tf_coll_pack_mode(&mode);
+    if (st)
+        return st;
     int *blen = malloc(((size_t)rp->n_send + 1) * sizeof *blen);
     MPI_Aint *bdisp = malloc(((size_t)rp->n_send + 1) * sizeof *bdisp);
-    if (!blen || !bdisp) {
+    char *packed = calloc(ad, 1);
+    ctx->pack_first = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_first);
+    ctx->pack_len = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_len);
+    if (!blen || !bdisp || !packed || !ctx->pack_first || !ctx->pack_len) {
         free(blen);
         free(bdisp);
+        free(packed);
         return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the send blocks", ctx->h->rank);
     }
-    int st = TF_OK;
     int64_t r = 0;
     for (int j = 0; j < nd && st == TF_OK; j++) {
         int d = rp->send_dst[r];
@@ -124,7 +163,20 @@ static int coll_describe(tf_spmm_ctx *ctx)
             st = tf_fail(TF_ERR_RANGE, "rank %d: more than 2^31 rows to rank %d", ctx->h->rank, d);
             break;
         }
-        if (nb == 1) {
+        if (nb > 1 && pack_blocks(mode, nb, total * rowbytes)) {
+            /* Its rows go to pack_buf from row pack_rows on; the byte
+             * displacement is fixed once pack_buf exists. */
+            for (int b = 0; b < nb; b++) {
+                ctx->pack_first[ctx->n_pack_runs] = bdisp[b] / rowbytes;
+                ctx->pack_len[ctx->n_pack_runs++] = blen[b];
+            }
+            ctx->send_types[j] = ctx->row_type;
+            ctx->send_counts[j] = (int)total;
+            ctx->send_displs[j] = (MPI_Aint)ctx->pack_rows * rowbytes;
+            packed[j] = 1;
+            ctx->pack_rows += total;
+            ctx->n_pack_dst++;
+        } else if (nb == 1) {
             ctx->send_types[j] = ctx->row_type;
             ctx->send_counts[j] = blen[0];
             ctx->send_displs[j] = bdisp[0];
@@ -144,6 +196,20 @@ static int coll_describe(tf_spmm_ctx *ctx)
     }
     free(blen);
     free(bdisp);
+    if (st == TF_OK && ctx->n_pack_dst > 0) {
+        ctx->pack_buf = malloc((size_t)ctx->pack_rows * (size_t)rowbytes);
+        MPI_Aint at = 0, base = 0;
+        if (!ctx->pack_buf)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-row pack buffer",
+                         ctx->h->rank, (long long)ctx->pack_rows);
+        else if (MPI_Get_address(ctx->pack_buf, &at) != MPI_SUCCESS ||
+                 MPI_Get_address(ctx->xb, &base) != MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Get_address failed", ctx->h->rank);
+        for (int j = 0; j < nd && st == TF_OK; j++)
+            if (packed[j])
+                ctx->send_displs[j] = MPI_Aint_add(MPI_Aint_diff(at, base), ctx->send_displs[j]);
+    }
+    free(packed);
     return st;
 }
 
@@ -199,6 +265,16 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
 
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
 {
+    if (ctx->n_pack_runs > 0) {
+        const size_t rowbytes = (size_t)ctx->k * ctx->es;
+        const char *src = ctx->xb;
+        char *dst = ctx->pack_buf;
+        for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
+            size_t n = (size_t)ctx->pack_len[r] * rowbytes;
+            memcpy(dst, src + (size_t)ctx->pack_first[r] * rowbytes, n);
+            dst += n;
+        }
+    }
     return tf_xchg_start_w(&ctx->xchg, ctx->xb, ctx->send_counts, ctx->send_displs,
                            ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
                            ctx->recv_types, req);
