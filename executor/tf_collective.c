@@ -46,6 +46,10 @@ void tf_coll_free(tf_spmm_ctx *ctx)
     free(ctx->pack_buf);
     free(ctx->pack_first);
     free(ctx->pack_len);
+    free(ctx->v_sdispl);
+    free(ctx->v_rdispl);
+    ctx->v_sdispl = ctx->v_rdispl = NULL;
+    ctx->coll_v = 0;
     ctx->pack_buf = NULL;
     ctx->pack_first = ctx->pack_len = NULL;
     ctx->n_pack_runs = ctx->pack_rows = 0;
@@ -74,12 +78,15 @@ int tf_coll_pack_mode(int *mode)
     return TF_OK;
 }
 
-/* Whether a destination's nb > 1 blocks of `bytes` in all travel packed. */
+/* Whether a destination's nb blocks of `bytes` in all travel packed. One
+ * block is already contiguous: auto sends it from B; always packs it too,
+ * so that every send comes from the pack buffer and the exchange can be the
+ * plain-count one (coll_v). */
 static int pack_blocks(int mode, int nb, MPI_Aint bytes)
 {
     if (mode != TF_COLL_PACK_AUTO)
         return mode == TF_COLL_PACK_ALWAYS;
-    return bytes / nb < TF_COLL_PACK_BLOCK_BYTES;
+    return nb > 1 && bytes / nb < TF_COLL_PACK_BLOCK_BYTES;
 }
 
 /* Local part of the setup: neighbour lists, counts, datatypes. */
@@ -163,7 +170,7 @@ static int coll_describe(tf_spmm_ctx *ctx)
             st = tf_fail(TF_ERR_RANGE, "rank %d: more than 2^31 rows to rank %d", ctx->h->rank, d);
             break;
         }
-        if (nb > 1 && pack_blocks(mode, nb, total * rowbytes)) {
+        if (pack_blocks(mode, nb, total * rowbytes)) {
             /* Its rows go to pack_buf from row pack_rows on; the byte
              * displacement is fixed once pack_buf exists. */
             for (int b = 0; b < nb; b++) {
@@ -213,6 +220,35 @@ static int coll_describe(tf_spmm_ctx *ctx)
     return st;
 }
 
+/* The plain-count form addresses rows with int displacements. */
+static int rp_rows_fit_int(const tf_spmm_ctx *ctx)
+{
+    return ctx->pack_rows <= INT32_MAX && ctx->h->rp->coll_buf_rows <= INT32_MAX;
+}
+
+/* Counts and displacements in rows for the plain-count form: sends from the
+ * pack buffer in destination order, receives where the w form puts them. */
+static int coll_v_args(tf_spmm_ctx *ctx)
+{
+    const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
+    ctx->v_sdispl = calloc((size_t)ctx->n_dst + 1, sizeof(int));
+    ctx->v_rdispl = calloc((size_t)ctx->n_src + 1, sizeof(int));
+    if (!ctx->pack_buf) /* nothing to send: still a valid address */
+        ctx->pack_buf = malloc(1);
+    if (!ctx->v_sdispl || !ctx->v_rdispl || !ctx->pack_buf)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the exchange's displacements",
+                       ctx->h->rank);
+    int at = 0;
+    for (int j = 0; j < ctx->n_dst; j++) {
+        ctx->v_sdispl[j] = at;
+        at += ctx->send_counts[j];
+    }
+    for (int i = 0; i < ctx->n_src; i++)
+        ctx->v_rdispl[i] = (int)(ctx->recv_displs[i] / rowbytes);
+    return tf_xchg_prepare_v(&ctx->xchg, ctx->send_counts, ctx->v_sdispl, ctx->recv_counts,
+                             ctx->v_rdispl);
+}
+
 int tf_coll_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
@@ -225,7 +261,16 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     if (st == TF_OK)
         st = tf_xchg_create(&ctx->xchg, h->comm, mode, ctx->n_src, ctx->src_ranks, ctx->n_dst,
                             ctx->dst_ranks); /* agrees */
+    /* Plain counts (MPI_Ineighbor_alltoallv, p2p's exchange) when every rank
+     * sends everything from its pack buffer; the collective must be the same
+     * call on every rank. */
+    int all_packed = ctx->n_pack_dst == ctx->n_dst && rp_rows_fit_int(ctx);
     if (st == TF_OK)
+        MPI_Allreduce(MPI_IN_PLACE, &all_packed, 1, MPI_INT, MPI_MIN, h->comm);
+    ctx->coll_v = st == TF_OK && all_packed;
+    if (st == TF_OK && ctx->coll_v)
+        st = tf_exec_agree(h->comm, coll_v_args(ctx));
+    else if (st == TF_OK)
         st = tf_exec_agree(h->comm,
                            tf_xchg_prepare_w(&ctx->xchg, ctx->send_counts, ctx->send_displs,
                                              ctx->send_types, ctx->recv_counts,
@@ -275,6 +320,10 @@ int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
             dst += n;
         }
     }
+    if (ctx->coll_v)
+        return tf_xchg_start_v(&ctx->xchg, ctx->pack_buf, ctx->send_counts, ctx->v_sdispl,
+                               ctx->coll_buf, ctx->recv_counts, ctx->v_rdispl, ctx->row_type,
+                               req);
     return tf_xchg_start_w(&ctx->xchg, ctx->xb, ctx->send_counts, ctx->send_displs,
                            ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
                            ctx->recv_types, req);

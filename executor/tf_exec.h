@@ -114,6 +114,10 @@ struct tf_spmm_ctx {
     int64_t n_pack_runs, pack_rows; /* runs copied, rows in pack_buf */
     int64_t *pack_first, *pack_len; /* per run: first owner-local row, rows */
     int n_pack_dst;                 /* destinations sent packed */
+    /* Every rank sends all its rows packed: the exchange takes plain counts
+     * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
+    int coll_v;
+    int *v_sdispl, *v_rdispl;
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once

@@ -6,8 +6,9 @@
 # collective plan, p2p) passes --check against the serial reference, its C
 # is bitwise the C of the default exchange (same blocks, same order of
 # accumulation), and a bad TWOFACE_EXCHANGE is a one-line error on exit 1.
-# Likewise the collective's send side packed or zero-copy
-# (TWOFACE_COLL_PACK=always|never, executor/tf_collective.c).
+# Likewise the collective's send side packed, zero-copy or chosen per
+# destination (TWOFACE_COLL_PACK=always|never|auto, executor/tf_collective.c),
+# and one rank packing while the other does not.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_exchange: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_exchange
@@ -48,11 +49,12 @@ for np in 1 2 3 4; do
             bad "$np ranks, $algo: C differs between the exchanges"
         fi
     done
-    # The collective's send side packed (short blocks copied into one
-    # buffer) or zero-copy (a datatype over B): the same rows land in the
-    # same places, so C is bitwise the same, on both exchanges.
+    # The collective's send side packed (every destination copied into one
+    # buffer, plain counts), zero-copy (a datatype over B) or chosen per
+    # destination (auto): the same rows land in the same places, so C is
+    # bitwise the same, on both exchanges.
     for x in neighbor alltoall; do
-        for pk in always never; do
+        for pk in always never auto; do
             if TWOFACE_EXCHANGE=$x TWOFACE_COLL_PACK=$pk run $np "$work/c$np.h5" --algo collective \
                 -k 24 -i 2 --warmup 1 --check --c-out "$work/C-pack-$pk.h5" \
                 >"$work/out-$pk.txt" 2>"$work/err.log" &&
@@ -62,10 +64,11 @@ for np in 1 2 3 4; do
                 bad "$np ranks, $x exchange, TWOFACE_COLL_PACK=$pk: $(head -1 "$work/err.log")"
             fi
         done
-        if h5diff -q "$work/C-pack-always.h5" "$work/C-pack-never.h5" /C /C; then
-            ok "$np ranks, $x exchange: C of the packed and the zero-copy send identical"
+        if h5diff -q "$work/C-pack-always.h5" "$work/C-pack-never.h5" /C /C &&
+            h5diff -q "$work/C-pack-auto.h5" "$work/C-pack-never.h5" /C /C; then
+            ok "$np ranks, $x exchange: C of the packed, zero-copy and mixed sends identical"
         else
-            bad "$np ranks, $x exchange: C differs between the packed and the zero-copy send"
+            bad "$np ranks, $x exchange: C differs between the packed, zero-copy and mixed sends"
         fi
     done
     if TWOFACE_EXCHANGE=alltoall run $np "$work/t$np.h5" "$work/c$np.h5" \
