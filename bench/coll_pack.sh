@@ -33,8 +33,8 @@ for g in $GRAPHS; do
         "$BUILD/bin/twoface-plan" "$DATA/$g.mtx.zst" -n "$P" -k "$K" --mode collective -o "$plan" \
             -q >"$work/plan.log" 2>&1 || { echo "coll_pack.sh: planning $g K=$K failed" >&2; exit 1; }
         for r in $(seq 1 "$ROUNDS"); do
-            order="never $MODE"
-            [ $((r % 2)) -eq 0 ] && order="$MODE never"
+            order="${BASE:-never} $MODE"
+            [ $((r % 2)) -eq 0 ] && order="$MODE ${BASE:-never}"
             for m in $order; do
                 TWOFACE_COLL_PACK=$m mpirun -n "$P" --bind-to none -x TWOFACE_COLL_PACK \
                     "$BUILD/bin/twoface-exec" "$plan" --algo collective,p2p -k "$K" -i "$ITER" \

@@ -203,11 +203,13 @@ void tf_coll_free(tf_spmm_ctx *ctx);
 /* Packs the rows of packed destinations, then starts the exchange. */
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req);
 /* How the send side travels (TWOFACE_COLL_PACK, else the build default):
- * packed per destination when its blocks are short (auto), always, or
- * never (zero-copy datatypes). */
+ * every destination packed, plain counts (always: the default, measured no
+ * slower than auto on graphs with long blocks, docs/executor.md), packed per
+ * destination when its blocks are short (auto), or never (zero-copy
+ * datatypes). */
 enum { TF_COLL_PACK_AUTO = 0, TF_COLL_PACK_ALWAYS = 1, TF_COLL_PACK_NEVER = 2 };
 #ifndef TF_COLL_PACK_DEFAULT
-#define TF_COLL_PACK_DEFAULT TF_COLL_PACK_AUTO
+#define TF_COLL_PACK_DEFAULT TF_COLL_PACK_ALWAYS
 #endif
 /* auto packs a destination whose blocks average fewer bytes than this. */
 #ifndef TF_COLL_PACK_BLOCK_BYTES
