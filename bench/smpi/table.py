@@ -24,7 +24,7 @@ BASE = ("allgather", "shift", "p2p")
 # SMPI gathers a derived datatype outside simulated time, so zero-copy sends
 # (hindexed from B) would cost nothing there, while p2p packs its rows on
 # the simulated clock. `make smpi` therefore builds the collective to pack
-# every non-contiguous send (TF_COLL_PACK_ALWAYS): the copy is a timed CPU
+# every send (TF_COLL_PACK_ALWAYS): the copy is a timed CPU
 # burst and the twoface column pays it. For runs of a zero-copy build, the
 # bound below charges twoface's busiest sender a copy of every row it sends
 # at this VM's single-core copy bandwidth (the STREAM-like copy of
