@@ -1,19 +1,30 @@
 /* The collective half's machinery, created once per context: one
  * distributed-graph communicator whose sources are the ranks this rank
  * receives B stripes from and whose destinations are the ranks it sends
- * stripes to, and the per-neighbour arguments of MPI_Ineighbor_alltoallw
- * (or of its MPI_Ialltoallw fallback: tf_exchange.h).
+ * stripes to, and the per-neighbour arguments of the exchange
+ * (MPI_Ineighbor_alltoall{v,w} or their MPI_Ialltoall{v,w} fallback:
+ * tf_exchange.h).
  *
- * Send side, zero-copy: the block to destination d is described by a
- * datatype over the window memory holding this rank's B (or, with
- * TF_COMM_BF16, its bf16 export: rows of K elements of ctx->es bytes) (one hindexed type
- * of its stripes, adjacent stripes merged; a plain count of rows when they
- * merge into one block). Receive side: the stripes from one source are
- * contiguous in the collective buffer (the plan orders them by source, then
- * first row, and the sender orders its stripes for us by first row), so a
- * count of rows at a byte displacement. Displacements of the neighbour
- * collectives are MPI_Aint, so large buffers are fine; counts are in rows
- * (a K-float contiguous type), so they fit in an int. */
+ * Send side, per destination (TWOFACE_COLL_PACK, docs/executor.md):
+ *  - packed: its rows (from the window memory holding this rank's B, or
+ *    with TF_COMM_BF16 its bf16 export: rows of K elements of ctx->es bytes)
+ *    are copied into the pack buffer at the start of every SpMM and go as a
+ *    count of rows. On a web graph a destination's rows are hundreds of runs
+ *    of 1-2 rows; Open MPI's datatype engine gathers such a type in
+ *    pipelined fragments, slower than one memcpy per run plus a single-copy
+ *    contiguous transfer.
+ *  - zero-copy: one hindexed type of its stripes over the window (adjacent
+ *    stripes merged; a plain count of rows when they merge into one block).
+ * When every rank packs every destination the exchange takes plain counts
+ * (coll_v: the v form, p2p's call); otherwise the w form, a packed
+ * destination's displacement pointing into the pack buffer.
+ * Receive side: the stripes from one source are contiguous in the
+ * collective buffer (the plan orders them by source, then first row, and
+ * the sender orders its stripes for us by first row), so a count of rows
+ * at a displacement. Displacements of the w form are MPI_Aint, so large
+ * buffers are fine; counts are in rows (a K-element contiguous type), so
+ * they fit in an int; the v form's displacements are rows too, and it is
+ * used only when both buffers have fewer than 2^31 rows. */
 #include "tf_exec.h"
 
 #include <stdlib.h>
@@ -204,7 +215,8 @@ static int coll_describe(tf_spmm_ctx *ctx)
     free(blen);
     free(bdisp);
     if (st == TF_OK && ctx->n_pack_dst > 0) {
-        ctx->pack_buf = malloc((size_t)ctx->pack_rows * (size_t)rowbytes);
+        int64_t rows = ctx->pack_rows > 0 ? ctx->pack_rows : 1;
+        ctx->pack_buf = malloc((size_t)rows * (size_t)rowbytes);
         MPI_Aint at = 0, base = 0;
         if (!ctx->pack_buf)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-row pack buffer",
