@@ -316,11 +316,15 @@ $(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_
 # redefines malloc before <stdlib.h>); the collective's warm-up is 2 exchanges
 # (nothing to warm in a simulated MPI); smpirun sets none of the launcher
 # variables twoface-plan looks for, so TF_PLAN_ALWAYS_MPI makes it plan on the
-# simulated ranks. Installs libsimgrid-dev when missing.
+# simulated ranks; the collective packs every send (TF_COLL_PACK_ALWAYS,
+# also the default build's default, fixed here whatever that default becomes)
+# because SMPI gathers a derived datatype outside simulated time, while a
+# copy is a timed CPU burst, as p2p's pack is.
+# Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
 CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2 \
-               -DTF_PLAN_ALWAYS_MPI
+               -DTF_PLAN_ALWAYS_MPI -DTF_COLL_PACK_DEFAULT=TF_COLL_PACK_ALWAYS
 endif
 .PHONY: smpi
 smpi:

@@ -105,6 +105,19 @@ struct tf_spmm_ctx {
     int *send_counts, *recv_counts;
     MPI_Aint *send_displs, *recv_displs;
     int64_t coll_msgs; /* sources this rank receives from */
+    /* Packed send side (tf_collective.c): the destinations whose blocks are
+     * short get their rows copied into pack_buf at the start of every SpMM
+     * and travel as one contiguous count; the others stay zero-copy. A
+     * packed destination's displacement is pack_buf's address relative to
+     * xb (MPI_Aint_diff), so one exchange mixes both forms. */
+    void *pack_buf;
+    int64_t n_pack_runs, pack_rows; /* runs copied, rows in pack_buf */
+    int64_t *pack_first, *pack_len; /* per run: first owner-local row, rows */
+    int n_pack_dst;                 /* destinations sent packed */
+    /* Every rank sends all its rows packed: the exchange takes plain counts
+     * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
+    int coll_v;
+    int *v_sdispl, *v_rdispl;
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -187,7 +200,22 @@ int tf_select_finish(tf_ctx *ctx, int which);
 /* tf_collective.c */
 int tf_coll_setup(tf_spmm_ctx *ctx);
 void tf_coll_free(tf_spmm_ctx *ctx);
+/* Packs the rows of packed destinations, then starts the exchange. */
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req);
+/* How the send side travels (TWOFACE_COLL_PACK, else the build default):
+ * every destination packed, plain counts (always: the default, measured no
+ * slower than auto on graphs with long blocks, docs/executor.md), packed per
+ * destination when its blocks are short (auto), or never (zero-copy
+ * datatypes). */
+enum { TF_COLL_PACK_AUTO = 0, TF_COLL_PACK_ALWAYS = 1, TF_COLL_PACK_NEVER = 2 };
+#ifndef TF_COLL_PACK_DEFAULT
+#define TF_COLL_PACK_DEFAULT TF_COLL_PACK_ALWAYS
+#endif
+/* auto packs a destination whose blocks average fewer bytes than this. */
+#ifndef TF_COLL_PACK_BLOCK_BYTES
+#define TF_COLL_PACK_BLOCK_BYTES 65536
+#endif
+int tf_coll_pack_mode(int *mode);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
 
