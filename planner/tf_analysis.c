@@ -1,6 +1,7 @@
 #include "tf_analysis.h"
 #include "tf_error.h"
 #include "tf_radix.h"
+#include "tf_reuse.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -21,19 +22,26 @@ void tf_analysis_free(tf_analysis *an)
     free(an->ss_class);
     free(an->nnz_local);
     free(an->remote_distinct);
+    free(an->local_miss);
+    free(an->remote_miss);
+    free(an->remote_nnz);
     memset(an, 0, sizeof *an);
 }
 
-/* Sorted remote columns of rank p (with multiplicity). */
+/* Remote columns of rank p (with multiplicity) in row order, and its
+ * local ones likewise into loc (returning their count in *nloc). */
 static int64_t remote_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
-                           uint32_t *out)
+                           uint32_t *out, uint32_t *loc, int64_t *nloc)
 {
-    int64_t n = 0;
+    int64_t n = 0, l = 0;
     for (int64_t e = a->rowptr[r0]; e < a->rowptr[r1]; e++) {
         int64_t j = a->col[e];
         if (j < b0 || j >= b1)
             out[n++] = (uint32_t)j;
+        else
+            loc[l++] = (uint32_t)(j - b0);
     }
+    *nloc = l;
     return n;
 }
 
@@ -81,14 +89,16 @@ static void list_free(stripe_list *l)
 }
 
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
-                    const int64_t *brow_off, int width, int gap, tf_analysis *an)
+                    const int64_t *brow_off, int width, int gap, int64_t reuse_window,
+                    tf_analysis *an)
 {
-    return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap, an);
+    return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap,
+                                reuse_window, an);
 }
 
 int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
                          const int64_t *row_off, const int64_t *brow_off, int width, int gap,
-                         tf_analysis *an)
+                         int64_t reuse_window, tf_analysis *an)
 {
     memset(an, 0, sizeof *an);
     if (width < 1)
@@ -102,7 +112,11 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
     an->nnz_local = calloc((size_t)nranks, sizeof *an->nnz_local);
     an->remote_distinct = calloc((size_t)nranks, sizeof *an->remote_distinct);
     an->ss_off = calloc((size_t)nranks + 1, sizeof *an->ss_off);
-    if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off)
+    an->local_miss = calloc((size_t)nranks, sizeof *an->local_miss);
+    an->remote_miss = calloc((size_t)nranks, sizeof *an->remote_miss);
+    an->remote_nnz = calloc((size_t)nranks, sizeof *an->remote_nnz);
+    if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off ||
+        !an->local_miss || !an->remote_miss || !an->remote_nnz)
         goto nomem;
     an->stripe_base[0] = 0;
     for (int q = 0; q < nranks; q++) {
@@ -141,9 +155,15 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
             if (z > maxnnz)
                 maxnnz = z;
         }
-        uint32_t *cols = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *cols);
-        uint32_t *tmp = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *tmp);
-        if (!cols || !tmp)
+        size_t cap = (size_t)(maxnnz ? maxnnz : 1);
+        uint32_t *cols = malloc(cap * sizeof *cols);
+        uint32_t *tmp = malloc(cap * sizeof *tmp);
+        /* The reuse count's scratch: the local stream, sort keys, payloads. */
+        uint32_t *loc = malloc(cap * sizeof *loc);
+        uint32_t *keys = malloc(cap * sizeof *keys);
+        uint32_t *pay = malloc(cap * sizeof *pay);
+        uint32_t *tpay = malloc(cap * sizeof *tpay);
+        if (!cols || !tmp || !loc || !keys || !pay || !tpay)
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (int p = p0; p < p1; p++) {
@@ -151,8 +171,12 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
                 continue;
             int64_t r0 = row_off[p] - row_base, r1 = row_off[p + 1] - row_base;
             int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
-            int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols);
-            an->nnz_local[p] = (a->rowptr[r1] - a->rowptr[r0]) - nrem;
+            int64_t nloc;
+            int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols, loc, &nloc);
+            an->nnz_local[p] = nloc;
+            an->local_miss[p] = tf_reuse_misses(loc, nloc, reuse_window, keys, pay, tmp, tpay);
+            an->remote_miss[p] = tf_reuse_misses(cols, nrem, reuse_window, keys, pay, tmp, tpay);
+            an->remote_nnz[p] = nrem;
             tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
             int q = 0;
             int64_t distinct_total = 0;
@@ -190,6 +214,10 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         }
         free(cols);
         free(tmp);
+        free(loc);
+        free(keys);
+        free(pay);
+        free(tpay);
     }
     if (!failed) {
         for (int p = 0; p < nranks; p++)
