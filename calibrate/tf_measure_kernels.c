@@ -132,19 +132,17 @@ static int point_count_misses(ker_point *p, double cache_bytes)
     if (p->kind == KER_FETCH || window <= 0 || n <= 1)
         return TF_OK;
     size_t sz = (size_t)n * sizeof(uint32_t);
-    uint32_t *c = malloc(sz), *k = malloc(sz), *v = malloc(sz), *tk = malloc(sz),
-             *tv = malloc(sz);
+    uint32_t *c = malloc(sz), *v = malloc(sz), *tk = malloc(sz), *tv = malloc(sz);
     int st = TF_OK;
-    if (c && k && v && tk && tv) {
+    if (c && v && tk && tv) {
         for (int64_t e = 0; e < n; e++)
             c[e] = (uint32_t)p->a.idx[e];
-        p->miss = tf_reuse_misses(c, n, window, k, v, tk, tv);
+        p->miss = tf_reuse_misses_sort(c, n, window, v, tk, tv);
     } else {
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
                                    "nonzeros", (long long)n);
     }
     free(c);
-    free(k);
     free(v);
     free(tk);
     free(tv);

@@ -28,20 +28,17 @@ void tf_analysis_free(tf_analysis *an)
     memset(an, 0, sizeof *an);
 }
 
-/* Remote columns of rank p (with multiplicity) in row order, and its
- * local ones likewise into loc (returning their count in *nloc). */
-static int64_t remote_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
-                           uint32_t *out, uint32_t *loc, int64_t *nloc)
+/* Columns of rank p (with multiplicity) in row order: the remote ones
+ * (remote = 1) or the local ones, relative to the band. */
+static int64_t band_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
+                         int remote, uint32_t *out)
 {
-    int64_t n = 0, l = 0;
+    int64_t n = 0;
     for (int64_t e = a->rowptr[r0]; e < a->rowptr[r1]; e++) {
         int64_t j = a->col[e];
-        if (j < b0 || j >= b1)
-            out[n++] = (uint32_t)j;
-        else
-            loc[l++] = (uint32_t)(j - b0);
+        if ((j < b0 || j >= b1) == remote)
+            out[n++] = (uint32_t)(remote ? j : j - b0);
     }
-    *nloc = l;
     return n;
 }
 
@@ -158,12 +155,10 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         size_t cap = (size_t)(maxnnz ? maxnnz : 1);
         uint32_t *cols = malloc(cap * sizeof *cols);
         uint32_t *tmp = malloc(cap * sizeof *tmp);
-        /* The reuse count's scratch: the local stream, sort keys, payloads. */
-        uint32_t *loc = malloc(cap * sizeof *loc);
-        uint32_t *keys = malloc(cap * sizeof *keys);
-        uint32_t *pay = malloc(cap * sizeof *pay);
-        uint32_t *tpay = malloc(cap * sizeof *tpay);
-        if (!cols || !tmp || !loc || !keys || !pay || !tpay)
+        /* The reuse count's positions and their sort scratch. */
+        uint32_t *pos = malloc(cap * sizeof *pos);
+        uint32_t *tpos = malloc(cap * sizeof *tpos);
+        if (!cols || !tmp || !pos || !tpos)
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (int p = p0; p < p1; p++) {
@@ -171,13 +166,16 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
                 continue;
             int64_t r0 = row_off[p] - row_base, r1 = row_off[p + 1] - row_base;
             int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
-            int64_t nloc;
-            int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols, loc, &nloc);
+            int64_t nloc = band_cols(a, r0, r1, b0, b1, 0, cols);
             an->nnz_local[p] = nloc;
-            an->local_miss[p] = tf_reuse_misses(loc, nloc, reuse_window, keys, pay, tmp, tpay);
-            an->remote_miss[p] = tf_reuse_misses(cols, nrem, reuse_window, keys, pay, tmp, tpay);
+            an->local_miss[p] = tf_reuse_misses_sort(cols, nloc, reuse_window, pos, tmp, tpos);
+            int64_t nrem = band_cols(a, r0, r1, b0, b1, 1, cols);
             an->remote_nnz[p] = nrem;
-            tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
+            int64_t rmiss = tf_reuse_misses_sort(cols, nrem, reuse_window, pos, tmp, tpos);
+            an->remote_miss[p] = rmiss;
+            /* Sorted by the count unless it had nothing to count. */
+            if (reuse_window <= 0 || nrem <= 1 || nrem > (int64_t)UINT32_MAX)
+                tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
             int q = 0;
             int64_t distinct_total = 0;
             for (int64_t e = 0; e < nrem;) {
@@ -214,10 +212,8 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         }
         free(cols);
         free(tmp);
-        free(loc);
-        free(keys);
-        free(pay);
-        free(tpay);
+        free(pos);
+        free(tpos);
     }
     if (!failed) {
         for (int p = 0; p < nranks; p++)

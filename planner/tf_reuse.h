@@ -1,9 +1,9 @@
 /* B-row reuse in a CSR kernel: which nonzeros find their B row still in
  * cache from an earlier use, and which load it from memory. The kernels'
- * time per nonzero differs by about 8x between the two on the development
- * VM (docs/cost-model.md, "Kernels: rows from cache or from memory"), and
- * graphs differ in the share: a web graph in URL order reuses most rows
- * within a few thousand nonzeros, a random graph almost none. */
+ * time per nonzero differs several times between the two (docs/cost-model.md,
+ * "Kernels: rows from cache or from memory"), and graphs differ in the
+ * share: a web graph in URL order reads most rows again within a few
+ * thousand nonzeros, a random graph almost none. */
 #ifndef TF_REUSE_H
 #define TF_REUSE_H
 
@@ -14,9 +14,11 @@
  * `window` nonzeros came between it and the previous read of the row (more
  * than that many rows may have passed through the cache since: an upper
  * bound, so the count errs towards misses). window <= 0: every nonzero
- * misses. keys, pay, tmp_keys, tmp_pay: scratch of n entries each; cols is
- * not modified. Above 2^32 nonzeros every one counts as a miss. */
-int64_t tf_reuse_misses(const uint32_t *cols, int64_t n, int64_t window, uint32_t *keys,
-                        uint32_t *pay, uint32_t *tmp_keys, uint32_t *tmp_pay);
+ * misses, and cols is left as it is. Otherwise cols is sorted ascending on
+ * return (the stripe analysis needs it sorted anyway); pos, tmp_cols and
+ * tmp_pos are scratch of n entries. Above 2^32 nonzeros every one counts as
+ * a miss and cols is left as it is. */
+int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t *pos,
+                             uint32_t *tmp_cols, uint32_t *tmp_pos);
 
 #endif

@@ -369,13 +369,19 @@ static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, in
  * reads each time. */
 START_TEST(reuse_counts_rows_read_again_within_the_window)
 {
-    const uint32_t cols[] = {1, 2, 1, 3, 1};
-    uint32_t k[5], v[5], tk[5], tv[5];
-    ck_assert_int_eq(tf_reuse_misses(cols, 5, 0, k, v, tk, tv), 5); /* no cache */
-    ck_assert_int_eq(tf_reuse_misses(cols, 5, 1, k, v, tk, tv), 5); /* gone after 2 reads */
-    ck_assert_int_eq(tf_reuse_misses(cols, 5, 2, k, v, tk, tv), 3); /* first reads only */
-    ck_assert_int_eq(tf_reuse_misses(cols, 5, 1000, k, v, tk, tv), 3);
-    ck_assert_int_eq(tf_reuse_misses(cols, 0, 2, k, v, tk, tv), 0);
+    const uint32_t reads[] = {1, 2, 1, 3, 1};
+    const int64_t window[] = {0, 1, 2, 1000}, misses[] = {5, 5, 3, 3};
+    /* no cache; row 1 gone after 2 reads; first reads only (twice) */
+    for (int i = 0; i < 4; i++) {
+        uint32_t c[5], v[5], tk[5], tv[5];
+        memcpy(c, reads, sizeof c);
+        ck_assert_int_eq(tf_reuse_misses_sort(c, 5, window[i], v, tk, tv), misses[i]);
+        if (window[i] > 0) /* sorted on return */
+            for (int e = 1; e < 5; e++)
+                ck_assert_uint_le(c[e - 1], c[e]);
+    }
+    uint32_t c[1], v[1], tk[1], tv[1];
+    ck_assert_int_eq(tf_reuse_misses_sort(c, 0, 2, v, tk, tv), 0);
 }
 END_TEST
 
