@@ -27,8 +27,8 @@ static double elem_bytes(const tf_coeffs *c) { return c->elem_bytes == 2 ? 2.0 :
 double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t miss)
 {
     /* A nonzero whose B row is in cache costs its multiply-adds; one whose
-     * row comes from memory costs the load too, which dominates (8x on the
-     * development VM). A single gamma per nonzero, fitted on rows that
+     * row comes from memory costs the load too, which dominates (3-8x on
+     * the development VM). A single gamma per nonzero, fitted on rows that
      * mostly miss, charged web graphs 2-7x their kernel time: their rows
      * are reused within a few thousand nonzeros (URL order, hub pages). */
     if (c->cache_bytes <= 0 || miss > nnz || miss < 0)
