@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 3
+#define TF_PLAN_VERSION_MINOR 4
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -50,6 +50,10 @@ typedef struct {
     double t_local, t_coll_comm, t_coll_comp, t_fetch_comm, t_fetch_comp;
     double t_sync; /* B-protection handshake with the fetch peers */
     double t_coll_half, t_fetch_half, t_total;
+    /* (2.4) Nonzeros of the local / collective part whose B row is not in
+     * cache from an earlier use (tf_reuse.h): the rows the CSR kernels load
+     * from memory. 0 in older files, whose coefficients have no cache. */
+    int64_t nnz_local_miss, nnz_coll_miss;
 } tf_rank_stats;
 
 /* Everything rank `rank` needs to run one SpMM, in plain arrays. */

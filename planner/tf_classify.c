@@ -34,7 +34,9 @@ static double rank_time(const state *st, int p)
     tf_rank_stats s;
     memset(&s, 0, sizeof s);
     s.nnz_local = st->an->nnz_local[p];
+    s.nnz_local_miss = st->an->local_miss[p];
     s.nnz_coll = x->nnz_coll;
+    s.nnz_coll_miss = tf_coll_miss_of(st->an, p, x->nnz_coll);
     s.nnz_fetch = x->nnz_fetch;
     s.coll_rows_recv = x->rows_recv;
     s.coll_rows_sent = x->rows_sent;
@@ -155,7 +157,8 @@ int tf_classify(tf_analysis *an, const tf_coeffs *c, int k, int mode)
         /* beta_coll_max: each side's busier direction shrinks by at most
          * the rows, counted once per side like beta_coll. */
         double saved = (c->beta_coll * 2.0 + c->beta_coll_max * 2.0) * (double)rows * row_bytes +
-                       c->gamma_coll * (double)an->ss_nnz[e] * k;
+                       tf_cost_csr(c, c->gamma_coll, k, an->ss_nnz[e],
+                                   tf_coll_miss_of(an, recv_of[e], an->ss_nnz[e]));
         key[e] = fetch - saved;
         order[e] = e;
     }

@@ -1,4 +1,5 @@
 #include "tf_dist_planner.h"
+#include "tf_cost_model.h"
 #include "tf_analysis.h"
 #include "tf_build.h"
 #include "tf_classify.h"
@@ -138,7 +139,7 @@ static int classify_on_root(MPI_Comm comm, tf_analysis *an, const tf_coeffs *c, 
     MPI_Comm_rank(comm, &me);
     const int P = an->nranks;
     const int64_t T = an->ss_off[P];
-    int64_t *cnt = calloc((size_t)P * 3, sizeof *cnt);
+    int64_t *cnt = calloc((size_t)P * 6, sizeof *cnt);
     int64_t *q4 = calloc((size_t)Q * 4, sizeof *q4);
     ss_rec *mine = malloc((size_t)(T ? T : 1) * sizeof *mine), *all = NULL;
     tf_analysis full;
@@ -150,11 +151,14 @@ static int classify_on_root(MPI_Comm comm, tf_analysis *an, const tf_coeffs *c, 
             cnt[p] = an->ss_off[p + 1] - an->ss_off[p];
             cnt[P + p] = an->nnz_local[p];
             cnt[2 * P + p] = an->remote_distinct[p];
+            cnt[3 * P + p] = an->local_miss[p];
+            cnt[4 * P + p] = an->remote_miss[p];
+            cnt[5 * P + p] = an->remote_nnz[p];
         }
         for (int64_t e = 0; e < T; e++)
             mine[e] = (ss_rec){an->ss_nnz[e], an->ss_stripe[e], an->ss_distinct[e],
                                an->ss_runs[e], an->ss_run_rows[e]};
-        if (MPI_Allreduce(MPI_IN_PLACE, cnt, 3 * P, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        if (MPI_Allreduce(MPI_IN_PLACE, cnt, 6 * P, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Allreduce of stripe counts failed");
     }
     st = tf_dist_agree(comm, st);
@@ -170,6 +174,9 @@ static int classify_on_root(MPI_Comm comm, tf_analysis *an, const tf_coeffs *c, 
         full.ss_off = malloc((size_t)(P + 1) * sizeof *full.ss_off);
         full.nnz_local = cnt + P;
         full.remote_distinct = cnt + 2 * P;
+        full.local_miss = cnt + 3 * P;
+        full.remote_miss = cnt + 4 * P;
+        full.remote_nnz = cnt + 5 * P;
         full.ss_stripe = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
         full.ss_nnz = malloc((size_t)(TT ? TT : 1) * sizeof(int64_t));
         full.ss_distinct = malloc((size_t)(TT ? TT : 1) * sizeof(int32_t));
@@ -500,7 +507,8 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     hdr.row_off = row_off;
     hdr.brow_off = brow_off;
     st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
-                              row_off, brow_off, o->stripe_width, hdr.gap, &an);
+                              row_off, brow_off, o->stripe_width, hdr.gap,
+                              tf_cost_reuse_window(&hdr.coeffs, o->k), &an);
     st = tf_dist_agree(comm, st);
     if (st)
         goto done;

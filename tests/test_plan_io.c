@@ -170,7 +170,7 @@ static void make_rank(tf_plan *p, int r, uint64_t *s)
                      &st->stripes_coll,    &st->stripes_fetch,   &st->coll_rows_recv,
                      &st->coll_rows_sent,  &st->coll_peers_recv, &st->coll_peers_sent,
                      &st->fetch_rows,      &st->fetch_needed,    &st->fetch_requests,
-                     &st->remote_distinct};
+                     &st->remote_distinct, &st->nnz_local_miss, &st->nnz_coll_miss};
     for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
         *iv[i] = rint_below(s, 1000000000) + 1000 * r + (int64_t)i;
     double *dv[] = {&st->t_local,      &st->t_coll_comm,  &st->t_coll_comp,
@@ -1072,6 +1072,51 @@ START_TEST(comm_attribute_roundtrip_and_2_2_files)
 }
 END_TEST
 
+/* Format 2.4 added the reuse counts to rank_stats; a 2.3 file has neither
+ * member (its plans were made without a cache in the model): they read as 0
+ * and the summary checksum it was written with still holds. */
+START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
+{
+    write_fixture();
+    check_roundtrip(g_path, &g_plan); /* nonzero counts travel */
+    for (int r = 0; r < g_plan.nranks; r++) {
+        g_plan.parts[r].stats.nnz_local_miss = g_plan.parts[r].stats.nnz_coll_miss = 0;
+        g_plan.all_stats[r] = g_plan.parts[r].stats;
+    }
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    hid_t f = open_rw(g_path);
+    hid_t d = H5Dopen2(f, "rank_stats", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+    int nm = H5Tget_nmembers(t);
+    ck_assert_int_eq(nm, 26);
+    hid_t old = H5Tcreate(H5T_COMPOUND, 24 * 8);
+    for (int i = 0; i < 24; i++) {
+        char *name = H5Tget_member_name(t, (unsigned)i);
+        hid_t mt = H5Tget_member_type(t, (unsigned)i);
+        ck_assert_int_ge(H5Tinsert(old, name, H5Tget_member_offset(t, (unsigned)i), mt), 0);
+        H5Tclose(mt);
+        H5free_memory(name);
+    }
+    void *buf = xmalloc((size_t)g_plan.nranks * 24 * 8);
+    ck_assert_int_ge(H5Dread(d, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+    H5Dclose(d);
+    ck_assert_int_ge(H5Ldelete(f, "rank_stats", H5P_DEFAULT), 0);
+    d = H5Dcreate2(f, "rank_stats", old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(d, 0);
+    ck_assert_int_ge(H5Dwrite(d, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+    free(buf);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Tclose(old);
+    H5Tclose(t);
+    int32_t v[2] = {2, 3};
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    H5Fclose(f);
+    check_roundtrip(g_path, &g_plan);
+    drop_fixture();
+}
+END_TEST
+
 /* A consistent runner-up for `p` (tf_plan_check_alt): another synthetic
  * plan of the same shape, claiming the same matrix. */
 static tf_plan *make_alt(const tf_plan *p, uint64_t seed)
@@ -1463,6 +1508,7 @@ static Suite *suite(void)
         T(not_hdf5_and_missing_files),
         T(hdf5_without_format_attribute),
         T(newer_major_version_rejected_newer_minor_accepted),
+        T(rank_stats_of_2_3_files_read_without_reuse_counts),
         T(alternative_plan_roundtrip_and_checks),
         T(matrix_kind_attributes_roundtrip_and_2_1_files),
         T(comm_attribute_roundtrip_and_2_2_files),
