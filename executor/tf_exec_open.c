@@ -4,7 +4,7 @@
 #include "tf_exec.h"
 #include "tf_fingerprint.h"
 #include "tf_kernels.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_plan_io.h"
 
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "tf_error.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_prepare.h"
 
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "tf_mm_read.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_plan_io.h"
 #include "tf_plan_layout.h"
 #include "tf_planner.h"

@@ -3,7 +3,7 @@
  * plan's order (include/twoface.h, "Permuted plans"; docs/executor.md). */
 #include "tf_exec.h"
 #include "tf_partition.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <limits.h>
 #include <stdlib.h>
