@@ -212,7 +212,7 @@ fuzz:
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# ---- Kernels (issue 15) --------------------------------------------------------
+# ---- Kernels ------------------------------------------------------------------
 # The kernels' instruction-set variants (executor/tf_kern_{baseline,avx2,avx512}.c)
 # each get their own target flags; executor/tf_kernels.c picks one at run time
 # (TF_KERNEL=baseline|avx2|avx512 forces one). -ffp-contract=off: no FMA, so that
