@@ -8,7 +8,6 @@
 #include "tf_plan_perm.h"
 #include "tf_plan_io.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
