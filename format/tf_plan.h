@@ -154,7 +154,7 @@ typedef struct tf_plan {
     int64_t *row_off;  /* nranks + 1 */
     int64_t *brow_off; /* nranks + 1 */
 
-    /* The renumbering of a --partition metis plan (tf_perm.h), m = n entries
+    /* The renumbering of a --partition metis plan (tf_plan_perm.h), m = n entries
      * each, or NULL for the identity: the plan is of P A P^T, perm[i] is the
      * original id of row (and B row) i, iperm its inverse. The root plan
      * holds it; an alternative (alt) has none of its own and uses the root's. */

@@ -10,7 +10,7 @@
 #include "tf_error.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -461,7 +461,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     for (int r = 0; r <= Q; r++)
         first_part[r] = tf_dist_first_part(P, Q, r);
     /* The checksum is of the matrix as given (a metis plan's too: of A in
-     * the original ids, tf_perm.h). */
+     * the original ids, tf_plan_perm.h). */
     uint64_t checksum = tf_dist_fingerprint(comm, a, o->normalization);
     if (o->partition == TF_PART_METIS) {
         /* On more than one rank the partition and the renumbering are

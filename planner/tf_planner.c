@@ -7,7 +7,7 @@
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_prepare.h"
 
 #include <stdio.h>
@@ -207,7 +207,7 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 /* --partition metis: the METIS order once (not once per candidate plan),
  * or the one given with the bands (--bands-from a METIS plan), then an
  * ordinary plan of P A P^T on its bands, which carries the permutation and
- * the fingerprint of A in the original ids (tf_perm.h). The partition
+ * the fingerprint of A in the original ids (tf_plan_perm.h). The partition
  * phase's time covers METIS, the renumbering and the permuted copy. */
 static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
