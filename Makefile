@@ -2,11 +2,11 @@
 #
 # Sources are discovered by directory so that adding a module never needs a
 # Makefile edit:
-#   format/*.c planner/*.c executor/*.c calibrate/*.c  -> libtwoface
-#     (except files named main_*.c, which are programs)
-#   format/plugin/*.c                                  -> HDF5 zstd filter plugin
-#   cli/*.c          -> option parsing and reports of the programs (libtwoface-cli.a,
-#                       linked into the programs only, never installed)
+#   format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c -> libtwoface
+#   format/plugin/*.c  -> HDF5 zstd filter plugin
+#   cli/main_*.c       -> the programs: cli/main_X.c is twoface-X
+#   cli/*.c (others)   -> option parsing and reports of the programs (libtwoface-cli.a,
+#                         linked into the programs only, never installed)
 #   tests/test_*.c   -> serial Check suites         tests/mpi_*.c -> MPI Check suites
 #   tests/util_*.c   -> linked into every test       tests/e2e_*.sh -> end-to-end scripts
 
@@ -30,7 +30,7 @@ OPT = -O1
 endif
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
               -fopenmp -fPIC $(SAN_FLAGS)
-INCLUDES = -Iinclude -Iformat -Iplanner -Iexecutor -Icalibrate -Icli
+INCLUDES = -Iinclude -Iformat -Impi -Iplanner -Iexecutor -Ibaselines -Icalibrate -Icli
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(SCOTCH_CFLAGS) $(CFLAGS)
 # METIS (--partition metis, planner/tf_partition_metis.c) ships no pkg-config file.
 METIS_LIBS = -lmetis
@@ -42,8 +42,8 @@ LDLIBS_ALL = $(PKG_LIBS) $(METIS_LIBS) $(SCOTCH_LIBS) -lm $(SAN_FLAGS) -fopenmp
 
 LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC = $(wildcard format/plugin/*.c)
-PROG_MAINS = $(wildcard planner/main_*.c executor/main_*.c calibrate/main_*.c)
-LIB_SRC = $(filter-out $(PROG_MAINS),$(wildcard format/*.c planner/*.c executor/*.c calibrate/*.c))
+PROG_MAINS = $(wildcard cli/main_*.c)
+LIB_SRC = $(wildcard format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c)
 PROGS = $(foreach f,$(PROG_MAINS),$(BUILD)/bin/twoface-$(patsubst main_%.c,%,$(notdir $(f))))
 TEST_UTIL_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/util_*.c))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mpi_*.c))
@@ -51,7 +51,7 @@ EXAMPLES = $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 STATIC_LIB = $(BUILD)/lib/libtwoface.a
 CLI_LIB = $(BUILD)/lib/libtwoface-cli.a
-CLI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cli/*.c))
+CLI_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(PROG_MAINS),$(wildcard cli/*.c)))
 SHARED_LIB = $(BUILD)/lib/libtwoface.so
 PLUGIN = $(if $(PLUGIN_SRC),$(BUILD)/hdf5-plugins/libh5zstd.so)
 # h5dump with the plugin's absolute path set (format/plugin/twoface-h5dump.in).
@@ -99,13 +99,7 @@ $(H5DUMP): format/plugin/twoface-h5dump.in
 	@mkdir -p $(dir $@)
 	sed -e 's|@PLUGIN_DIR@|$(abspath $(BUILD))/hdf5-plugins|g' $< > $@ && chmod 755 $@
 
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/planner/main_%.o $(CLI_LIB) $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/executor/main_%.o $(CLI_LIB) $(STATIC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
-$(BUILD)/bin/twoface-%: $(BUILD)/obj/calibrate/main_%.o $(CLI_LIB) $(STATIC_LIB)
+$(BUILD)/bin/twoface-%: $(BUILD)/obj/cli/main_%.o $(CLI_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
 
@@ -218,7 +212,7 @@ fuzz:
 	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
 	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# ---- Kernels (issue 15) --------------------------------------------------------
+# ---- Kernels ------------------------------------------------------------------
 # The kernels' instruction-set variants (executor/tf_kern_{baseline,avx2,avx512}.c)
 # each get their own target flags; executor/tf_kernels.c picks one at run time
 # (TF_KERNEL=baseline|avx2|avx512 forces one). -ffp-contract=off: no FMA, so that
@@ -275,15 +269,14 @@ bench-kernels: all $(KERNELS_BENCH) $(KNOBS_BENCH)
 # ---- end kernels ---------------------------------------------------------------
 
 # ---- GNN training (gnn/, docs/gnn.md) ------------------------------------------
-# gnn/*.c (except main_*.c) -> $(BUILD)/lib/libtwoface-gnn.a, linked into
-# twoface-gcn and into the tests named tests/test_gnn_*.c and tests/mpi_gnn_*.c
+# gnn/*.c -> $(BUILD)/lib/libtwoface-gnn.a, linked into
+# twoface-gcn (cli/main_gcn.c) and into the tests named tests/test_gnn_*.c and tests/mpi_gnn_*.c
 # (the rules below have shorter stems than the general test rule, so make picks them).
-GNN_SRC = $(filter-out gnn/main_%.c,$(wildcard gnn/*.c))
+GNN_SRC = $(wildcard gnn/*.c)
 GNN_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(GNN_SRC))
 GNN_LIB = $(BUILD)/lib/libtwoface-gnn.a
 GCN_BIN = $(BUILD)/bin/twoface-gcn
 INCLUDES += -Ignn
-PROGS += $(GCN_BIN)
 # The dense products' instruction-set variants (gnn/tf_gnn_dense_{baseline,avx2,
 # avx512}.c) get the executor kernels' target flags; gnn/tf_gnn_dense.c runs
 # the variant the kernels run. -ffp-contract=off: bitwise the same results.
@@ -297,9 +290,9 @@ all: $(GCN_BIN)
 $(GNN_LIB): $(GNN_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(GCN_BIN): $(BUILD)/obj/gnn/main_gcn.o $(GNN_LIB) $(CLI_LIB) $(STATIC_LIB)
+$(GCN_BIN): $(BUILD)/obj/cli/main_gcn.o $(CLI_LIB) $(GNN_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $< $(GNN_LIB) $(CLI_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
+	$(CC) -o $@ $< $(CLI_LIB) $(GNN_LIB) $(STATIC_LIB) $(LDLIBS_ALL)
 $(BUILD)/tests/test_gnn_%: $(BUILD)/obj/tests/test_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
@@ -316,11 +309,15 @@ $(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_
 # redefines malloc before <stdlib.h>); the collective's warm-up is 2 exchanges
 # (nothing to warm in a simulated MPI); smpirun sets none of the launcher
 # variables twoface-plan looks for, so TF_PLAN_ALWAYS_MPI makes it plan on the
-# simulated ranks. Installs libsimgrid-dev when missing.
+# simulated ranks; the collective packs every send (TF_COLL_PACK_ALWAYS,
+# also the default build's default, fixed here whatever that default becomes)
+# because SMPI gathers a derived datatype outside simulated time, while a
+# copy is a timed CPU burst, as p2p's pack is.
+# Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
 CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2 \
-               -DTF_PLAN_ALWAYS_MPI
+               -DTF_PLAN_ALWAYS_MPI -DTF_COLL_PACK_DEFAULT=TF_COLL_PACK_ALWAYS
 endif
 .PHONY: smpi
 smpi:

@@ -1,4 +1,4 @@
-/* METIS objective and balance compared (issue 17, docs/partition.md): for
+/* METIS objective and balance compared (docs/partition.md): for
  * each graph and P, tf_partition_metis with (cut, nnz), (vol, nnz) and
  * (cut, nnz+rows), interleaved ROUNDS times in one process (c v r c v r
  * ...), reporting the median METIS time of each and the distinct remote B

@@ -1,4 +1,4 @@
-/* Partitions compared without running (issue 17): for each graph, rank
+/* Partitions compared without running: for each graph, rank
  * count P and partition (rows, nnz, metis), the planner runs in memory (the
  * default twoface mode at K) and this prints, from the plan statistics:
  *

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SpMM medians at P ranks for the three partitions (issue 17): one plan per
+# SpMM medians at P ranks for the three partitions (docs/partition.md): one plan per
 # graph and partition (rows, nnz, metis; twoface mode, the calibration
 # given), then bench/partition_spmm runs the three interleaved in one
 # process (each with its own context and B in original ids; the order

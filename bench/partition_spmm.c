@@ -1,5 +1,5 @@
 /* SpMM times of plans with different partitions, interleaved in one process
- * (issue 17): twoface-exec refuses to interleave plans that place B
+ * (METIS partitioning): twoface-exec refuses to interleave plans that place B
  * differently, but through the public API each plan has its own context and
  * B window, and the B rows of each are filled in original ids
  * (tf_get_brow_ids), so every plan computes the same C. Rounds rotate the

@@ -103,7 +103,13 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit);
 
 /* Compute kernels: fits[0..2] = gamma_local, gamma_coll, gamma_fetch
  * (coef[0] of each, s per nonzero per column). */
-int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3]);
+/* fits[0..2]: gamma_local, gamma_coll, gamma_fetch (the CSR ones per
+ * nonzero that loads its B row from memory); *gamma_cached: either CSR
+ * kernel per nonzero whose row is in cache; *cache_bytes: the per-core
+ * cache the reuse count assumes (level 2, 0 when the system does not say,
+ * which leaves the single-gamma model). */
+int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_cached,
+                       double *cache_bytes);
 
 /* alpha_sync (s per fetch peer) from the READY/DONE handshake with every
  * peer, and one MPI_Ibarrier round (s, reported only); medians of the

@@ -13,22 +13,32 @@
  * collective group (threads - 1 threads, or 1 when threads == 1, split over
  * 64-row blocks), the CSC kernel on one fetch thread. Every rank computes at
  * once, so an oversubscribed node's sharing of cores is in the numbers.
- * gamma is fitted through the origin over every size and every K,
- * t = gamma * nnz * K; the residual shows how far a single gamma is from
- * the truth (cache misses make large bands slower per nonzero). */
+ * The CSR kernels' time depends on where a nonzero's B row comes from: a
+ * row read recently is in cache, others come from memory at about 8x the
+ * time. Each CSR point's nonzeros are split by the planner's own reuse
+ * count (tf_reuse.h, with the level-2 cache of this machine), one more
+ * point per CSR kernel reads a band of 256 B rows that always stays in
+ * cache, and the local and collective points are fitted together:
+ * t = (gamma * misses + gamma_cached * hits) * K, gamma per kernel,
+ * gamma_cached shared (the same kernel reading a row it has in cache).
+ * The fetch kernel keeps t = gamma * nnz * K. */
 #include "tf_calibrate.h"
 #include "tf_dense.h"
 #include "tf_error.h"
 #include "tf_kernels.h"
+#include "tf_reuse.h"
 
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ROW_BLOCK 64
 #define RUN_COLS 8
 #define TF_CAL_MAX_REPS 64 /* repetitions per point, at most */
+#define HOT_BROWS 256      /* B rows of the in-cache point: 128 KiB at K = 128 */
+#define HOT_ROWS 16384     /* its C rows: enough work to time */
 
 enum { KER_LOCAL = 0, KER_COLL = 1, KER_FETCH = 2, NKER = 3 };
 static const char *const ker_name[NKER] = {"local CSR", "collective CSR", "fetch CSC"};
@@ -39,6 +49,7 @@ typedef struct {
     tf_cal_sparse a;
     float *b, *c; /* B (rows of the part's inner dimension) and the output */
     int64_t brows, crows;
+    int64_t miss; /* nonzeros loading their B row from memory (CSR) */
 } ker_point;
 
 static void point_free(ker_point *p)
@@ -52,13 +63,19 @@ static void point_free(ker_point *p)
 /* Shapes scale with m, the rank's rows (and B band rows): the working set,
  * not only the work, decides the speed (B rows in cache or not), so the
  * sweep spans the band sizes of real plans (1 K to 32 K rows per rank). */
-static int point_make(ker_point *p, int kind, int k, int64_t m, uint64_t seed)
+static int point_make(ker_point *p, int kind, int k, int64_t m, int hot, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->k = k;
     int st;
-    if (kind == KER_LOCAL) {
+    if (hot && kind != KER_FETCH) {
+        /* Many C rows over a B band far smaller than any cache. */
+        st = tf_cal_synth(&p->a, HOT_ROWS, HOT_BROWS, kind == KER_LOCAL ? 8.0 : 3.0, 0.5, 64,
+                          seed);
+        p->brows = HOT_BROWS;
+        p->crows = HOT_ROWS;
+    } else if (kind == KER_LOCAL) {
         st = tf_cal_synth(&p->a, m, m, 8.0, 0.5, 64, seed);
         p->brows = m;
         p->crows = m;
@@ -76,6 +93,7 @@ static int point_make(ker_point *p, int kind, int k, int64_t m, uint64_t seed)
     if (st)
         return st;
     p->work = (double)p->a.nnz * k;
+    p->miss = p->a.nnz;
     p->b = malloc((size_t)p->brows * (size_t)k * sizeof *p->b);
     p->c = malloc((size_t)p->crows * (size_t)k * sizeof *p->c);
     if (!p->b || !p->c)
@@ -107,12 +125,42 @@ static void point_run(ker_point *p, int csr_threads)
                     p->c, add);
 }
 
-int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
+/* Misses of a CSR point for a cache of cache_bytes at its K. */
+static int point_count_misses(ker_point *p, double cache_bytes)
 {
-    static const int64_t rows_quick[] = {2048, 16384};
-    static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768};
+    int64_t n = p->a.nnz, window = (int64_t)(cache_bytes / (4.0 * p->k));
+    if (p->kind == KER_FETCH || window <= 0 || n <= 1)
+        return TF_OK;
+    size_t sz = (size_t)n * sizeof(uint32_t);
+    uint32_t *c = malloc(sz), *v = malloc(sz), *tk = malloc(sz), *tv = malloc(sz);
+    int st = TF_OK;
+    if (c && v && tk && tv) {
+        for (int64_t e = 0; e < n; e++)
+            c[e] = (uint32_t)p->a.idx[e];
+        p->miss = tf_reuse_misses_sort(c, n, window, v, tk, tv);
+    } else {
+        st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
+                                   "nonzeros", (long long)n);
+    }
+    free(c);
+    free(v);
+    free(tk);
+    free(tv);
+    return st;
+}
+
+int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_cached,
+                       double *cache_bytes)
+{
+    /* The last size is the in-cache point (for the fetch kernel, one more
+     * band size). */
+    static const int64_t rows_quick[] = {2048, 16384, 4096};
+    static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768, 4096};
     const int64_t *rows = cfg->quick ? rows_quick : rows_full;
-    const int nw = cfg->quick ? 2 : 5;
+    const int nw = cfg->quick ? 3 : 6;
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    *cache_bytes = l2 > 0 ? (double)l2 : 0.0;
+    *gamma_cached = 0.0;
     const int reps = tf_cal_reps(cfg, 9, 40);
     _Static_assert(40 <= TF_CAL_MAX_REPS, "kernel repetitions exceed the sample buffer");
     const int csr_threads = cfg->threads >= 2 ? cfg->threads - 1 : 1;
@@ -126,15 +174,17 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
     double *x = malloc((size_t)npts * sizeof *x), *y = malloc((size_t)npts * sizeof *y);
     int *kof = malloc((size_t)npts * sizeof *kof);
     int64_t *nnzof = malloc((size_t)npts * sizeof *nnzof);
+    int64_t *missof = malloc((size_t)npts * sizeof *missof);
     int st = TF_OK;
-    if (!pts || !t || !te || !x || !y || !kof || !nnzof)
+    if (!pts || !t || !te || !x || !y || !kof || !nnzof || !missof)
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
     st = tf_cal_agree(cfg->comm, st);
 
     for (int ki = 0; ki < cfg->nk && st == TF_OK; ki++) {
         for (int i = 0; i < nper && st == TF_OK; i++)
-            st = point_make(&pts[i], i % NKER, cfg->k[ki], rows[i / NKER],
-                            1000 + (uint64_t)(ki * nper + i));
+            if ((st = point_make(&pts[i], i % NKER, cfg->k[ki], rows[i / NKER],
+                                 i / NKER == nw - 1, 1000 + (uint64_t)(ki * nper + i))) == TF_OK)
+                st = point_count_misses(&pts[i], *cache_bytes);
         st = tf_cal_agree(cfg->comm, st);
         for (int r = -1; r < reps && st == TF_OK; r++)
             for (int i = 0; i < nper; i++) {
@@ -159,33 +209,87 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3])
                 y[o] = tf_median(col, reps);
                 kof[o] = pts[i].k;
                 nnzof[o] = pts[i].a.nnz;
+                missof[o] = pts[i].miss;
             }
         }
         for (int i = 0; i < nper; i++)
             point_free(&pts[i]);
     }
 
+    const int n = cfg->nk * nw;
+    /* The two CSR kernels together, [gamma_local, gamma_coll, gamma_cached]
+     * against [local misses, collective misses, hits] x K; without a cache
+     * size every nonzero is a miss and each kernel has its gamma alone. */
+    double *xj = malloc((size_t)2 * n * 3 * sizeof *xj);
+    if (st == TF_OK && !xj)
+        st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
+    tf_fit joint;
+    memset(&joint, 0, sizeof joint);
+    const int use_cache = *cache_bytes > 0;
+    if (st == TF_OK && use_cache) {
+        for (int i = 0; i < 2 * n; i++) {
+            double kk = kof[i];
+            xj[3 * i + 0] = i < n ? (double)missof[i] * kk : 0.0;
+            xj[3 * i + 1] = i < n ? 0.0 : (double)missof[i] * kk;
+            xj[3 * i + 2] = (double)(nnzof[i] - missof[i]) * kk;
+        }
+        st = tf_fit_linear(2 * n, 3, xj, y, 1, &joint);
+    }
     for (int kind = 0; kind < NKER && st == TF_OK; kind++) {
-        const int n = cfg->nk * nw, o = kind * n;
-        st = tf_fit_linear(n, 1, x + o, y + o, 1, &fits[kind]);
+        const int o = kind * n;
+        if (use_cache && kind != KER_FETCH) {
+            /* This kernel's share of the joint fit, with its own errors. */
+            memset(&fits[kind], 0, sizeof fits[kind]);
+            fits[kind].np = 1;
+            fits[kind].n = n;
+            fits[kind].coef[0] = joint.coef[kind];
+            fits[kind].raw[0] = joint.raw[kind];
+            fits[kind].clamped[0] = joint.clamped[kind];
+            double ss = 0;
+            for (int i = o; i < o + n; i++) {
+                double e = (tf_fit_eval(3, joint.coef, xj + 3 * i) - y[i]) / y[i];
+                ss += e * e;
+                if (fabs(e) > fits[kind].max_rel)
+                    fits[kind].max_rel = fabs(e);
+            }
+            fits[kind].rms_rel = sqrt(ss / n);
+            *gamma_cached = joint.coef[2];
+        } else {
+            st = tf_fit_linear(n, 1, x + o, y + o, 1, &fits[kind]);
+        }
         if (st == TF_OK && cfg->log) {
             FILE *f = cfg->log;
             int th = kind == KER_FETCH ? 1 : csr_threads;
+            int split = use_cache && kind != KER_FETCH;
             fprintf(f, "%s kernel (%d thread%s per rank, %d reps, first start to last end, median):\n",
                     ker_name[kind], th, th == 1 ? "" : "s", reps);
-            fprintf(f, "  %5s %10s %10s %11s %11s %7s\n", "K", "nnz", "ns/nnz-col", "meas_ms",
-                    "model_ms", "err");
+            fprintf(f, "  %5s %10s %6s %10s %11s %11s %7s\n", "K", "nnz", "miss", "ns/nnz-col",
+                    "meas_ms", "model_ms", "err");
             for (int i = o; i < o + n; i++) {
-                double pred = fits[kind].coef[0] * x[i];
-                fprintf(f, "  %5d %10lld %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
-                        (long long)nnzof[i], 1e9 * y[i] / x[i], 1e3 * y[i], 1e3 * pred,
-                        100.0 * (pred - y[i]) / y[i]);
+                double pred = split ? tf_fit_eval(3, joint.coef, xj + 3 * i)
+                                    : fits[kind].coef[0] * x[i];
+                fprintf(f, "  %5d %10lld %5.0f%% %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
+                        (long long)nnzof[i], 100.0 * (double)missof[i] / (double)nnzof[i],
+                        1e9 * y[i] / x[i], 1e3 * y[i], 1e3 * pred, 100.0 * (pred - y[i]) / y[i]);
             }
             static const char *const nm[NKER] = {"gamma_local", "gamma_coll", "gamma_fetch"};
             static const char *const un[1] = {"s/nnz-col"};
-            tf_cal_print_fit(f, "t = gamma*nnz*K", &fits[kind], &nm[kind], un);
+            if (split) {
+                static const char *const jn[3] = {"gamma_local", "gamma_coll", "gamma_cached"};
+                static const char *const ju[3] = {"s/nnz-col", "s/nnz-col", "s/nnz-col"};
+                if (kind == KER_COLL) {
+                    fprintf(f, "  B rows in cache: the level-2 cache, %.0f KiB per core; miss = "
+                               "nonzeros loading their row from memory\n", *cache_bytes / 1024);
+                    tf_cal_print_fit(f, "t = (gamma*miss + gamma_cached*(nnz-miss))*K, both CSR "
+                                        "kernels", &joint, jn, ju);
+                }
+            } else {
+                tf_cal_print_fit(f, "t = gamma*nnz*K", &fits[kind], &nm[kind], un);
+            }
         }
     }
+    free(xj);
+    free(missof);
     st = tf_cal_agree(cfg->comm, st);
     free(pts);
     free(t);

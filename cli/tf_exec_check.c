@@ -4,7 +4,7 @@
 #include "tf_dense_h5.h"
 #include "tf_bf16.h"
 #include "tf_error.h"
-#include "tf_perm_exec.h"
+#include "tf_exec_ids.h"
 #include "tf_reference.h"
 
 #include <math.h>

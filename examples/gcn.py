@@ -310,7 +310,7 @@ def matmul(X, W):
     return torch.sparse.mm(X, W) if X.is_sparse else X @ W
 
 
-# The ranges and messages of twoface-gcn's options (gnn/tf_gnn_cli.c,
+# The ranges and messages of twoface-gcn's options (cli/tf_gnn_cli.c,
 # cli/tf_cli.c): whole numbers, and numbers with their bounds.
 MAX_WIDTH = 4096    # TF_GNN_MAX_WIDTH
 MAX_CLASSES = 4096  # TF_GNN_MAX_CLASSES

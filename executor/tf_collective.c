@@ -1,19 +1,30 @@
 /* The collective half's machinery, created once per context: one
  * distributed-graph communicator whose sources are the ranks this rank
  * receives B stripes from and whose destinations are the ranks it sends
- * stripes to, and the per-neighbour arguments of MPI_Ineighbor_alltoallw
- * (or of its MPI_Ialltoallw fallback: tf_exchange.h).
+ * stripes to, and the per-neighbour arguments of the exchange
+ * (MPI_Ineighbor_alltoall{v,w} or their MPI_Ialltoall{v,w} fallback:
+ * tf_exchange.h).
  *
- * Send side, zero-copy: the block to destination d is described by a
- * datatype over the window memory holding this rank's B (or, with
- * TF_COMM_BF16, its bf16 export: rows of K elements of ctx->es bytes) (one hindexed type
- * of its stripes, adjacent stripes merged; a plain count of rows when they
- * merge into one block). Receive side: the stripes from one source are
- * contiguous in the collective buffer (the plan orders them by source, then
- * first row, and the sender orders its stripes for us by first row), so a
- * count of rows at a byte displacement. Displacements of the neighbour
- * collectives are MPI_Aint, so large buffers are fine; counts are in rows
- * (a K-float contiguous type), so they fit in an int. */
+ * Send side, per destination (TWOFACE_COLL_PACK, docs/executor.md):
+ *  - packed: its rows (from the window memory holding this rank's B, or
+ *    with TF_COMM_BF16 its bf16 export: rows of K elements of ctx->es bytes)
+ *    are copied into the pack buffer at the start of every SpMM and go as a
+ *    count of rows. On a web graph a destination's rows are hundreds of runs
+ *    of 1-2 rows; Open MPI's datatype engine gathers such a type in
+ *    pipelined fragments, slower than one memcpy per run plus a single-copy
+ *    contiguous transfer.
+ *  - zero-copy: one hindexed type of its stripes over the window (adjacent
+ *    stripes merged; a plain count of rows when they merge into one block).
+ * When every rank packs every destination the exchange takes plain counts
+ * (coll_v: the v form, p2p's call); otherwise the w form, a packed
+ * destination's displacement pointing into the pack buffer.
+ * Receive side: the stripes from one source are contiguous in the
+ * collective buffer (the plan orders them by source, then first row, and
+ * the sender orders its stripes for us by first row), so a count of rows
+ * at a displacement. Displacements of the w form are MPI_Aint, so large
+ * buffers are fine; counts are in rows (a K-element contiguous type), so
+ * they fit in an int; the v form's displacements are rows too, and it is
+ * used only when both buffers have fewer than 2^31 rows. */
 #include "tf_exec.h"
 
 #include <stdlib.h>
@@ -43,11 +54,50 @@ void tf_coll_free(tf_spmm_ctx *ctx)
     free(ctx->recv_displs);
     free(ctx->src_ranks);
     free(ctx->dst_ranks);
+    free(ctx->pack_buf);
+    free(ctx->pack_first);
+    free(ctx->pack_len);
+    free(ctx->v_sdispl);
+    free(ctx->v_rdispl);
+    ctx->v_sdispl = ctx->v_rdispl = NULL;
+    ctx->coll_v = 0;
+    ctx->pack_buf = NULL;
+    ctx->pack_first = ctx->pack_len = NULL;
+    ctx->n_pack_runs = ctx->pack_rows = 0;
+    ctx->n_pack_dst = 0;
     ctx->send_types = ctx->recv_types = NULL;
     ctx->send_counts = ctx->recv_counts = NULL;
     ctx->send_displs = ctx->recv_displs = NULL;
     ctx->src_ranks = ctx->dst_ranks = NULL;
     tf_xchg_free(&ctx->xchg);
+}
+
+/* TWOFACE_COLL_PACK=auto|always|never: how the send side travels. */
+int tf_coll_pack_mode(int *mode)
+{
+    const char *s = getenv("TWOFACE_COLL_PACK");
+    if (!s || !*s)
+        return TF_OK;
+    if (strcmp(s, "auto") == 0)
+        *mode = TF_COLL_PACK_AUTO;
+    else if (strcmp(s, "always") == 0)
+        *mode = TF_COLL_PACK_ALWAYS;
+    else if (strcmp(s, "never") == 0)
+        *mode = TF_COLL_PACK_NEVER;
+    else
+        return tf_fail(TF_ERR_ARG, "TWOFACE_COLL_PACK=%s: expected auto, always or never", s);
+    return TF_OK;
+}
+
+/* Whether a destination's nb blocks of `bytes` in all travel packed. One
+ * block is already contiguous: auto sends it from B; always packs it too,
+ * so that every send comes from the pack buffer and the exchange can be the
+ * plain-count one (coll_v). */
+static int pack_blocks(int mode, int nb, MPI_Aint bytes)
+{
+    if (mode != TF_COLL_PACK_AUTO)
+        return mode == TF_COLL_PACK_ALWAYS;
+    return nb > 1 && bytes / nb < TF_COLL_PACK_BLOCK_BYTES;
 }
 
 /* Local part of the setup: neighbour lists, counts, datatypes. */
@@ -93,14 +143,21 @@ static int coll_describe(tf_spmm_ctx *ctx)
     }
 
     /* Send side: blocks of merged adjacent stripes per destination. */
+    int mode = TF_COLL_PACK_DEFAULT;
+    int st = tf_coll_pack_mode(&mode);
+    if (st)
+        return st;
     int *blen = malloc(((size_t)rp->n_send + 1) * sizeof *blen);
     MPI_Aint *bdisp = malloc(((size_t)rp->n_send + 1) * sizeof *bdisp);
-    if (!blen || !bdisp) {
+    char *packed = calloc(ad, 1);
+    ctx->pack_first = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_first);
+    ctx->pack_len = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_len);
+    if (!blen || !bdisp || !packed || !ctx->pack_first || !ctx->pack_len) {
         free(blen);
         free(bdisp);
+        free(packed);
         return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the send blocks", ctx->h->rank);
     }
-    int st = TF_OK;
     int64_t r = 0;
     for (int j = 0; j < nd && st == TF_OK; j++) {
         int d = rp->send_dst[r];
@@ -124,7 +181,20 @@ static int coll_describe(tf_spmm_ctx *ctx)
             st = tf_fail(TF_ERR_RANGE, "rank %d: more than 2^31 rows to rank %d", ctx->h->rank, d);
             break;
         }
-        if (nb == 1) {
+        if (pack_blocks(mode, nb, total * rowbytes)) {
+            /* Its rows go to pack_buf from row pack_rows on; the byte
+             * displacement is fixed once pack_buf exists. */
+            for (int b = 0; b < nb; b++) {
+                ctx->pack_first[ctx->n_pack_runs] = bdisp[b] / rowbytes;
+                ctx->pack_len[ctx->n_pack_runs++] = blen[b];
+            }
+            ctx->send_types[j] = ctx->row_type;
+            ctx->send_counts[j] = (int)total;
+            ctx->send_displs[j] = (MPI_Aint)ctx->pack_rows * rowbytes;
+            packed[j] = 1;
+            ctx->pack_rows += total;
+            ctx->n_pack_dst++;
+        } else if (nb == 1) {
             ctx->send_types[j] = ctx->row_type;
             ctx->send_counts[j] = blen[0];
             ctx->send_displs[j] = bdisp[0];
@@ -144,7 +214,51 @@ static int coll_describe(tf_spmm_ctx *ctx)
     }
     free(blen);
     free(bdisp);
+    if (st == TF_OK && ctx->n_pack_dst > 0) {
+        int64_t rows = ctx->pack_rows > 0 ? ctx->pack_rows : 1;
+        ctx->pack_buf = malloc((size_t)rows * (size_t)rowbytes);
+        MPI_Aint at = 0, base = 0;
+        if (!ctx->pack_buf)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-row pack buffer",
+                         ctx->h->rank, (long long)ctx->pack_rows);
+        else if (MPI_Get_address(ctx->pack_buf, &at) != MPI_SUCCESS ||
+                 MPI_Get_address(ctx->xb, &base) != MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Get_address failed", ctx->h->rank);
+        for (int j = 0; j < nd && st == TF_OK; j++)
+            if (packed[j])
+                ctx->send_displs[j] = MPI_Aint_add(MPI_Aint_diff(at, base), ctx->send_displs[j]);
+    }
+    free(packed);
     return st;
+}
+
+/* The plain-count form addresses rows with int displacements. */
+static int rp_rows_fit_int(const tf_spmm_ctx *ctx)
+{
+    return ctx->pack_rows <= INT32_MAX && ctx->h->rp->coll_buf_rows <= INT32_MAX;
+}
+
+/* Counts and displacements in rows for the plain-count form: sends from the
+ * pack buffer in destination order, receives where the w form puts them. */
+static int coll_v_args(tf_spmm_ctx *ctx)
+{
+    const MPI_Aint rowbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
+    ctx->v_sdispl = calloc((size_t)ctx->n_dst + 1, sizeof(int));
+    ctx->v_rdispl = calloc((size_t)ctx->n_src + 1, sizeof(int));
+    if (!ctx->pack_buf) /* nothing to send: still a valid address */
+        ctx->pack_buf = malloc(1);
+    if (!ctx->v_sdispl || !ctx->v_rdispl || !ctx->pack_buf)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the exchange's displacements",
+                       ctx->h->rank);
+    int at = 0;
+    for (int j = 0; j < ctx->n_dst; j++) {
+        ctx->v_sdispl[j] = at;
+        at += ctx->send_counts[j];
+    }
+    for (int i = 0; i < ctx->n_src; i++)
+        ctx->v_rdispl[i] = (int)(ctx->recv_displs[i] / rowbytes);
+    return tf_xchg_prepare_v(&ctx->xchg, ctx->send_counts, ctx->v_sdispl, ctx->recv_counts,
+                             ctx->v_rdispl);
 }
 
 int tf_coll_setup(tf_spmm_ctx *ctx)
@@ -159,7 +273,16 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     if (st == TF_OK)
         st = tf_xchg_create(&ctx->xchg, h->comm, mode, ctx->n_src, ctx->src_ranks, ctx->n_dst,
                             ctx->dst_ranks); /* agrees */
+    /* Plain counts (MPI_Ineighbor_alltoallv, p2p's exchange) when every rank
+     * sends everything from its pack buffer; the collective must be the same
+     * call on every rank. */
+    int all_packed = ctx->n_pack_dst == ctx->n_dst && rp_rows_fit_int(ctx);
     if (st == TF_OK)
+        MPI_Allreduce(MPI_IN_PLACE, &all_packed, 1, MPI_INT, MPI_MIN, h->comm);
+    ctx->coll_v = st == TF_OK && all_packed;
+    if (st == TF_OK && ctx->coll_v)
+        st = tf_exec_agree(h->comm, coll_v_args(ctx));
+    else if (st == TF_OK)
         st = tf_exec_agree(h->comm,
                            tf_xchg_prepare_w(&ctx->xchg, ctx->send_counts, ctx->send_displs,
                                              ctx->send_types, ctx->recv_counts,
@@ -199,6 +322,20 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
 
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
 {
+    if (ctx->n_pack_runs > 0) {
+        const size_t rowbytes = (size_t)ctx->k * ctx->es;
+        const char *src = ctx->xb;
+        char *dst = ctx->pack_buf;
+        for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
+            size_t n = (size_t)ctx->pack_len[r] * rowbytes;
+            memcpy(dst, src + (size_t)ctx->pack_first[r] * rowbytes, n);
+            dst += n;
+        }
+    }
+    if (ctx->coll_v)
+        return tf_xchg_start_v(&ctx->xchg, ctx->pack_buf, ctx->send_counts, ctx->v_sdispl,
+                               ctx->coll_buf, ctx->recv_counts, ctx->v_rdispl, ctx->row_type,
+                               req);
     return tf_xchg_start_w(&ctx->xchg, ctx->xb, ctx->send_counts, ctx->send_displs,
                            ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
                            ctx->recv_types, req);

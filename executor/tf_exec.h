@@ -1,9 +1,11 @@
 /* Executor internals: the handle and context structures, shared by the
- * executor's files (and by the baselines, which reuse the handle's
- * reconstructed rows of A). The public API is include/twoface.h. */
+ * executor's files. The public API is include/twoface.h; what other library
+ * rooms may use beyond it is in tf_engine.h. */
 #ifndef TF_EXEC_H
 #define TF_EXEC_H
 
+#include "tf_agree.h"
+#include "tf_engine.h"
 #include "tf_error.h"
 #include "tf_exchange.h"
 #include "tf_csr.h"
@@ -29,7 +31,7 @@ struct tf_handle {
     /* The plan's runner-up (plan.alt) opened like the plan itself, with
      * rows checked equal to `rows`; NULL if the plan carries none. */
     struct tf_handle *alt;
-    /* Original ids of this rank's rows of A/C and of B (tf_perm.c):
+    /* Original ids of this rank's rows of A/C and of B (tf_exec_perm.c):
      * plan.perm + row_begin, or the identity, held here either way. */
     int64_t *row_ids, *brow_ids;
 };
@@ -105,6 +107,19 @@ struct tf_spmm_ctx {
     int *send_counts, *recv_counts;
     MPI_Aint *send_displs, *recv_displs;
     int64_t coll_msgs; /* sources this rank receives from */
+    /* Packed send side (tf_collective.c): the destinations whose blocks are
+     * short get their rows copied into pack_buf at the start of every SpMM
+     * and travel as one contiguous count; the others stay zero-copy. A
+     * packed destination's displacement is pack_buf's address relative to
+     * xb (MPI_Aint_diff), so one exchange mixes both forms. */
+    void *pack_buf;
+    int64_t n_pack_runs, pack_rows; /* runs copied, rows in pack_buf */
+    int64_t *pack_first, *pack_len; /* per run: first owner-local row, rows */
+    int n_pack_dst;                 /* destinations sent packed */
+    /* Every rank sends all its rows packed: the exchange takes plain counts
+     * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
+    int coll_v;
+    int *v_sdispl, *v_rdispl;
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -146,22 +161,10 @@ struct tf_spmm_ctx {
     tf_timing timing;
 };
 
-/* Agreement: every rank passes its status; if any failed, every rank gets the
- * lowest failing rank's status and message (recorded with tf_fail) and the
- * function returns it; else TF_OK. Collective over comm. */
-int tf_exec_agree(MPI_Comm comm, int status);
-
 /* Opens a plan already in memory (tests): takes ownership of *plan (which may
  * hold every rank's part; only this rank's is kept) and leaves *plan zeroed.
  * Collective, with the same checks and agreement as tf_open. */
 int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
-
-/* tf_perm.c: fills / frees h->row_ids and h->brow_ids (local). */
-int tf_perm_handle_init(tf_handle *h);
-void tf_perm_handle_free(tf_handle *h);
-
-/* The reconstructed rows of A (global columns) of this rank. */
-const tf_csr *tf_handle_rows(const tf_handle *h);
 
 /* tf_exec_ctx.c: a context for h's own plan (collective, agreed). With
  * `share`, the context of another plan of the same matrix and partition, B
@@ -187,15 +190,24 @@ int tf_select_finish(tf_ctx *ctx, int which);
 /* tf_collective.c */
 int tf_coll_setup(tf_spmm_ctx *ctx);
 void tf_coll_free(tf_spmm_ctx *ctx);
+/* Packs the rows of packed destinations, then starts the exchange. */
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req);
+/* How the send side travels (TWOFACE_COLL_PACK, else the build default):
+ * every destination packed, plain counts (always: the default, measured no
+ * slower than auto on graphs with long blocks, docs/executor.md), packed per
+ * destination when its blocks are short (auto), or never (zero-copy
+ * datatypes). */
+enum { TF_COLL_PACK_AUTO = 0, TF_COLL_PACK_ALWAYS = 1, TF_COLL_PACK_NEVER = 2 };
+#ifndef TF_COLL_PACK_DEFAULT
+#define TF_COLL_PACK_DEFAULT TF_COLL_PACK_ALWAYS
+#endif
+/* auto packs a destination whose blocks average fewer bytes than this. */
+#ifndef TF_COLL_PACK_BLOCK_BYTES
+#define TF_COLL_PACK_BLOCK_BYTES 65536
+#endif
+int tf_coll_pack_mode(int *mode);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
-
-/* tf_comm.c: the precision a context runs with, TF_COMM_F32 or
- * TF_COMM_BF16, from what this rank asks (tf_exec_options.comm;
- * TF_COMM_PLAN = the plan's choice). Collective: an invalid value, or ranks
- * resolving to different precisions, fail on every rank alike. */
-int tf_comm_resolve(tf_handle *h, int asked, int *comm);
 
 /* tf_export.c (bf16 only): which of my rows others receive (collective,
  * agreed: it exchanges the fetch runs with their owners), and their packing
@@ -224,8 +236,5 @@ int tf_sync_start(tf_spmm_ctx *ctx);
 void tf_sync_free(tf_spmm_ctx *ctx);
 /* Frees the slot of a completed request (index into req) and returns its run. */
 int64_t tf_fetch_complete(tf_spmm_ctx *ctx, tf_fetch_thread *ft, int index);
-
-/* The first failing MPI call's message. */
-int tf_mpi_fail(int err, const char *what);
 
 #endif

@@ -48,7 +48,7 @@ static void split_rows(int64_t n, const int64_t *w0, const int64_t *w1, int part
  * the ranks on the node. Oversubscribing cores is ruinous here: MPI waits
  * busy-poll, so 4 ranks x 2 threads on 2 cores ran 30-50x slower than
  * 4 x 1 on the development VM. */
-static int default_threads(const tf_handle *h)
+int tf_default_threads(const tf_handle *h)
 {
     int t = omp_get_max_threads();
     if (!getenv("OMP_NUM_THREADS")) {
@@ -150,7 +150,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     if (st == TF_OK) {
         int provided = MPI_THREAD_SINGLE;
         MPI_Query_thread(&provided);
-        int threads = opt->threads > 0 ? opt->threads : default_threads(h);
+        int threads = opt->threads > 0 ? opt->threads : tf_default_threads(h);
         /* Default: a fetch group of one thread when this rank fetches at
          * all; otherwise every thread computes the local and collective
          * parts (the single-thread-MPI path parallelises its loops). */

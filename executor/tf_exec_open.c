@@ -2,48 +2,14 @@
  * of A with global columns, check the matrix fingerprint over all ranks, and
  * agree on the outcome. */
 #include "tf_exec.h"
+#include "tf_exec_perm.h"
 #include "tf_fingerprint.h"
 #include "tf_kernels.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_plan_io.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define AGREE_MSG_MAX 1024
-
-int tf_mpi_fail(int err, const char *what)
-{
-    char s[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(err, s, &len) != MPI_SUCCESS)
-        snprintf(s, sizeof s, "error %d", err);
-    return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
-}
-
-int tf_exec_agree(MPI_Comm comm, int status)
-{
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = status != TF_OK ? rank : size, first = size;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_Allreduce failed while agreeing on a status");
-    if (first == size)
-        return TF_OK;
-    int st = status;
-    char msg[AGREE_MSG_MAX];
-    memset(msg, 0, sizeof msg);
-    if (rank == first)
-        snprintf(msg, sizeof msg, "%s", tf_error_message());
-    MPI_Bcast(&st, 1, MPI_INT, first, comm);
-    MPI_Bcast(msg, AGREE_MSG_MAX, MPI_CHAR, first, comm);
-    msg[AGREE_MSG_MAX - 1] = '\0';
-    if (st == TF_OK)
-        st = TF_ERR_INTERNAL;
-    return tf_fail(st, "%s", msg[0] ? msg : tf_strerror(st));
-}
 
 /* ---- Checks the executor relies on beyond the reader's validation ------ */
 
@@ -378,7 +344,7 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     }
 
     /* Fingerprint: the sum of every rank's rows must be the planner's; a
-     * permuted plan's is that of A in the original ids (tf_perm.h). */
+     * permuted plan's is that of A in the original ids (tf_plan_perm.h). */
     uint64_t share = 0, total = 0;
     st = tf_exec_agree(comm, tf_perm_fingerprint_rows(&h->rows, h->rp->row_begin, h->plan.perm,
                                                       &share));
@@ -491,6 +457,8 @@ int tf_close(tf_handle *h)
 }
 
 const tf_csr *tf_handle_rows(const tf_handle *h) { return &h->rows; }
+
+const tf_plan *tf_handle_plan(const tf_handle *h) { return &h->plan; }
 
 int tf_get_nranks(const tf_handle *h) { return h->nranks; }
 int tf_get_rank(const tf_handle *h) { return h->rank; }

@@ -21,6 +21,13 @@ typedef struct {
                              follows the busier one (0 on shared memory,
                              where both are copies and beta_coll adds them;
                              optional in files: older ones have 0) */
+    double gamma_cached; /* s per nnz-col in either CSR kernel when the B row
+                            is still in cache from an earlier use, where
+                            gamma_local and gamma_coll are the price of a
+                            row loaded from memory (optional in files) */
+    double cache_bytes;  /* bytes of cache per core that keep B rows between
+                            uses; 0 (files without it): every nonzero loads
+                            its row, the model before the term existed */
     int threads;        /* OpenMP threads per rank the executor will use */
     int elem_bytes;     /* bytes per element of B that travels: 4 (float32),
                            2 (bf16, twoface-plan --comm bf16); any other
@@ -30,11 +37,12 @@ typedef struct {
 } tf_coeffs;
 
 /* Documented defaults: measured on the development machine (2-core VM,
- * Open MPI 4.1 shared memory, 4 ranks) by twoface-calibrate --quick. */
+ * Open MPI 4.1 shared memory, 4 ranks) by a full twoface-calibrate run. */
 void tf_coeffs_default(tf_coeffs *c);
 
-/* Number of coefficients and their names, for files and tables. */
-#define TF_NCOEFFS 10
+/* Number of coefficients and their names, for files and tables; threads is
+ * the last one. */
+#define TF_NCOEFFS 12
 extern const char *const tf_coeff_names[TF_NCOEFFS];
 extern const char *const tf_coeff_units[TF_NCOEFFS];
 /* 1 for a coefficient added after files were written without it (a missing

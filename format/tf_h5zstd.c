@@ -17,6 +17,29 @@
  * byte from turning into a multi-gigabyte malloc. */
 #define MAX_CHUNK_BYTES ((unsigned long long)UINT32_MAX)
 
+/* One compression and one decompression context for the process, reused:
+ * ZSTD_compress and ZSTD_decompress would create and wipe a fresh context
+ * (hundreds of KiB of tables) for every chunk, which cost more than the
+ * compression itself on the small chunks of a plan with many ranks. HDF5
+ * may run filters from several threads (the thread-safe build serialises
+ * its API, but a plugin copy could be used without that), hence the locks.
+ * The contexts live until the library is unloaded. */
+static pthread_mutex_t cctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t dctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *cctx;
+static ZSTD_DCtx *dctx;
+
+/* The plugin build of this file is unloaded by H5close (dlclose), which
+ * would orphan its contexts: they are freed when the library is unloaded,
+ * and at exit. */
+__attribute__((destructor)) static void free_contexts(void)
+{
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeDCtx(dctx);
+    cctx = NULL;
+    dctx = NULL;
+}
+
 static int level_of(size_t cd_nelmts, const unsigned int cd_values[])
 {
     /* Other writers store negative (fast) levels as two's complement. */
@@ -26,6 +49,17 @@ static int level_of(size_t cd_nelmts, const unsigned int cd_values[])
     if (level > ZSTD_maxCLevel())
         level = ZSTD_maxCLevel();
     return level;
+}
+
+size_t tf_h5zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level)
+{
+    pthread_mutex_lock(&cctx_lock);
+    if (!cctx)
+        cctx = ZSTD_createCCtx();
+    size_t r = cctx ? ZSTD_compressCCtx(cctx, dst, cap, src, n, level)
+                    : ZSTD_compress(dst, cap, src, n, level);
+    pthread_mutex_unlock(&cctx_lock);
+    return r;
 }
 
 static size_t zstd_compress(size_t cd_nelmts, const unsigned int cd_values[], size_t nbytes,
@@ -41,7 +75,7 @@ static size_t zstd_compress(size_t cd_nelmts, const unsigned int cd_values[], si
         ZSTD_FILTER_ERROR("zstd: cannot allocate %zu bytes", cap);
         return 0;
     }
-    size_t r = ZSTD_compress(out, cap, *buf, nbytes, level_of(cd_nelmts, cd_values));
+    size_t r = tf_h5zstd_compress(out, cap, *buf, nbytes, level_of(cd_nelmts, cd_values));
     if (ZSTD_isError(r)) {
         ZSTD_FILTER_ERROR("zstd compression failed: %s", ZSTD_getErrorName(r));
         H5free_memory(out);
@@ -76,7 +110,12 @@ static size_t zstd_decompress(size_t nbytes, size_t *buf_size, void **buf)
         ZSTD_FILTER_ERROR("zstd: cannot allocate %llu bytes", size);
         return 0;
     }
-    size_t r = ZSTD_decompress(out, (size_t)size, *buf, nbytes);
+    pthread_mutex_lock(&dctx_lock);
+    if (!dctx)
+        dctx = ZSTD_createDCtx();
+    size_t r = dctx ? ZSTD_decompressDCtx(dctx, out, (size_t)size, *buf, nbytes)
+                    : ZSTD_decompress(out, (size_t)size, *buf, nbytes);
+    pthread_mutex_unlock(&dctx_lock);
     if (ZSTD_isError(r) || r != size) {
         ZSTD_FILTER_ERROR("zstd decompression failed: %s",
                           ZSTD_isError(r) ? ZSTD_getErrorName(r) : "size mismatch");

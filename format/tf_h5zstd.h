@@ -19,6 +19,13 @@
 /* The filter class, for H5Zregister and H5PLget_plugin_info. */
 extern const H5Z_class2_t tf_h5zstd_class;
 
+/* The filter's compression step on its own: one zstd frame of src[n] in
+ * dst[cap] (cap >= ZSTD_compressBound(n)), recording its size, exactly as
+ * the filter writes a chunk. For writers that filter chunks themselves and
+ * hand them to H5Dwrite_chunk. Returns the frame size, or a zstd error code
+ * (ZSTD_isError). Thread-safe. */
+size_t tf_h5zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+
 /* Makes this filter available in this process (in preference to any plugin
  * in HDF5_PLUGIN_PATH). Idempotent, safe to call from several threads, and
  * cheap after the first call; registers again if HDF5 was closed and

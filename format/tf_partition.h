@@ -7,7 +7,7 @@
 #include "tf_csr.h"
 
 /* TF_PART_METIS: a graph partition renumbered into bands (planner/
- * tf_partition_metis.h); the plan then carries the permutation (tf_perm.h). */
+ * tf_partition_metis.h); the plan then carries the permutation (tf_plan_perm.h). */
 typedef enum { TF_PART_ROWS = 0, TF_PART_NNZ = 1, TF_PART_METIS = 2 } tf_partition_kind;
 
 /* Equal numbers of rows (the first n % P bands get one more). */

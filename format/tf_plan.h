@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 3
+#define TF_PLAN_VERSION_MINOR 4
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -50,6 +50,10 @@ typedef struct {
     double t_local, t_coll_comm, t_coll_comp, t_fetch_comm, t_fetch_comp;
     double t_sync; /* B-protection handshake with the fetch peers */
     double t_coll_half, t_fetch_half, t_total;
+    /* (2.4) Nonzeros of the local / collective part whose B row is not in
+     * cache from an earlier use (tf_reuse.h): the rows the CSR kernels load
+     * from memory. 0 in older files, whose coefficients have no cache. */
+    int64_t nnz_local_miss, nnz_coll_miss;
 } tf_rank_stats;
 
 /* Everything rank `rank` needs to run one SpMM, in plain arrays. */
@@ -150,7 +154,7 @@ typedef struct tf_plan {
     int64_t *row_off;  /* nranks + 1 */
     int64_t *brow_off; /* nranks + 1 */
 
-    /* The renumbering of a --partition metis plan (tf_perm.h), m = n entries
+    /* The renumbering of a --partition metis plan (tf_plan_perm.h), m = n entries
      * each, or NULL for the identity: the plan is of P A P^T, perm[i] is the
      * original id of row (and B row) i, iperm its inverse. The root plan
      * holds it; an alternative (alt) has none of its own and uses the root's. */

@@ -34,12 +34,15 @@
  * handlers are process-wide). */
 int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
 
-/* Where tf_plan_write_source gets the parts: get(ctx, alt, p, &rp) hands
+/* Where tf_plan_write_source gets the parts: get(ctx, alt, p, &e) hands
  * over rank p's part of the plan (alt = 0) or of its runner-up (alt = 1),
- * valid until release(ctx, alt, p). Parts are asked for in rank order, the
- * plan's first, then the runner-up's. */
+ * already encoded (tf_pl_encode_part, format/tf_plan_write_encode.h: checked,
+ * checksummed and compressed by whoever holds it), valid until
+ * release(ctx, alt, p). Parts are asked for in rank order, the plan's
+ * first, then the runner-up's. */
+struct tf_pl_enc_part;
 typedef struct {
-    int (*get)(void *ctx, int alt, int p, const tf_rank_plan **rp);
+    int (*get)(void *ctx, int alt, int p, const struct tf_pl_enc_part **e);
     void (*release)(void *ctx, int alt, int p);
     void *ctx;
 } tf_plan_part_source;

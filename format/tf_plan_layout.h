@@ -61,7 +61,9 @@ typedef struct {
     int is_double;
 } tf_pl_stats_field;
 
-#define N_STATS_FIELDS 24
+#define N_STATS_FIELDS 26
+/* Fields a 2.3 file has; the later ones may be missing (read as 0). */
+#define N_STATS_FIELDS_2_3 24
 extern const tf_pl_stats_field tf_pl_stats_fields[N_STATS_FIELDS];
 
 size_t tf_pl_kind_size(int k);

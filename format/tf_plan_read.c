@@ -268,10 +268,15 @@ static int read_stats(const rctx *c, tf_plan *p)
         goto done;
     }
     /* HDF5 matches compound members by name and would leave a missing one
-     * untouched, so check them all. */
+     * untouched, so check them all; only those added after 2.3 may be
+     * missing, and they stay 0 (calloc). */
     for (int i = 0; i < N_STATS_FIELDS; i++) {
         int idx = H5Tget_member_index(t, tf_pl_stats_fields[i].name);
         H5T_class_t want = tf_pl_stats_fields[i].is_double ? H5T_FLOAT : H5T_INTEGER;
+        if (idx < 0 && i >= N_STATS_FIELDS_2_3) {
+            H5Eclear2(H5E_DEFAULT);
+            continue;
+        }
         if (idx < 0 || H5Tget_member_class(t, (unsigned)idx) != want) {
             H5Eclear2(H5E_DEFAULT);
             st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' lacks %s member '%s'", c->path, name,

@@ -5,7 +5,7 @@
 #include "tf_plan_io.h"
 #include "tf_error.h"
 #include "tf_partition.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdint.h>
 /* ------------------------------------------------------------------ */

@@ -2,6 +2,7 @@
  * temporary file that is fsync'ed and renamed (docs/plan-format.md,
  * docs/reliability.md). */
 #include "tf_plan_layout.h"
+#include "tf_plan_write_encode.h"
 #include "tf_plan_io.h"
 #include "tf_error.h"
 #include "tf_h5zstd.h"
@@ -84,24 +85,35 @@ static int write_attr_str(const wctx *w, hid_t loc, const char *name, const char
     return st;
 }
 
-static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
-                      hid_t mtype, size_t esize, int64_t n, const void *data)
+/* Pre-filtered contents of a dataset (tf_plan_write_encode.h): the raw
+ * little-endian bytes of a compact one, or the chunks of a chunked one. */
+typedef struct {
+    const unsigned char *bytes;
+    const uint32_t *sizes; /* of each chunk */
+} enc_src;
+
+/* Creates dataset `name` with the storage tf_pl_storage_of gives it and
+ * fills it: from `data` through HDF5's filters, or, when `enc` is given,
+ * with the chunks as they are (H5Dwrite_chunk). */
+static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char *name,
+                          hid_t ftype, hid_t mtype, size_t esize, int64_t n, const void *data,
+                          const enc_src *enc)
 {
     hsize_t dims = (hsize_t)n;
     hid_t sp = H5Screate_simple(1, &dims, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t d = -1;
-    int ok = sp >= 0 && dcpl >= 0 && lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0;
-    size_t bytes = (size_t)n * esize;
-    if (ok && n > 0 && bytes < COMPACT_BYTES) {
+    /* No access and modification times in the object headers: they would
+     * only make two writes of the same plan differ, and cost a clock read
+     * and header space per dataset. */
+    int ok = sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
+    tf_pl_storage kind = tf_pl_storage_of(n, esize);
+    hsize_t chunk = (hsize_t)tf_pl_chunk_len(n, esize);
+    if (ok && kind == TF_PL_COMPACT) {
         ok = H5Pset_layout(dcpl, H5D_COMPACT) >= 0;
-    } else if (ok && n > 0) {
+    } else if (ok && kind == TF_PL_CHUNKED) {
         /* Zero-length datasets keep the default contiguous layout: a chunk
          * of size 0 is not allowed. */
-        hsize_t chunk = CHUNK_BYTES / esize;
-        if (chunk > dims)
-            chunk = dims;
         unsigned cd[1] = {(unsigned)w->level};
         ok = H5Pset_chunk(dcpl, 1, &chunk) >= 0 &&
              H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
@@ -111,9 +123,19 @@ static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *nam
              H5Pset_fletcher32(dcpl) >= 0;
     }
     if (ok)
-        ok = (d = H5Dcreate2(loc, name, ftype, sp, lcpl, dcpl, H5P_DEFAULT)) >= 0;
-    if (ok && n > 0)
+        ok = (d = H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0;
+    if (ok && kind == TF_PL_COMPACT)
+        ok = H5Dwrite(d, enc ? ftype : mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                      enc ? enc->bytes : data) >= 0;
+    if (ok && kind == TF_PL_CHUNKED && !enc)
         ok = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    if (ok && kind == TF_PL_CHUNKED && enc) {
+        const unsigned char *b = enc->bytes;
+        for (hsize_t off = 0, k = 0; ok && off < dims; off += chunk, k++) {
+            ok = H5Dwrite_chunk(d, H5P_DEFAULT, 0, &off, enc->sizes[k], b) >= 0;
+            b += enc->sizes[k];
+        }
+    }
     char det[256] = "";
     if (!ok)
         tf_pl_h5_detail(det);
@@ -121,7 +143,6 @@ static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *nam
         ok = 0;
         tf_pl_h5_detail(det);
     }
-    tf_pl_close_id(&lcpl, H5Pclose);
     tf_pl_close_id(&dcpl, H5Pclose);
     tf_pl_close_id(&sp, H5Sclose);
     if (!ok) {
@@ -130,6 +151,40 @@ static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *nam
         return tf_pl_h5_fail_d(w->path, "cannot write dataset", what, det);
     }
     return TF_OK;
+}
+
+static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
+                      hid_t mtype, size_t esize, int64_t n, const void *data)
+{
+    return write_dset_enc(w, loc, obj, name, ftype, mtype, esize, n, data, NULL);
+}
+
+/* Groups are made explicitly, without access times, rather than as the
+ * intermediate groups of a dataset path, which would carry times and make
+ * two writes of one plan differ. `attrs`: the group holds attributes, kept
+ * in its header (MAX_COMPACT_ATTRS). */
+static int make_group(const wctx *w, hid_t loc, const char *name, int attrs, hid_t *out)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    *out = -1;
+    if (gcpl < 0 || H5Pset_obj_track_times(gcpl, 0) < 0 ||
+        (attrs && H5Pset_attr_phase_change(gcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0) ||
+        (*out = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT)) < 0) {
+        tf_pl_close_id(&gcpl, H5Pclose);
+        return tf_pl_h5_fail(w->path, "cannot create group", name);
+    }
+    tf_pl_close_id(&gcpl, H5Pclose);
+    return TF_OK;
+}
+
+/* make_group for a group that is only a folder: closed at once. */
+static int make_folder(const wctx *w, hid_t loc, const char *name)
+{
+    hid_t g;
+    int st = make_group(w, loc, name, 0, &g);
+    if (st == TF_OK && H5Gclose(g) < 0)
+        st = tf_pl_h5_fail(w->path, "cannot close group", name);
+    return st;
 }
 
 static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *date,
@@ -176,7 +231,8 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
-    if ((st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+    if ((st = make_folder(w, f, "stripes")) ||
+        (st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
                          p->row_off)) ||
         (st = write_dset(w, f, "", "brow_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
                          p->brow_off)) ||
@@ -207,32 +263,51 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
     return st;
 }
 
-static int write_rank(const wctx *w, hid_t f, const tf_rank_plan *rp)
+static int write_rank(const wctx *w, hid_t f, const tf_pl_enc_part *e)
 {
+    const tf_pl_enc_head *h = &e->h;
     char gname[32];
-    snprintf(gname, sizeof gname, RANK_GROUP_FMT, (int)rp->rank);
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
-    if (gcpl < 0 || H5Pset_attr_phase_change(gcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
-        (g = H5Gcreate2(f, gname, H5P_DEFAULT, gcpl, H5P_DEFAULT)) < 0) {
-        int st = tf_pl_h5_fail(w->path, "cannot create group", gname);
-        tf_pl_close_id(&gcpl, H5Pclose);
-        return st;
-    }
-    tf_pl_close_id(&gcpl, H5Pclose);
+    snprintf(gname, sizeof gname, RANK_GROUP_FMT, (int)h->rank);
+    hid_t g;
+    int st0 = make_group(w, f, gname, 1, &g);
+    if (st0 != TF_OK)
+        return st0;
     int st;
-    if ((st = write_attr_i32(w, g, gname, "rank", rp->rank)) ||
-        (st = write_attr_i64(w, g, gname, "row_begin", rp->row_begin)) ||
-        (st = write_attr_i64(w, g, gname, "nrows", rp->nrows)) ||
-        (st = write_attr_i64(w, g, gname, "brow_begin", rp->brow_begin)) ||
-        (st = write_attr_i64(w, g, gname, "nbrows", rp->nbrows)) ||
-        (st = write_attr_i64(w, g, gname, "coll_buf_rows", rp->coll_buf_rows)) ||
-        (st = write_attr_i64(w, g, gname, "fetch_buf_rows", rp->fetch_buf_rows)) ||
-        (st = write_attr_u64(w, g, gname, "checksum", tf_plan_rank_checksum(rp))))
+    if ((st = write_attr_i32(w, g, gname, "rank", (int32_t)h->rank)) ||
+        (st = write_attr_i64(w, g, gname, "row_begin", h->row_begin)) ||
+        (st = write_attr_i64(w, g, gname, "nrows", h->nrows)) ||
+        (st = write_attr_i64(w, g, gname, "brow_begin", h->brow_begin)) ||
+        (st = write_attr_i64(w, g, gname, "nbrows", h->nbrows)) ||
+        (st = write_attr_i64(w, g, gname, "coll_buf_rows", h->coll_buf_rows)) ||
+        (st = write_attr_i64(w, g, gname, "fetch_buf_rows", h->fetch_buf_rows)) ||
+        (st = write_attr_u64(w, g, gname, "checksum", h->checksum)))
         goto done;
+    /* The folders of the array paths ("local/col": "local"), in table order. */
+    char folder[32] = "";
+    for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
+        const char *name = tf_pl_rank_arrays[i].name, *slash = strchr(name, '/');
+        size_t len = slash ? (size_t)(slash - name) : 0;
+        if (len && len < sizeof folder && (strncmp(folder, name, len) != 0 || folder[len])) {
+            memcpy(folder, name, len);
+            folder[len] = '\0';
+            st = make_folder(w, g, folder);
+        }
+    }
+    enc_src src = {e->bytes, e->sizes};
     for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
         int k = tf_pl_rank_arrays[i].kind;
-        st = write_dset(w, g, gname, tf_pl_rank_arrays[i].name, tf_pl_kind_ftype(k), tf_pl_kind_mtype(k),
-                        tf_pl_kind_size(k), tf_pl_count_get(rp, tf_pl_rank_arrays[i].count), tf_pl_array_get(rp, i));
+        size_t es = tf_pl_kind_size(k);
+        int64_t n = h->counts[tf_pl_rank_arrays[i].count];
+        st = write_dset_enc(w, g, gname, tf_pl_rank_arrays[i].name, tf_pl_kind_ftype(k),
+                            tf_pl_kind_mtype(k), es, n, NULL, &src);
+        tf_pl_storage s = tf_pl_storage_of(n, es);
+        if (s == TF_PL_COMPACT) {
+            src.bytes += (size_t)n * es;
+        } else if (s == TF_PL_CHUNKED) {
+            for (int64_t c = 0; c < h->nchunks[i]; c++)
+                src.bytes += src.sizes[c];
+            src.sizes += h->nchunks[i];
+        }
     }
 done:
     if (H5Gclose(g) < 0 && st == TF_OK)
@@ -240,26 +315,39 @@ done:
     return st;
 }
 
-/* Rank i's part, from the plan or from the source, which the distributed
- * planner uses to hand parts over one at a time: checked like the parts of
- * a whole plan before they are written. */
+/* Rank i's part: encoded here from the plan, or handed over encoded by the
+ * source (the distributed planner's ranks encode their own parts); the
+ * scalars of one that comes encoded are checked against the plan again. */
 static int write_part(const wctx *w, hid_t f, const tf_plan *plan, const tf_rank_stats *stats,
                       int alt, int i)
 {
-    if (!w->src)
-        return write_rank(w, f, &plan->parts[i]);
-    const tf_rank_plan *rp = NULL;
-    int st = w->src->get(w->src->ctx, alt, i, &rp);
-    if (st == TF_OK && rp->rank != i)
-        st = tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp->rank);
-    if (st == TF_OK && (st = tf_plan_validate_rank(plan, rp)) != TF_OK)
+    if (!w->src) {
+        tf_pl_enc_part e;
+        int st = tf_pl_encode_part(plan, &plan->parts[i], w->level, &e);
+        if (st != TF_OK)
+            st = tf_fail_prefix(st, "%s", w->path);
+        else
+            st = write_rank(w, f, &e);
+        tf_pl_enc_part_free(&e);
+        return st;
+    }
+    const tf_pl_enc_part *e = NULL;
+    int st = w->src->get(w->src->ctx, alt, i, &e);
+    tf_rank_plan rp;
+    if (st == TF_OK)
+        tf_pl_enc_scalars(&e->h, &rp);
+    if (st == TF_OK && (st = tf_pl_enc_check(e)) != TF_OK)
+        st = tf_fail_prefix(st, "%s", w->path);
+    if (st == TF_OK && rp.rank != i)
+        st = tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp.rank);
+    if (st == TF_OK && (st = tf_pl_check_rank_scalars(plan, &rp)) != TF_OK)
         st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write an invalid plan", w->path);
-    if (st == TF_OK && memcmp(&rp->stats, &stats[i], sizeof(tf_rank_stats)) != 0)
+    if (st == TF_OK && memcmp(&rp.stats, &stats[i], sizeof(tf_rank_stats)) != 0)
         st = tf_fail(TF_ERR_INTERNAL, "%s: refusing to write: rank %d's stats differ from "
                                       "all_stats", w->path, i);
     if (st == TF_OK)
-        st = write_rank(w, f, rp);
-    if (rp)
+        st = write_rank(w, f, e);
+    if (e)
         w->src->release(w->src->ctx, alt, i);
     return st;
 }
@@ -344,12 +432,10 @@ static int check_plan_to_write(const char *path, const tf_plan *p, const tf_rank
     if (st == TF_OK && (p->first_rank != 0 || p->n_parts != p->nranks || !p->parts))
         st = tf_fail(TF_ERR_ARG, "plan holds parts %d..%d of %d ranks; a plan file needs all",
                      p->first_rank, p->first_rank + p->n_parts - 1, p->nranks);
-    for (int i = 0; st == TF_OK && i < p->n_parts; i++) {
+    /* Each part's contents are checked when it is encoded (write_part). */
+    for (int i = 0; st == TF_OK && i < p->n_parts; i++)
         if (p->parts[i].rank != i)
             st = tf_fail(TF_ERR_FORMAT, "parts[%d] is rank %d", i, p->parts[i].rank);
-        else
-            st = tf_plan_validate_rank(p, &p->parts[i]);
-    }
     if (st != TF_OK)
         return tf_fail_prefix(st == TF_ERR_ARG ? st : TF_ERR_INTERNAL,
                               "%s: refusing to write an invalid plan", path);
@@ -456,6 +542,7 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     }
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), f = -1;
     if (fcpl < 0 || H5Pset_attr_phase_change(fcpl, MAX_COMPACT_ATTRS, MIN_DENSE_ATTRS) < 0 ||
+        H5Pset_obj_track_times(fcpl, 0) < 0 ||
         (f = H5Fcreate(w->image, H5F_ACC_TRUNC, fcpl, fapl)) < 0) {
         int st = tf_pl_h5_fail(w->path, "cannot create in memory", w->path);
         tf_pl_close_id(&fcpl, H5Pclose);
@@ -471,9 +558,8 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
         wctx wa = {where, w->image, w->level, w->src};
-        hid_t g = H5Gcreate2(f, ALT_GROUP, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (g < 0)
-            st = tf_pl_h5_fail(w->path, "cannot create group", ALT_GROUP);
+        hid_t g;
+        st = make_group(w, f, ALT_GROUP, 1, &g);
         if (st == TF_OK)
             st = write_header(&wa, g, plan->alt, date, alt_stats);
         for (int i = 0; st == TF_OK && i < plan->alt->nranks; i++)

@@ -1,5 +1,5 @@
 /* One SpMM of the training loop: C = A.B at a fixed width K on one plan,
- * run by twoface or by a baseline (executor/tf_algo.h), with its wall time
+ * run by twoface or by a baseline (baselines/tf_algo.h), with its wall time
  * summed for the report. `twoface` is the plan as given (its own mode);
  * allgather, shift and p2p are the baselines on the plan's rows and
  * partition. */

@@ -1,6 +1,7 @@
 #include "tf_analysis.h"
 #include "tf_error.h"
 #include "tf_radix.h"
+#include "tf_reuse.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -21,18 +22,22 @@ void tf_analysis_free(tf_analysis *an)
     free(an->ss_class);
     free(an->nnz_local);
     free(an->remote_distinct);
+    free(an->local_miss);
+    free(an->remote_miss);
+    free(an->remote_nnz);
     memset(an, 0, sizeof *an);
 }
 
-/* Sorted remote columns of rank p (with multiplicity). */
-static int64_t remote_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
-                           uint32_t *out)
+/* Columns of rank p (with multiplicity) in row order: the remote ones
+ * (remote = 1) or the local ones, relative to the band. */
+static int64_t band_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
+                         int remote, uint32_t *out)
 {
     int64_t n = 0;
     for (int64_t e = a->rowptr[r0]; e < a->rowptr[r1]; e++) {
         int64_t j = a->col[e];
-        if (j < b0 || j >= b1)
-            out[n++] = (uint32_t)j;
+        if ((j < b0 || j >= b1) == remote)
+            out[n++] = (uint32_t)(remote ? j : j - b0);
     }
     return n;
 }
@@ -81,14 +86,16 @@ static void list_free(stripe_list *l)
 }
 
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
-                    const int64_t *brow_off, int width, int gap, tf_analysis *an)
+                    const int64_t *brow_off, int width, int gap, int64_t reuse_window,
+                    tf_analysis *an)
 {
-    return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap, an);
+    return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap,
+                                reuse_window, an);
 }
 
 int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
                          const int64_t *row_off, const int64_t *brow_off, int width, int gap,
-                         tf_analysis *an)
+                         int64_t reuse_window, tf_analysis *an)
 {
     memset(an, 0, sizeof *an);
     if (width < 1)
@@ -102,7 +109,11 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
     an->nnz_local = calloc((size_t)nranks, sizeof *an->nnz_local);
     an->remote_distinct = calloc((size_t)nranks, sizeof *an->remote_distinct);
     an->ss_off = calloc((size_t)nranks + 1, sizeof *an->ss_off);
-    if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off)
+    an->local_miss = calloc((size_t)nranks, sizeof *an->local_miss);
+    an->remote_miss = calloc((size_t)nranks, sizeof *an->remote_miss);
+    an->remote_nnz = calloc((size_t)nranks, sizeof *an->remote_nnz);
+    if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off ||
+        !an->local_miss || !an->remote_miss || !an->remote_nnz)
         goto nomem;
     an->stripe_base[0] = 0;
     for (int q = 0; q < nranks; q++) {
@@ -141,9 +152,13 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
             if (z > maxnnz)
                 maxnnz = z;
         }
-        uint32_t *cols = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *cols);
-        uint32_t *tmp = malloc((size_t)(maxnnz ? maxnnz : 1) * sizeof *tmp);
-        if (!cols || !tmp)
+        size_t cap = (size_t)(maxnnz ? maxnnz : 1);
+        uint32_t *cols = malloc(cap * sizeof *cols);
+        uint32_t *tmp = malloc(cap * sizeof *tmp);
+        /* The reuse count's positions and their sort scratch. */
+        uint32_t *pos = malloc(cap * sizeof *pos);
+        uint32_t *tpos = malloc(cap * sizeof *tpos);
+        if (!cols || !tmp || !pos || !tpos)
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (int p = p0; p < p1; p++) {
@@ -151,9 +166,16 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
                 continue;
             int64_t r0 = row_off[p] - row_base, r1 = row_off[p + 1] - row_base;
             int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
-            int64_t nrem = remote_cols(a, r0, r1, b0, b1, cols);
-            an->nnz_local[p] = (a->rowptr[r1] - a->rowptr[r0]) - nrem;
-            tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
+            int64_t nloc = band_cols(a, r0, r1, b0, b1, 0, cols);
+            an->nnz_local[p] = nloc;
+            an->local_miss[p] = tf_reuse_misses_sort(cols, nloc, reuse_window, pos, tmp, tpos);
+            int64_t nrem = band_cols(a, r0, r1, b0, b1, 1, cols);
+            an->remote_nnz[p] = nrem;
+            int64_t rmiss = tf_reuse_misses_sort(cols, nrem, reuse_window, pos, tmp, tpos);
+            an->remote_miss[p] = rmiss;
+            /* Sorted by the count unless it had nothing to count. */
+            if (reuse_window <= 0 || nrem <= 1 || nrem > (int64_t)UINT32_MAX)
+                tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
             int q = 0;
             int64_t distinct_total = 0;
             for (int64_t e = 0; e < nrem;) {
@@ -190,6 +212,8 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         }
         free(cols);
         free(tmp);
+        free(pos);
+        free(tpos);
     }
     if (!failed) {
         for (int p = 0; p < nranks; p++)

@@ -37,7 +37,26 @@ typedef struct {
 
     int64_t *nnz_local;       /* per rank */
     int64_t *remote_distinct; /* per rank: distinct remote B rows needed */
+    /* Per rank: nonzeros whose B row is not in cache from an earlier use
+     * (tf_reuse.h) in the local part, and in all remote nonzeros read in
+     * row order (the collective kernel's order); remote_nnz, their count. */
+    int64_t *local_miss, *remote_miss, *remote_nnz;
 } tf_analysis;
+
+/* Nonzeros of rank p's collective part (nnz_coll of its remote ones) that
+ * load their B row from memory: the rank's remote miss share, since the
+ * part is a subset of the remote stream the counts were taken on. */
+static inline int64_t tf_coll_miss(int64_t nnz_coll, int64_t remote_miss, int64_t remote_nnz)
+{
+    if (remote_nnz <= 0)
+        return nnz_coll;
+    return (int64_t)((double)nnz_coll * (double)remote_miss / (double)remote_nnz + 0.5);
+}
+
+static inline int64_t tf_coll_miss_of(const tf_analysis *an, int p, int64_t nnz_coll)
+{
+    return tf_coll_miss(nnz_coll, an->remote_miss[p], an->remote_nnz[p]);
+}
 
 /* Global stripe containing global B row j of owner q. */
 static inline int64_t tf_stripe_of(const tf_analysis *an, int q, int64_t j)
@@ -53,15 +72,18 @@ static inline int64_t tf_coll_rows_of(const tf_analysis *an, int64_t e)
     return an->coll_needed ? an->ss_distinct[e] : an->st_rows[an->ss_stripe[e]];
 }
 
+/* reuse_window: nonzeros within which a B row read again is still in cache
+ * (tf_cost_reuse_window); 0 counts every nonzero as a miss. */
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
-                    const int64_t *brow_off, int width, int gap, tf_analysis *an);
+                    const int64_t *brow_off, int width, int gap, int64_t reuse_window,
+                    tf_analysis *an);
 /* The same for receivers p0 <= p < p1 only, from the rows
  * [row_off[p0], row_off[p1]) held in `a` with row row_base as its row 0 (a
  * rank of the distributed planner): the other receivers get no sparse
  * stripes, and their nnz_local and remote_distinct stay 0. */
 int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
                          const int64_t *row_off, const int64_t *brow_off, int width, int gap,
-                         tf_analysis *an);
+                         int64_t reuse_window, tf_analysis *an);
 void tf_analysis_free(tf_analysis *an);
 
 #endif

@@ -308,7 +308,9 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     /* Statistics (send side filled later). */
     tf_rank_stats *sx = &rp->stats;
     sx->nnz_local = nloc;
+    sx->nnz_local_miss = an->local_miss[p];
     sx->nnz_coll = ncoll;
+    sx->nnz_coll_miss = tf_coll_miss_of(an, p, ncoll);
     sx->nnz_fetch = nfet;
     for (int64_t e = 0; e < ne; e++) {
         if (an->ss_class[e0 + e] == TF_CLASS_COLL)

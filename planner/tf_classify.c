@@ -19,6 +19,10 @@ enum {
     C_FETCH_ROWS,
     C_FETCH_REQ,
     C_FPEERS_RECV, /* owners it fetches from */
+    /* The receiver's B-row reuse (tf_analysis): constant over the rounds. */
+    C_LOCAL_MISS,
+    C_REMOTE_MISS,
+    C_REMOTE_NNZ,
     /* Owner side: the sum of what its recipients contribute. */
     C_ROWS_SENT,
     C_PEERS_SENT,  /* recipients with a collective stripe from it */
@@ -33,7 +37,9 @@ static double count_time(const tf_coeffs *c, int k, const int64_t *x)
     tf_rank_stats s;
     memset(&s, 0, sizeof s);
     s.nnz_local = x[C_NNZ_LOCAL];
+    s.nnz_local_miss = x[C_LOCAL_MISS];
     s.nnz_coll = x[C_NNZ_COLL];
+    s.nnz_coll_miss = tf_coll_miss(x[C_NNZ_COLL], x[C_REMOTE_MISS], x[C_REMOTE_NNZ]);
     s.nnz_fetch = x[C_NNZ_FETCH];
     s.coll_rows_recv = x[C_ROWS_RECV];
     s.coll_rows_sent = x[C_ROWS_SENT];
@@ -84,6 +90,9 @@ static void add_counts(const state *st, int p, const uint8_t *cls, int64_t *rows
     const tf_analysis *an = st->an;
     int64_t *r = rows + (int64_t)p * C_N;
     r[C_NNZ_LOCAL] += an->nnz_local[p];
+    r[C_LOCAL_MISS] += an->local_miss[p];
+    r[C_REMOTE_MISS] += an->remote_miss[p];
+    r[C_REMOTE_NNZ] += an->remote_nnz[p];
     for (int64_t e = an->ss_off[p]; e < an->ss_off[p + 1]; e++) {
         int64_t g = st->seg_of[e];
         int64_t *o = rows + (int64_t)st->seg_q[g] * C_N;
@@ -368,7 +377,8 @@ static int state_init(state *st)
             double fetch = tf_cost_fetch(c, k, an->ss_runs[e], an->ss_run_rows[e], an->ss_nnz[e]);
             double saved = (c->beta_coll * 2.0 + c->beta_coll_max * 2.0) *
                                (double)tf_coll_rows_of(an, e) * row_bytes +
-                           c->gamma_coll * (double)an->ss_nnz[e] * k;
+                           tf_cost_csr(c, c->gamma_coll, k, an->ss_nnz[e],
+                                       tf_coll_miss_of(an, p, an->ss_nnz[e]));
             st->key[e - st->e0] = fetch - saved;
             st->order[e - st->e0] = e;
         }

@@ -17,6 +17,16 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
 double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
                          double t_coll_comp, double t_fetch_comm, double t_fetch_comp);
 
+/* Time of a CSR part: nnz nonzeros at K columns, of which miss load their
+ * B row from memory (gamma, the kernel's coefficient) and the others find
+ * it in cache (gamma_cached). Without a cache in the coefficients
+ * (cache_bytes 0: files from before the term) every nonzero pays gamma. */
+double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t miss);
+
+/* Nonzeros within which a B row read again is still in cache: the rows of
+ * K float32 values the cache holds. 0 without a cache. */
+int64_t tf_cost_reuse_window(const tf_coeffs *c, int k);
+
 /* Per-SpMM synchronisation of a rank with fetch_peers fetch peers (owners it
  * fetches from plus ranks fetching from it). */
 double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers);

@@ -1,6 +1,6 @@
 #include "tf_dist_comm.h"
 #include "tf_error.h"
-#include "tf_exec.h"
+#include "tf_agree.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
 #include "tf_dist_rows.h"
 #include "tf_error.h"
 #include "tf_partition.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #include "tf_dist_planner.h"
+#include "tf_cost_model.h"
 #include "tf_analysis.h"
 #include "tf_build.h"
 #include "tf_classify.h"
@@ -9,7 +10,7 @@
 #include "tf_error.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -372,7 +373,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     for (int r = 0; r <= Q; r++)
         first_part[r] = tf_dist_first_part(P, Q, r);
     /* The checksum is of the matrix as given (a metis plan's too: of A in
-     * the original ids, tf_perm.h). */
+     * the original ids, tf_plan_perm.h). */
     uint64_t checksum = tf_dist_fingerprint(comm, a, o->normalization);
     if (o->partition == TF_PART_METIS) {
         /* On more than one rank the partition and the renumbering are
@@ -418,7 +419,8 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     hdr.row_off = row_off;
     hdr.brow_off = brow_off;
     st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
-                              row_off, brow_off, o->stripe_width, hdr.gap, &an);
+                              row_off, brow_off, o->stripe_width, hdr.gap,
+                              tf_cost_reuse_window(&hdr.coeffs, o->k), &an);
     st = tf_dist_agree(comm, st);
     if (st)
         goto done;

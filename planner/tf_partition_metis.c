@@ -1,6 +1,6 @@
 #include "tf_partition_metis.h"
 #include "tf_error.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <metis.h>
 #include <omp.h>

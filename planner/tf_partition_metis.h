@@ -1,7 +1,7 @@
 /* Graph partitioning with METIS (--partition metis): a k-way partition of
  * the symmetrised graph of a square A that minimises the communication
  * volume, balanced on nonzeros, renumbered into contiguous bands
- * (tf_perm.h). docs/partition.md says why and what it costs. */
+ * (tf_plan_perm.h). docs/partition.md says why and what it costs. */
 #ifndef TF_PARTITION_METIS_H
 #define TF_PARTITION_METIS_H
 

@@ -7,7 +7,7 @@
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_prepare.h"
 
 #include <stdio.h>
@@ -207,7 +207,7 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 /* --partition metis: the METIS order once (not once per candidate plan),
  * or the one given with the bands (--bands-from a METIS plan), then an
  * ordinary plan of P A P^T on its bands, which carries the permutation and
- * the fingerprint of A in the original ids (tf_perm.h). The partition
+ * the fingerprint of A in the original ids (tf_plan_perm.h). The partition
  * phase's time covers METIS, the renumbering and the permuted copy. */
 static int build_metis(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
@@ -343,7 +343,8 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksu
     }
     double t1 = omp_get_wtime();
     tf_analysis an;
-    st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap, &an);
+    st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap,
+                         tf_cost_reuse_window(&out->coeffs, o->k), &an);
     double t2 = omp_get_wtime();
     if (!st) {
         an.coll_needed = o->coll_rows == TF_COLL_NEEDED;

@@ -36,7 +36,7 @@ typedef struct {
      * of B from brow_off. */
     const int64_t *row_off;
     const int64_t *brow_off;
-    /* Optional given renumbering of a TF_PART_METIS plan (tf_perm.h; n
+    /* Optional given renumbering of a TF_PART_METIS plan (tf_plan_perm.h; n
      * entries each, with row_off/brow_off: --bands-from a METIS plan): the
      * plan is of P A P^T with it, and METIS does not run. */
     const int64_t *perm;

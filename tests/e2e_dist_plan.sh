@@ -81,6 +81,13 @@ same "dir mean transpose P=4" "$work/dir.mtx" -n 4 --normalize mean --transpose
 same "dir gcn P=3 stripe 8" "$work/dir.mtx" -n 3 --normalize gcn --stripe-width 8
 same "rect P=3" "$work/rect.mtx" -n 3
 same "tiny P=4 (ranks without rows)" "$work/tiny.mtx" -n 4
+# Coefficients with a cache: the reuse counts (per rank, gathered on rank 0
+# for the classification) must come out as one process counts them.
+printf '%s\n' "alpha_coll = 4e-6" "beta_coll = 2e-10" "alpha_fetch = 2e-7" \
+    "beta_fetch = 1.3e-10" "gamma_local = 5e-10" "gamma_coll = 7e-10" "gamma_fetch = 1.1e-9" \
+    "alpha_sync = 1.2e-6" "gamma_cached = 1.5e-10" "cache_bytes = 65536" "threads = 1" \
+    >"$work/cache.txt"
+same "cora with a cache in the model P=5" "$CORA" -n 5 -k 64 --calibration "$work/cache.txt"
 
 # --bands-from: a backward plan on the forward plan's bands, forward made at Q = 3.
 if e2e_run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then

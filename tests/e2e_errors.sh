@@ -1,6 +1,6 @@
 #!/bin/sh
 # End to end: bad input, damaged plans and failures through the real
-# programs (issue 7). Every failure must end with a non-zero exit status and
+# programs. Every failure must end with a non-zero exit status and
 # exactly one line on stderr naming the file and the problem; with MPI, every
 # rank must exit non-zero and none may hang (each mpirun runs under
 # `timeout 120`; a timeout counts as a hang); a failed twoface-plan must leave

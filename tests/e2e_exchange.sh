@@ -6,12 +6,15 @@
 # collective plan, p2p) passes --check against the serial reference, its C
 # is bitwise the C of the default exchange (same blocks, same order of
 # accumulation), and a bad TWOFACE_EXCHANGE is a one-line error on exit 1.
+# Likewise the collective's send side packed, zero-copy or chosen per
+# destination (TWOFACE_COLL_PACK=always|never|auto, executor/tf_collective.c),
+# and one rank packing while the other does not.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_exchange: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_exchange
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
-unset TWOFACE_EXCHANGE
+unset TWOFACE_EXCHANGE TWOFACE_COLL_PACK
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 MATRIX=$SRC/examples/data/cora.mtx.zst
@@ -21,7 +24,7 @@ done
 [ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
 run() { # ranks, args...
     np=$1; shift
-    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE "$EXEC" "$@"
+    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE -x TWOFACE_COLL_PACK "$EXEC" "$@"
 }
 
 for np in 1 2 3 4; do
@@ -46,6 +49,28 @@ for np in 1 2 3 4; do
             bad "$np ranks, $algo: C differs between the exchanges"
         fi
     done
+    # The collective's send side packed (every destination copied into one
+    # buffer, plain counts), zero-copy (a datatype over B) or chosen per
+    # destination (auto): the same rows land in the same places, so C is
+    # bitwise the same, on both exchanges.
+    for x in neighbor alltoall; do
+        for pk in always never auto; do
+            if TWOFACE_EXCHANGE=$x TWOFACE_COLL_PACK=$pk run $np "$work/c$np.h5" --algo collective \
+                -k 24 -i 2 --warmup 1 --check --c-out "$work/C-pack-$pk.h5" \
+                >"$work/out-$pk.txt" 2>"$work/err.log" &&
+                grep -q "check collective: .*passed" "$work/out-$pk.txt"; then
+                ok "$np ranks, $x exchange, TWOFACE_COLL_PACK=$pk: --check passed"
+            else
+                bad "$np ranks, $x exchange, TWOFACE_COLL_PACK=$pk: $(head -1 "$work/err.log")"
+            fi
+        done
+        if h5diff -q "$work/C-pack-always.h5" "$work/C-pack-never.h5" /C /C &&
+            h5diff -q "$work/C-pack-auto.h5" "$work/C-pack-never.h5" /C /C; then
+            ok "$np ranks, $x exchange: C of the packed, zero-copy and mixed sends identical"
+        else
+            bad "$np ranks, $x exchange: C differs between the packed, zero-copy and mixed sends"
+        fi
+    done
     if TWOFACE_EXCHANGE=alltoall run $np "$work/t$np.h5" "$work/c$np.h5" \
         --algo twoface,collective,p2p -k 32 -i 2 --warmup 1 --check >"$work/out.txt" 2>"$work/err.log" &&
         [ "$(grep -c 'check .*: max scaled error .*passed' "$work/out.txt")" -eq 3 ]; then
@@ -64,6 +89,28 @@ if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_EXCHANGE differs between r
     ok "different TWOFACE_EXCHANGE on two ranks: one line, exit 1"
 else
     bad "different TWOFACE_EXCHANGE on two ranks: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+
+# The send form is each rank's own: one rank packing, the other not, still
+# exchanges correctly.
+timeout 300 mpirun --bind-to none -n 1 env TWOFACE_COLL_PACK=always "$EXEC" "$work/c2.h5" \
+    --algo collective -k 24 -i 2 --check : \
+    -n 1 env TWOFACE_COLL_PACK=never "$EXEC" "$work/c2.h5" --algo collective -k 24 -i 2 \
+    --check >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "check collective: .*passed" "$work/out.txt"; then
+    ok "packed on one rank, zero-copy on the other: --check passed"
+else
+    bad "packed on one rank, zero-copy on the other: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+
+TWOFACE_COLL_PACK=sometimes run 2 "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_COLL_PACK=sometimes: expected auto, always or never$" \
+    "$work/err.log" && [ "$(grep -c TWOFACE_COLL_PACK "$work/err.log")" -eq 1 ] && [ ! -s "$work/out.txt" ]; then
+    ok "TWOFACE_COLL_PACK=sometimes: one line, exit 1"
+else
+    bad "TWOFACE_COLL_PACK=sometimes: exit $rc, stderr: $(head -2 "$work/err.log")"
 fi
 
 # A bad value: every rank stops with the same one-line message, exit 1.

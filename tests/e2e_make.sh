@@ -1,6 +1,6 @@
 #!/bin/sh
-# End to end: `make -j` never compiles before the dependency step is over
-# (issue 18). On a fresh machine that step installs the compiler itself, so a
+# End to end: `make -j` never compiles before the dependency step is over.
+# On a fresh machine that step installs the compiler itself, so a
 # compile started beside it fails with "mpicc: No such file or directory".
 #
 # Here the step is a stand-in (DEPS_CMD) that takes 2 s and then leaves a

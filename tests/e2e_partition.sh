@@ -1,5 +1,5 @@
 #!/bin/sh
-# End to end: --partition metis (issue 17) through the real programs. A METIS
+# End to end: --partition metis (METIS partitioning) through the real programs. A METIS
 # plan runs --check in original ids with the generator and with --b; its
 # --c-out equals a band plan's (original row order); its --explain names the
 # partition; bad requests and a damaged permutation end with one stderr line

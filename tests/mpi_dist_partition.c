@@ -11,7 +11,7 @@
 #include "tf_dist_planner.h"
 #include "tf_error.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <stdio.h>
 #include <stdlib.h>

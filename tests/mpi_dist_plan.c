@@ -16,12 +16,16 @@
 #include "tf_partition.h"
 #include "tf_plan_layout.h"
 #include "tf_planner.h"
+#include "tf_plan_io.h"
+#include "tf_dist_write.h"
 #include "tf_prepare.h"
 #include "tf_transpose.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int g_rank, g_size;
 
@@ -302,6 +306,120 @@ START_TEST(test_plans_hybrid)
 }
 END_TEST
 
+/* Whole file's bytes, or NULL. */
+static unsigned char *slurp(const char *path, long *n)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    *n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (*n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (b = malloc((size_t)*n + 1)) && fread(b, 1, (size_t)*n, f) != (size_t)*n) {
+        free(b);
+        b = NULL;
+    }
+    if (f)
+        fclose(f);
+    return b;
+}
+
+/* tf_dist_plan_write: every rank encodes its own parts and rank 0 places
+ * the chunks. The file must be the one tf_plan_write makes of the serial
+ * plan, byte for byte (same creation date), at zstd levels 0 and 3, with
+ * parts large enough for several chunks (65536 values); every rank reads
+ * its parts back. A part that fails its checks on one rank fails the call
+ * on every rank with that rank's message, and leaves no file. */
+START_TEST(test_write)
+{
+    char dir[256] = "";
+    if (g_rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/tf_dist_write_XXXXXX", t && t[0] ? t : "/tmp");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char dpath[300], spath[300];
+    snprintf(dpath, sizeof dpath, "%s/dist.h5", dir);
+    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+
+    tf_csr a;
+    tf_test_random_csr(&a, 900, 900, 500000, 41);
+    tf_dcsr d;
+    block_slice(&a, &d);
+    tf_plan_options so, dopt;
+    tf_plan_options_default(&so);
+    so.nranks = 2; /* at Q = 1 one rank holds both parts, at Q > 2 some hold none */
+    so.partition = TF_PART_NNZ;
+    so.k = 32;
+    dopt = so;
+    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_NONE, 0, &so), TF_OK);
+    ck_assert(all_true(tf_dist_prepare(MPI_COMM_WORLD, &d, TF_NORM_NONE, 0, &dopt) == TF_OK));
+    tf_plan sp, dp;
+    ck_assert(all_true(tf_dist_plan_build(MPI_COMM_WORLD, &d, &dopt, &dp) == TF_OK));
+    ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
+    int64_t most = 0;
+    for (int p = 0; p < sp.nranks; p++) {
+        const tf_rank_plan *r = &sp.parts[p];
+        int64_t big = r->loc_nnz > r->coll_nnz ? r->loc_nnz : r->coll_nnz;
+        big = big > r->fet_nnz ? big : r->fet_nnz;
+        most = big > most ? big : most;
+    }
+    ck_assert_int_gt(most, 65536);
+    snprintf(sp.creation_date, sizeof sp.creation_date, "2026-01-02T03:04:05Z");
+    snprintf(dp.creation_date, sizeof dp.creation_date, "2026-01-02T03:04:05Z");
+    if (sp.alt)
+        memcpy(sp.alt->creation_date, sp.creation_date, sizeof sp.creation_date);
+    if (dp.alt)
+        memcpy(dp.alt->creation_date, dp.creation_date, sizeof dp.creation_date);
+
+    const int levels[] = {0, 3};
+    for (int li = 0; li < 2; li++) {
+        int st = tf_dist_plan_write(MPI_COMM_WORLD, dpath, &dp, levels[li]);
+        ck_assert_msg(all_true(st == TF_OK), "tf_dist_plan_write: %s", tf_error_message());
+        int same = 1;
+        if (g_rank == 0) {
+            ck_assert_int_eq(tf_plan_write(spath, &sp, levels[li]), TF_OK);
+            long n1, n2;
+            unsigned char *b1 = slurp(dpath, &n1), *b2 = slurp(spath, &n2);
+            same = b1 && b2 && n1 == n2 && memcmp(b1, b2, (size_t)n1) == 0;
+            free(b1);
+            free(b2);
+        }
+        ck_assert_msg(all_true(same), "level %d: the file differs from the serial plan's",
+                      levels[li]);
+        int ok = 1;
+        for (int i = 0; i < dp.n_parts; i++) {
+            tf_plan back;
+            ok = ok && tf_plan_read(dpath, dp.first_rank + i, &back) == TF_OK &&
+                 same_part(&back.parts[0], &dp.parts[i]);
+            tf_plan_free(&back);
+        }
+        ck_assert_msg(all_true(ok), "level %d: a part read back differs", levels[li]);
+    }
+
+    /* The last part, on whichever rank holds it, points past its own B rows. */
+    unlink(dpath);
+    int holder = dp.n_parts > 0 && dp.first_rank + dp.n_parts == dp.nranks;
+    tf_rank_plan *bad = holder ? &dp.parts[dp.n_parts - 1] : NULL;
+    ck_assert(all_true(!holder || bad->loc_nnz > 0));
+    if (holder)
+        bad->loc_idx[0] = (int32_t)bad->nbrows;
+    int st = tf_dist_plan_write(MPI_COMM_WORLD, dpath, &dp, 3);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d: local/col[0]", dp.nranks - 1);
+    ck_assert_msg(all_true(st == TF_ERR_INTERNAL && strstr(tf_error_message(), want) &&
+                           strstr(tf_error_message(), "refusing to write an invalid plan") &&
+                           access(dpath, F_OK) != 0),
+                  "status %d: %s (expected '%s')", st, tf_error_message(), want);
+    if (g_rank == 0) {
+        unlink(spath);
+        rmdir(dir);
+    }
+    tf_plan_free(&sp);
+    tf_plan_free(&dp);
+    tf_csr_free(&a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -314,6 +432,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plans_modes);
     tcase_add_test(tc, test_plans_prepared);
     tcase_add_test(tc, test_plans_hybrid);
+    tcase_add_test(tc, test_write);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -503,6 +503,78 @@ START_TEST(repeated_with_changing_b)
 }
 END_TEST
 
+static int same_message_everywhere(const char *msg);
+
+/* The collective's send forms (TWOFACE_COLL_PACK, read at context creation):
+ * zero-copy datatypes, every destination packed (plain counts), packed per
+ * destination, and ranks choosing differently: the same rows land in the
+ * same places, so C is bitwise the same, and it matches the reference. */
+START_TEST(collective_send_forms)
+{
+    static const char *const forms[] = {"never", "always", "auto", "mixed"};
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    tf_handle *h = NULL;
+    int st = open_plan(&a, TF_MODE_COLLECTIVE, 4, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    int64_t r0, nr;
+    tf_get_rows(h, &r0, &nr);
+    for (int k = 7; k <= 64; k += 57) {
+        for (int s = 0; s < 2; s++) { /* 1 thread; 2 threads, fetch group 1 */
+            size_t bytes = (size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof(float);
+            float *first = malloc(bytes), *c = malloc(bytes);
+            for (int f = 0; f < 4; f++) {
+                const char *v = forms[f];
+                if (f == 3)
+                    v = g_rank % 2 ? "never" : "always";
+                setenv("TWOFACE_COLL_PACK", v, 1);
+                tf_exec_options opt;
+                tf_exec_options_default(&opt);
+                opt.threads = s + 1;
+                opt.threads_fetch = s;
+                tf_ctx *ctx = NULL;
+                st = tf_context_create(h, k, &opt, &ctx);
+                unsetenv("TWOFACE_COLL_PACK");
+                ck_assert_msg(st == TF_OK, "%s: context: %s", forms[f], tf_error_message());
+                int64_t b0, nb;
+                float *b = tf_b_rows(ctx, &b0, &nb);
+                if (nb > 0)
+                    tf_dense_fill(b, 77, b0, nb, k);
+                st = tf_spmm(ctx, f == 0 ? first : c);
+                tf_context_free(ctx);
+                ck_assert_msg(all_true(st == TF_OK), "%s: SpMM: %s", forms[f], tf_error_message());
+                double e = rank_error(h, &a, k, 77, f == 0 ? first : c);
+                ck_assert_msg(all_true(e < TOL), "%s, K=%d, setup %d: error %g", forms[f], k, s,
+                              e);
+                if (f > 0)
+                    ck_assert_msg(all_true(memcmp(first, c, (size_t)nr * (size_t)k *
+                                                                sizeof(float)) == 0),
+                                  "%s, K=%d, setup %d: C differs from the zero-copy form",
+                                  forms[f], k, s);
+            }
+            free(first);
+            free(c);
+        }
+    }
+    /* An unknown value: the same one-line error on every rank (read only
+     * where an exchange exists: one rank has none). */
+    setenv("TWOFACE_COLL_PACK", "sometimes", 1);
+    tf_ctx *ctx = NULL;
+    st = tf_context_create(h, 4, NULL, &ctx);
+    unsetenv("TWOFACE_COLL_PACK");
+    if (g_size > 1) {
+        ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+        ck_assert(strstr(tf_last_error(), "TWOFACE_COLL_PACK=sometimes") != NULL);
+        ck_assert(same_message_everywhere(tf_last_error()));
+    } else {
+        ck_assert(st == TF_OK);
+        tf_context_free(ctx);
+    }
+    tf_close(h);
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* A plan carrying a runner-up: M_RANDOM's hybrid (W = 8) with the pure
  * fetch plan attached by hand, so that every rank count has one (at P = 1
  * both are local). Through a file or from memory. */
@@ -855,6 +927,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, one_by_one);
     tcase_add_test(tc, repeated_with_changing_b);
     tcase_add_test(tc, start_up_trial);
+    tcase_add_test(tc, collective_send_forms);
     tcase_add_test(tc, plan_for_other_rank_count);
     tcase_add_test(tc, missing_plan_file);
     tcase_add_test(tc, fingerprint_mismatch);

@@ -1,4 +1,4 @@
-/* Plans in original ids (issue 17), at every rank count run_tests uses:
+/* Plans in original ids (METIS partitioning), at every rank count run_tests uses:
  * for every partition kind (rows, nnz, metis), B made in original order,
  * C brought back to original order with tf_gather_rows, compared with the
  * serial reference SpMM of the matrix as read; the row-id getters; the

@@ -38,6 +38,13 @@ START_TEST(parses_good_file)
     ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
     ck_assert_double_eq(c.coeffs.beta_coll_max, 8e-11);
     ck_assert_double_eq(c.coeffs.alpha_sync, 3e-6);
+    /* So did the cache: without it every nonzero loads its B row. */
+    ck_assert_double_eq(c.coeffs.gamma_cached, 0);
+    ck_assert_double_eq(c.coeffs.cache_bytes, 0);
+    snprintf(more, sizeof more, "%sgamma_cached = 5e-11\ncache_bytes = 2097152\n", good);
+    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    ck_assert_double_eq(c.coeffs.gamma_cached, 5e-11);
+    ck_assert_double_eq(c.coeffs.cache_bytes, 2097152);
 }
 END_TEST
 

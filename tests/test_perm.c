@@ -1,4 +1,4 @@
-/* The METIS partition and the permutation (issue 17): renumbering into
+/* The METIS partition and the permutation: renumbering into
  * bands, P A P^T, the fingerprint in original ids, METIS plans, and the
  * permutation's way through the plan file (round trip; a damaged or
  * inconsistent perm is refused by the reader in one line). */
@@ -9,7 +9,7 @@
 #include "tf_mm_read.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_plan_io.h"
 #include "tf_plan_layout.h"
 #include "tf_planner.h"

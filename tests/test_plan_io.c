@@ -15,6 +15,7 @@
 #include "tf_partition.h"
 #include "tf_plan.h"
 #include "tf_plan_io.h"
+#include "tf_plan_write_encode.h"
 
 #include <hdf5.h>
 #include <zstd.h>
@@ -169,7 +170,7 @@ static void make_rank(tf_plan *p, int r, uint64_t *s)
                      &st->stripes_coll,    &st->stripes_fetch,   &st->coll_rows_recv,
                      &st->coll_rows_sent,  &st->coll_peers_recv, &st->coll_peers_sent,
                      &st->fetch_rows,      &st->fetch_needed,    &st->fetch_requests,
-                     &st->remote_distinct};
+                     &st->remote_distinct, &st->nnz_local_miss, &st->nnz_coll_miss};
     for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++)
         *iv[i] = rint_below(s, 1000000000) + 1000 * r + (int64_t)i;
     double *dv[] = {&st->t_local,      &st->t_coll_comm,  &st->t_coll_comp,
@@ -705,6 +706,97 @@ START_TEST(zstd_filter_large_dataset_roundtrip)
 }
 END_TEST
 
+/* The writer filters chunks itself and hands them to H5Dwrite_chunk
+ * (format/tf_plan_write_encode.h); they must be the bytes HDF5's own
+ * pipeline stores for the dataset's filters, or readers would see
+ * checksum errors or wrong values. Full chunks of int32 and int64, at zstd
+ * levels 0 (Fletcher-32 only) and 3, compared with H5Dread_chunk. */
+START_TEST(encoded_chunks_are_hdf5_pipeline_bytes)
+{
+    ck_assert_int_eq(tf_h5zstd_register(), TF_OK);
+    char dir[512], path[600];
+    tmpdir_new(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/c.h5", dir);
+    const int64_t c = 4096; /* elements per chunk; two chunks per dataset */
+    int64_t *v64 = xmalloc(2 * c * 8);
+    int32_t *v32 = xmalloc(2 * c * 4);
+    uint64_t s = 7;
+    for (int64_t i = 0, x = 0; i < 2 * c; i++) {
+        x += rint_below(&s, 40);
+        v64[i] = x;
+        v32[i] = (int32_t)(x % 100000);
+    }
+    const int levels[] = {0, 3};
+    for (int li = 0; li < 2; li++) {
+        for (int wide = 0; wide < 2; wide++) {
+            size_t es = wide ? 8 : 4;
+            const void *data = wide ? (const void *)v64 : (const void *)v32;
+            hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+            hsize_t n = (hsize_t)(2 * c), ch = (hsize_t)c;
+            hid_t sp = H5Screate_simple(1, &n, NULL);
+            hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+            unsigned cd[1] = {(unsigned)levels[li]};
+            ck_assert_int_ge(H5Pset_chunk(dcpl, 1, &ch), 0);
+            if (levels[li]) {
+                ck_assert_int_ge(H5Pset_shuffle(dcpl), 0);
+                ck_assert_int_ge(
+                    H5Pset_filter(dcpl, TF_H5Z_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd), 0);
+            }
+            ck_assert_int_ge(H5Pset_fletcher32(dcpl), 0);
+            hid_t d = H5Dcreate2(f, "x", wide ? H5T_STD_I64LE : H5T_STD_I32LE, sp, H5P_DEFAULT,
+                                 dcpl, H5P_DEFAULT);
+            ck_assert_int_ge(d, 0);
+            ck_assert_int_ge(H5Dwrite(d, wide ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32, H5S_ALL,
+                                      H5S_ALL, H5P_DEFAULT, data),
+                             0);
+            size_t cap = 2 * (size_t)c * es + 1024, len = 0;
+            unsigned char *mine = xmalloc(cap), *theirs = xmalloc(cap);
+            unsigned char *plain = xmalloc((size_t)c * es), *shuf = xmalloc((size_t)c * es);
+            for (int k = 0; k < 2; k++) {
+                hsize_t off = (hsize_t)(k * c), size = 0;
+                uint32_t mask = 1;
+                ck_assert_int_ge(H5Dget_chunk_storage_size(d, &off, &size), 0);
+                ck_assert_uint_le(size, cap);
+                ck_assert_int_ge(H5Dread_chunk(d, H5P_DEFAULT, &off, &mask, theirs), 0);
+                ck_assert_uint_eq(mask, 0);
+                ck_assert_int_eq(tf_pl_encode_chunk(mine, cap, plain, shuf,
+                                                    (const char *)data + (size_t)(k * c) * es, c,
+                                                    c, es, levels[li], &len),
+                                 TF_OK);
+                ck_assert_msg(len == size && memcmp(mine, theirs, len) == 0,
+                              "level %d, %zu-byte elements, chunk %d: %zu bytes vs HDF5's %llu",
+                              levels[li], es, k, len, (unsigned long long)size);
+            }
+            /* And a short chunk (zero-padded) reads back through HDF5. */
+            ck_assert_int_eq(tf_pl_encode_chunk(mine, cap, plain, shuf, data, c - 5, c, es,
+                                                levels[li], &len),
+                             TF_OK);
+            hsize_t off = 0;
+            ck_assert_int_ge(H5Dwrite_chunk(d, H5P_DEFAULT, 0, &off, len, mine), 0);
+            void *back = xmalloc(2 * (size_t)c * es);
+            ck_assert_int_ge(H5Dread(d, wide ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32, H5S_ALL,
+                                     H5S_ALL, H5P_DEFAULT, back),
+                             0);
+            ck_assert(memcmp(back, data, (size_t)(c - 5) * es) == 0);
+            for (size_t b = (size_t)(c - 5) * es; b < (size_t)c * es; b++)
+                ck_assert_int_eq(((unsigned char *)back)[b], 0);
+            free(back);
+            free(mine);
+            free(theirs);
+            free(plain);
+            free(shuf);
+            H5Dclose(d);
+            H5Pclose(dcpl);
+            H5Sclose(sp);
+            ck_assert_int_ge(H5Fclose(f), 0);
+        }
+    }
+    free(v64);
+    free(v32);
+    tmpdir_rm(dir);
+}
+END_TEST
+
 START_TEST(zstd_register_survives_h5close)
 {
     ck_assert_int_eq(tf_h5zstd_register(), TF_OK);
@@ -976,6 +1068,51 @@ START_TEST(comm_attribute_roundtrip_and_2_2_files)
     ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
     assert_msg_has("unknown precision 7");
     g_plan.comm = TF_PREC_F32;
+    drop_fixture();
+}
+END_TEST
+
+/* Format 2.4 added the reuse counts to rank_stats; a 2.3 file has neither
+ * member (its plans were made without a cache in the model): they read as 0
+ * and the summary checksum it was written with still holds. */
+START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
+{
+    write_fixture();
+    check_roundtrip(g_path, &g_plan); /* nonzero counts travel */
+    for (int r = 0; r < g_plan.nranks; r++) {
+        g_plan.parts[r].stats.nnz_local_miss = g_plan.parts[r].stats.nnz_coll_miss = 0;
+        g_plan.all_stats[r] = g_plan.parts[r].stats;
+    }
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    hid_t f = open_rw(g_path);
+    hid_t d = H5Dopen2(f, "rank_stats", H5P_DEFAULT);
+    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
+    int nm = H5Tget_nmembers(t);
+    ck_assert_int_eq(nm, 26);
+    hid_t old = H5Tcreate(H5T_COMPOUND, 24 * 8);
+    for (int i = 0; i < 24; i++) {
+        char *name = H5Tget_member_name(t, (unsigned)i);
+        hid_t mt = H5Tget_member_type(t, (unsigned)i);
+        ck_assert_int_ge(H5Tinsert(old, name, H5Tget_member_offset(t, (unsigned)i), mt), 0);
+        H5Tclose(mt);
+        H5free_memory(name);
+    }
+    void *buf = xmalloc((size_t)g_plan.nranks * 24 * 8);
+    ck_assert_int_ge(H5Dread(d, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+    H5Dclose(d);
+    ck_assert_int_ge(H5Ldelete(f, "rank_stats", H5P_DEFAULT), 0);
+    d = H5Dcreate2(f, "rank_stats", old, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(d, 0);
+    ck_assert_int_ge(H5Dwrite(d, old, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+    free(buf);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Tclose(old);
+    H5Tclose(t);
+    int32_t v[2] = {2, 3};
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    H5Fclose(f);
+    check_roundtrip(g_path, &g_plan);
     drop_fixture();
 }
 END_TEST
@@ -1362,6 +1499,7 @@ static Suite *suite(void)
 #define T(t) {#t, t}
         T(roundtrip_every_field),
         T(roundtrip_levels_and_null_pointer_arrays),
+        T(encoded_chunks_are_hdf5_pipeline_bytes),
         T(creation_date_filled_in_when_empty),
         T(writer_refuses_invalid_plans),
         T(zstd_filter_large_dataset_roundtrip),
@@ -1370,6 +1508,7 @@ static Suite *suite(void)
         T(not_hdf5_and_missing_files),
         T(hdf5_without_format_attribute),
         T(newer_major_version_rejected_newer_minor_accepted),
+        T(rank_stats_of_2_3_files_read_without_reuse_counts),
         T(alternative_plan_roundtrip_and_checks),
         T(matrix_kind_attributes_roundtrip_and_2_1_files),
         T(comm_attribute_roundtrip_and_2_2_files),

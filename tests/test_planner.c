@@ -10,6 +10,7 @@
 #include "tf_plan_io.h"
 #include "tf_planner.h"
 #include "tf_radix.h"
+#include "tf_reuse.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -352,7 +353,7 @@ static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, in
     int64_t off[64];
     tf_partition_rows(a->nrows, P, off);
     tf_analysis an;
-    ck_assert_int_eq(tf_analysis_run(a, P, off, off, W, 0, &an), TF_OK);
+    ck_assert_int_eq(tf_analysis_run(a, P, off, off, W, 0, 0, &an), TF_OK);
     ck_assert_int_eq(tf_classify(&an, c, k, TF_MODE_TWOFACE), TF_OK);
     int q = tf_partition_owner(off, P, j);
     int64_t s = tf_stripe_of(&an, q, j);
@@ -363,6 +364,85 @@ static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, in
     tf_analysis_free(&an);
     return cls;
 }
+
+/* Reads of rows 1 2 1 3 1 (positions 0..4): row 1 comes back after 2
+ * reads each time. */
+START_TEST(reuse_counts_rows_read_again_within_the_window)
+{
+    const uint32_t reads[] = {1, 2, 1, 3, 1};
+    const int64_t window[] = {0, 1, 2, 1000}, misses[] = {5, 5, 3, 3};
+    /* no cache; row 1 gone after 2 reads; first reads only (twice) */
+    for (int i = 0; i < 4; i++) {
+        uint32_t c[5], v[5], tk[5], tv[5];
+        memcpy(c, reads, sizeof c);
+        ck_assert_int_eq(tf_reuse_misses_sort(c, 5, window[i], v, tk, tv), misses[i]);
+        if (window[i] > 0) /* sorted on return */
+            for (int e = 1; e < 5; e++)
+                ck_assert_uint_le(c[e - 1], c[e]);
+    }
+    uint32_t c[1], v[1], tk[1], tv[1];
+    ck_assert_int_eq(tf_reuse_misses_sort(c, 0, 2, v, tk, tv), 0);
+}
+END_TEST
+
+/* The kernel term: misses at gamma, hits at gamma_cached, and with no cache
+ * in the coefficients (files from before the term) every nonzero at gamma. */
+START_TEST(csr_cost_charges_misses_and_hits)
+{
+    tf_coeffs c = simple_coeffs();
+    ck_assert_double_eq_tol(tf_cost_csr(&c, 2e-9, 10, 100, 30), 100 * 2e-9 * 10, 1e-18);
+    ck_assert_int_eq(tf_cost_reuse_window(&c, 128), 0);
+    c.cache_bytes = 1 << 20;
+    c.gamma_cached = 0.25e-9;
+    ck_assert_int_eq(tf_cost_reuse_window(&c, 128), 2048); /* 1 MiB of 512-byte rows */
+    ck_assert_double_eq_tol(tf_cost_csr(&c, 2e-9, 10, 100, 30), (30 * 2e-9 + 70 * 0.25e-9) * 10,
+                            1e-18);
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = 100;
+    s.nnz_local_miss = 40;
+    s.nnz_coll = 50;
+    s.nnz_coll_miss = 5;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_local, (40 * 1e-9 + 60 * 0.25e-9) * 10, 1e-18);
+    ck_assert_double_eq_tol(s.t_coll_comp, (5 * 1e-9 + 45 * 0.25e-9) * 10, 1e-18);
+}
+END_TEST
+
+/* The analysis counts misses per rank: rank 1 reads rank 0's row 3 from
+ * twenty rows, rank 0 reads its own rows 0..15 once each and row 2 again
+ * right away. */
+START_TEST(analysis_counts_reuse_per_rank)
+{
+    tf_coo coo;
+    tf_coo_init(&coo, 64, 64, 64);
+    for (int i = 0; i < 16; i++)
+        tf_coo_push(&coo, i, i, 1.0);
+    tf_coo_push(&coo, 3, 2, 1.0); /* row 3 reads 2 (read by row 2 just before) and 3 */
+    for (int i = 32; i < 52; i++)
+        tf_coo_push(&coo, i, 3, 1.0);
+    tf_csr a;
+    tf_csr_from_coo(&a, &coo);
+    int64_t off[3];
+    tf_partition_rows(64, 2, off);
+    tf_analysis an;
+    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 100, &an), TF_OK);
+    ck_assert_int_eq(an.nnz_local[0], 17);
+    ck_assert_int_eq(an.local_miss[0], 16);
+    ck_assert_int_eq(an.remote_nnz[1], 20);
+    ck_assert_int_eq(an.remote_miss[1], 1);
+    ck_assert_int_eq(tf_coll_miss_of(&an, 1, 20), 1);
+    ck_assert_int_eq(tf_coll_miss_of(&an, 0, 7), 7); /* no remote reads: all miss */
+    tf_analysis_free(&an);
+    /* Window 0: no cache, every read a miss. */
+    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 0, &an), TF_OK);
+    ck_assert_int_eq(an.local_miss[0], 17);
+    ck_assert_int_eq(an.remote_miss[1], 20);
+    tf_analysis_free(&an);
+    tf_csr_free(&a);
+    tf_coo_free(&coo);
+}
+END_TEST
 
 START_TEST(cost_model_dense_stripe_stays_collective_sparse_goes_fetch)
 {
@@ -869,6 +949,9 @@ static Suite *suite(void)
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, duplex_term_relieves_a_sending_owner);
     tcase_add_test(tc, radix_sort_sorts);
+    tcase_add_test(tc, reuse_counts_rows_read_again_within_the_window);
+    tcase_add_test(tc, csr_cost_charges_misses_and_hits);
+    tcase_add_test(tc, analysis_counts_reuse_per_rank);
     tcase_add_test(tc, bad_options_rejected);
     tcase_add_test(tc, empty_matrix_metis_plan_round_trips);
     suite_add_tcase(s, tc);

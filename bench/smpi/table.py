@@ -16,15 +16,20 @@ volumes for the plan twoface ran: B rows received per rank, max / mean."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
 BASE = ("allgather", "shift", "p2p")
-# SMPI gathers a derived datatype outside simulated time, so twoface's
-# zero-copy sends (hindexed from B) cost nothing there, while p2p packs its
-# rows on the simulated clock. The bound charges twoface's busiest sender
-# a copy of every row it sends at this VM's single-core copy bandwidth (the
-# STREAM-like copy of docs/benchmarks.md measured 14-35 GB/s; the low end).
+# SMPI gathers a derived datatype outside simulated time, so zero-copy sends
+# (hindexed from B) would cost nothing there, while p2p packs its rows on
+# the simulated clock. `make smpi` therefore builds the collective to pack
+# every send (TF_COLL_PACK_ALWAYS): the copy is a timed CPU
+# burst and the twoface column pays it. For runs of a zero-copy build, the
+# bound below charges twoface's busiest sender a copy of every row it sends
+# at this VM's single-core copy bandwidth (the STREAM-like copy of
+# docs/benchmarks.md measured 14-35 GB/s; the low end); for runs of the
+# packing build it counts the copy twice.
 PACK_BPS = 15e9
 
 
@@ -220,7 +225,10 @@ set key outside right
 set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 dt 2
 plot for [i=0:%d] "%s" index i using 1:2 with linespoints lw 2 title columnheader(1)
 """ % (png, n - 1, dat)
-    subprocess.run(["gnuplot"], input=gp.encode(), check=True)
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot"], input=gp.encode(), check=True)
+    else:
+        print("table.py: gnuplot not installed, %s not drawn" % png, file=sys.stderr)
     os.remove(dat)
 
 

@@ -30,7 +30,7 @@ def raises(fn, needle, status=1):
 
 
 def case_free_then_fill():
-    """The issue's first sequence: b = ctx.b; ctx.free(); b.fill_(1.0)."""
+    """Use after free: b = ctx.b; ctx.free(); b.fill_(1.0)."""
     with twoface.Plan(PLAN) as plan:
         ctx = plan.context(4)
         b = ctx.b
@@ -40,7 +40,7 @@ def case_free_then_fill():
 
 
 def case_close_then_sum():
-    """The issue's second sequence: b.sum() after plan.close()."""
+    """Use after close: b.sum() after plan.close()."""
     plan = twoface.Plan(PLAN)
     b = plan.context(3).b
     plan.close()

@@ -1,7 +1,7 @@
 """Freeing in Python (docs/python.md, "Freeing"): ctx.b and its views raise
 TwofaceError after ctx.free() or plan.close(), never touch freed memory (the
-issue's exact sequences, at 1 and 3 ranks: a segfault would be exit status
-139); argument errors carry TF_ERR_ARG, library errors their own code."""
+use-after-free and use-after-close sequences, at 1 and 3 ranks: a segfault
+would be exit status 139); argument errors carry TF_ERR_ARG, library errors their own code."""
 import os
 
 import pytest

@@ -22,7 +22,7 @@
 #include "tf_exec_check.h"
 #include "tf_exec_opts.h"
 #include "tf_exec_report.h"
-#include "tf_perm_exec.h"
+#include "tf_exec_ids.h"
 
 #include <limits.h>
 #include <malloc.h>

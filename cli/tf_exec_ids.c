@@ -1,4 +1,4 @@
-#include "tf_perm_exec.h"
+#include "tf_exec_ids.h"
 #include "tf_dense.h"
 #include "tf_dense_h5.h"
 #include "tf_exec.h"

@@ -1,13 +1,14 @@
 /* The strategies twoface-exec compares, behind one interface (tf_algo.h). */
 #include "tf_algo.h"
+#include "tf_agree.h"
 #include "tf_baseline.h"
+#include "tf_engine.h"
 #include "tf_error.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct tf_algo {
     tf_algo_spec spec;
@@ -147,9 +148,9 @@ int tf_algo_check_plans(tf_handle *const *plans, const char *const *names, int n
 {
     if (nplans < 1)
         return tf_fail(TF_ERR_ARG, "no plan file given");
-    const tf_plan *p0 = &plans[0]->plan;
+    const tf_plan *p0 = tf_handle_plan(plans[0]);
     for (int i = 1; i < nplans; i++) {
-        const tf_plan *pi = &plans[i]->plan;
+        const tf_plan *pi = tf_handle_plan(plans[i]);
         if (pi->m != p0->m || pi->n != p0->n || pi->nnz != p0->nnz ||
             pi->checksum != p0->checksum)
             return tf_fail(TF_ERR_ARG, "%s and %s were made from different matrices", names[0],
@@ -168,7 +169,7 @@ int tf_algo_check_plans(tf_handle *const *plans, const char *const *names, int n
                            "one with --bands-from the other)",
                            names[0], names[i]);
         for (int j = 0; j < i; j++)
-            if (plans[j]->plan.mode == pi->mode)
+            if (tf_handle_plan(plans[j])->mode == pi->mode)
                 return tf_fail(TF_ERR_ARG,
                                "%s and %s were both made with --mode %s: give one plan per mode",
                                names[j], names[i], tf_mode_name(pi->mode));
@@ -184,28 +185,12 @@ int tf_algo_pick_plan(const tf_algo_spec *spec, tf_handle *const *plans, int npl
         return TF_OK;
     }
     for (int i = 0; i < nplans; i++)
-        if (plans[i]->plan.mode == spec->kind) {
+        if (tf_handle_plan(plans[i])->mode == spec->kind) {
             *index = i;
             return TF_OK;
         }
     return tf_fail(TF_ERR_ARG, "--algo %s needs a plan made with --mode %s",
                    kind_names[spec->kind], kind_names[spec->kind]);
-}
-
-/* tf_exec_ctx.c's default: OMP_NUM_THREADS if set, else at most the node's
- * processors divided by the ranks on it. */
-static int default_threads(const tf_handle *h)
-{
-    int t = omp_get_max_threads();
-    if (!getenv("OMP_NUM_THREADS")) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        long share = cpus > 0 ? cpus / (h->node_ranks > 0 ? h->node_ranks : 1) : 1;
-        if (share < 1)
-            share = 1;
-        if (t > share)
-            t = (int)share;
-    }
-    return t < 1 ? 1 : t;
 }
 
 int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans, int k,
@@ -219,7 +204,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     tf_handle *h = plans[idx];
     tf_algo *a = calloc(1, sizeof *a);
     st = a ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory");
-    st = tf_exec_agree(h->comm, st);
+    st = tf_exec_agree(tf_get_comm(h), st);
     if (st) {
         free(a);
         return st;
@@ -255,15 +240,15 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
         free(a);
         return st;
     }
-    a->threads = opt->threads > 0 ? opt->threads : default_threads(h);
+    a->threads = opt->threads > 0 ? opt->threads : tf_default_threads(h);
     const tf_csr *rows = tf_handle_rows(h);
-    const tf_plan *pl = &h->plan;
-    a->nb = pl->brow_off[h->rank + 1] - pl->brow_off[h->rank];
+    const tf_plan *pl = tf_handle_plan(h);
+    a->nb = pl->brow_off[tf_get_rank(h) + 1] - pl->brow_off[tf_get_rank(h)];
     a->b = calloc((size_t)(a->nb > 0 ? a->nb : 1) * (size_t)k, sizeof *a->b); /* touched */
     st = a->b ? TF_OK
-              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld x %d)", h->rank,
+              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld x %d)", tf_get_rank(h),
                         (long long)a->nb, k);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_exec_agree(tf_get_comm(h), st);
     if (st) {
         free(a->b);
         free(a);
@@ -271,9 +256,9 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     }
     tf_baseline_input in;
     memset(&in, 0, sizeof in);
-    in.comm = h->comm;
-    in.nranks = h->nranks;
-    in.rank = h->rank;
+    in.comm = tf_get_comm(h);
+    in.nranks = tf_get_nranks(h);
+    in.rank = tf_get_rank(h);
     in.m = pl->m;
     in.n = pl->n;
     in.row_off = pl->row_off;

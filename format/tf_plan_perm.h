@@ -8,8 +8,8 @@
  * is an ordinary plan of Ap = P A P^T, Ap(i, j) = A(perm[i], perm[j]): the
  * same permutation renumbers rows (A and C) and columns (B rows), which is
  * why only square matrices can be permuted. A NULL perm means the identity. */
-#ifndef TF_PERM_H
-#define TF_PERM_H
+#ifndef TF_PLAN_PERM_H
+#define TF_PLAN_PERM_H
 
 #include <stdint.h>
 #include "tf_csr.h"

@@ -8,7 +8,8 @@
  * A are split at create into the part on its own B rows, multiplied with
  * the float32 rows as twoface's local part is, and the rest, multiplied
  * with the gathered bf16 rows widened in the kernels' loads. */
-#include "tf_baseline.h"
+#include "tf_bl_variants.h"
+#include "tf_agree.h"
 #include "tf_bf16.h"
 #include "tf_error.h"
 

@@ -1,5 +1,6 @@
 /* The three baseline SpMM algorithms twoface is benchmarked against, as a
- * self-contained module the executor (and tests) call:
+ * self-contained module twoface-exec (through tf_algo.h), the benchmarks and
+ * the tests call:
  *
  *   allgather  MPI_Allgatherv of every rank's B band into a full n x K copy,
  *              then a local CSR multiply.
@@ -27,7 +28,6 @@
 
 #include <mpi.h>
 
-#include "tf_exec.h"
 #include <stdint.h>
 
 typedef enum { TF_BASE_ALLGATHER = 1, TF_BASE_SHIFT = 2, TF_BASE_P2P = 3 } tf_baseline_algo;
@@ -100,71 +100,5 @@ int tf_baseline_parse(const char *s, int *algo);
 int tf_baseline_predict(int algo, int nranks, int rank, const int64_t *row_off,
                         const int64_t *brow_off, int replication, int k,
                         int64_t *bytes_received, int64_t *messages);
-
-/* ---- Internals, shared by executor/tf_baseline*.c only ------------------ */
-
-struct tf_baseline {
-    int algo;
-    MPI_Comm comm; /* duplicate of the input communicator */
-    int nranks, rank;
-    int k;
-    int c;         /* replication (shift), else 1 */
-    int64_t m, n;
-    int64_t nrows, row_begin;
-    int64_t nb, brow_begin; /* this rank's B rows */
-    int bf16;               /* B rows travel as bfloat16 (tf_bf16.h) */
-    size_t es;              /* bytes per travelling element: 4 or 2 */
-    MPI_Datatype row_type;  /* K contiguous travelling elements */
-    int64_t run_bytes, run_msgs; /* added to the counters by each run */
-    int64_t mem_bytes;
-    tf_baseline_counters counters;
-    void *impl; /* the algorithm's state */
-};
-
-/* Status agreement and MPI error text: tf_exec_agree and tf_mpi_fail
- * (tf_exec.h), shared with the executor. */
-/* calloc-like: count*size bytes, zero-filled (so touched once), never NULL
- * for a zero size; counts into b->mem_bytes. NULL + message on failure. */
-void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what);
-
-/* The setups' variable exchange: counts by MPI_Alltoall over comm, receive
- * displacements from them, a receive buffer (*rbuf, malloc'ed, elem bytes
- * per element, freed by the caller), then MPI_Alltoallv of type. Agrees over
- * b->comm after the allocation and after the exchange, so every rank either
- * gets its data or the same failure. what names the setup and noun the
- * received elements in messages; *nrecv gets their number. */
-int tf_bl_exchange(tf_baseline *b, MPI_Comm comm, const void *sbuf, const int *scount,
-                   const int *sdispl, int *rcount, int *rdispl, MPI_Datatype type, size_t elem,
-                   void **rbuf, int64_t *nrecv, const char *what, const char *noun);
-
-/* C(i,:) = (or +=, when add) sum_e val[e] * B(col[e],:) for the rows
- * [0, nrows) of a CSR. Row-major, K columns. OpenMP over rows when the work
- * is large enough. */
-void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
-               const float *bmat, int64_t k, float *c, int add);
-/* The same for a doubly compressed part: only rows rows[0..nr) are touched;
- * their entries are ptr[j]..ptr[j+1]; always accumulates. */
-void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const int32_t *col,
-                    const float *val, const float *bmat, int64_t k, float *c);
-
-/* The same two with B as bfloat16 (rows received in bf16), widened in the
- * kernels' loads. */
-void tf_bl_csr_bf16(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
-                    const uint16_t *bmat, int64_t k, float *c, int add);
-void tf_bl_dcsr_add_bf16(int64_t nr, const int32_t *rows, const int64_t *ptr,
-                         const int32_t *col, const float *val, const uint16_t *bmat, int64_t k,
-                         float *c);
-
-int tf_bl_allgather_create(tf_baseline *b, const tf_baseline_input *in);
-int tf_bl_allgather_run(tf_baseline *b, const float *b_rows, float *c);
-void tf_bl_allgather_free(tf_baseline *b);
-
-int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in);
-int tf_bl_shift_run(tf_baseline *b, const float *b_rows, float *c);
-void tf_bl_shift_free(tf_baseline *b);
-
-int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in);
-int tf_bl_p2p_run(tf_baseline *b, const float *b_rows, float *c);
-void tf_bl_p2p_free(tf_baseline *b);
 
 #endif

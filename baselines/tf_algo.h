@@ -17,7 +17,7 @@
 #ifndef TF_ALGO_H
 #define TF_ALGO_H
 
-#include "tf_exec.h"
+#include "twoface.h"
 
 #include <stdint.h>
 

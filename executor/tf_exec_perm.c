@@ -2,8 +2,9 @@
  * rank's rows and the collective moves between original order and the
  * plan's order (include/twoface.h, "Permuted plans"; docs/executor.md). */
 #include "tf_exec.h"
+#include "tf_exec_perm.h"
 #include "tf_partition.h"
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 
 #include <limits.h>
 #include <stdlib.h>

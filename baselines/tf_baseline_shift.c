@@ -27,7 +27,8 @@
  * multiplies the rank's own float32 rows and sends their bf16 rounding
  * (made once per SpMM), later steps multiply the received bf16 blocks,
  * widened in the kernels' loads. The C partials of c > 1 stay float32. */
-#include "tf_baseline.h"
+#include "tf_bl_variants.h"
+#include "tf_agree.h"
 #include "tf_bf16.h"
 #include "tf_error.h"
 

@@ -1,133 +1,16 @@
-/* Baselines: argument checks, agreement, dispatch, the volume model and the
- * shared multiply kernels. The algorithms are in tf_baseline_allgather.c,
- * tf_baseline_shift.c and tf_baseline_p2p.c. */
+/* Baselines: argument checks, agreement and dispatch to the algorithms
+ * (tf_baseline_allgather.c, tf_baseline_shift.c, tf_baseline_p2p.c), which
+ * share tf_bl_common.c; the volume model is tf_bl_volume.c. */
 #include "tf_baseline.h"
-#include "tf_kernels.h"
+#include "tf_agree.h"
+#include "tf_bl_common.h"
+#include "tf_bl_variants.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
 #include "tf_error.h"
 
-#include <limits.h>
-#include <stdio.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Below this many multiply-adds a compute loop stays on one thread: the
- * parallel region would cost more than it saves (and ranks are often
- * oversubscribed in tests). */
-#define BL_OMP_MIN_WORK ((int64_t)1 << 16)
-
-/* ---- Errors and agreement ------------------------------------------------ */
-
-int tf_bl_exchange(tf_baseline *b, MPI_Comm comm, const void *sbuf, const int *scount,
-                   const int *sdispl, int *rcount, int *rdispl, MPI_Datatype type, size_t elem,
-                   void **rbuf, int64_t *nrecv, const char *what, const char *noun)
-{
-    int st = TF_OK, n;
-    MPI_Comm_size(comm, &n);
-    int err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-    int64_t total = 0;
-    *rbuf = NULL;
-    if (err != MPI_SUCCESS) {
-        st = tf_mpi_fail(err, "MPI_Alltoall");
-    } else {
-        for (int d = 0; d < n; d++) {
-            rdispl[d] = (int)total;
-            total += rcount[d];
-        }
-        if (total > INT_MAX)
-            st = tf_fail(TF_ERR_RANGE, "rank %d: %s: %lld %s to receive exceed an MPI count",
-                         b->rank, what, (long long)total, noun);
-        else if (!(*rbuf = malloc((size_t)(total > 0 ? total : 1) * elem)))
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: %s: cannot allocate %lld %s", b->rank, what,
-                         (long long)total, noun);
-    }
-    *nrecv = total;
-    st = tf_exec_agree(b->comm, st);
-    if (st != TF_OK)
-        return st;
-    err = MPI_Alltoallv(sbuf, scount, sdispl, type, *rbuf, rcount, rdispl, type, comm);
-    if (err != MPI_SUCCESS)
-        st = tf_mpi_fail(err, "MPI_Alltoallv");
-    return tf_exec_agree(b->comm, st);
-}
-
-void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
-{
-    if (count < 0 || (size && (uint64_t)count > SIZE_MAX / size)) {
-        tf_fail(TF_ERR_RANGE, "rank %d: %s: %lld x %zu bytes does not fit in memory",
-                b->rank, what, (long long)count, size);
-        return NULL;
-    }
-    size_t bytes = (size_t)count * size;
-    void *p = calloc(bytes ? bytes : 1, 1);
-    if (!p) {
-        tf_fail(TF_ERR_NOMEM, "rank %d: %s: cannot allocate %zu bytes", b->rank, what, bytes);
-        return NULL;
-    }
-    /* calloc may map fresh zero pages lazily: write them now so that the
-     * first SpMM does not pay the page faults. */
-    if (bytes > 4096)
-        memset(p, 0, bytes);
-    b->mem_bytes += (int64_t)bytes;
-    return p;
-}
-
-/* ---- Kernels ------------------------------------------------------------ */
-
-/* The baselines multiply with the executor's own dispatched kernels
- * (tf_kernels.h), so that a comparison of strategies measures how B rows
- * move, not which loop computes. */
-
-void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
-               const float *bmat, int64_t k, float *c, int add)
-{
-    if (nrows <= 0)
-        return;
-    int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
-#pragma omp parallel if (work > BL_OMP_MIN_WORK)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        tf_kern_csr(nrows * t / nt, nrows * (t + 1) / nt, ptr, col, val, bmat, k, c, add);
-    }
-}
-
-void tf_bl_dcsr_add(int64_t nr, const int32_t *rows, const int64_t *ptr, const int32_t *col,
-                    const float *val, const float *bmat, int64_t k, float *c)
-{
-    if (nr <= 0)
-        return;
-    int64_t work = (ptr[nr] - ptr[0] + nr) * k;
-#pragma omp parallel for schedule(static) if (work > BL_OMP_MIN_WORK)
-    for (int64_t j = 0; j < nr; j++)
-        tf_kern_csr(0, 1, ptr + j, col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
-}
-
-void tf_bl_csr_bf16(int64_t nrows, const int64_t *ptr, const int32_t *col, const float *val,
-                    const uint16_t *bmat, int64_t k, float *c, int add)
-{
-    if (nrows <= 0)
-        return;
-    int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
-#pragma omp parallel if (work > BL_OMP_MIN_WORK)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        tf_kern_csr_bf16(nrows * t / nt, nrows * (t + 1) / nt, ptr, col, val, bmat, k, c, add);
-    }
-}
-
-void tf_bl_dcsr_add_bf16(int64_t nr, const int32_t *rows, const int64_t *ptr,
-                         const int32_t *col, const float *val, const uint16_t *bmat, int64_t k,
-                         float *c)
-{
-    if (nr <= 0)
-        return;
-    int64_t work = (ptr[nr] - ptr[0] + nr) * k;
-#pragma omp parallel for schedule(static) if (work > BL_OMP_MIN_WORK)
-    for (int64_t j = 0; j < nr; j++)
-        tf_kern_csr_bf16(0, 1, ptr + j, col, val, bmat, k, c + (int64_t)rows[j] * k, 1);
-}
 
 /* ---- Names -------------------------------------------------------------- */
 
@@ -151,56 +34,6 @@ int tf_baseline_parse(const char *s, int *algo)
             return TF_OK;
         }
     return tf_fail(TF_ERR_ARG, "baseline '%s': expected 'allgather', 'shift' or 'p2p'", s);
-}
-
-/* ---- Volume model ------------------------------------------------------- */
-
-static int check_replication(int c, int nranks)
-{
-    if (c < 1 || nranks % c != 0)
-        return tf_fail(TF_ERR_ARG, "--replication %d does not divide %d ranks", c, nranks);
-    return TF_OK;
-}
-
-int tf_baseline_predict(int algo, int nranks, int rank, const int64_t *row_off,
-                        const int64_t *brow_off, int replication, int k,
-                        int64_t *bytes_received, int64_t *messages)
-{
-    if (nranks < 1 || rank < 0 || rank >= nranks || !row_off || !brow_off || k < 1 ||
-        !bytes_received || !messages)
-        return tf_fail(TF_ERR_ARG, "baseline volume: bad arguments (rank %d of %d, k %d)", rank,
-                       nranks, k);
-    const int64_t kb = (int64_t)k * (int64_t)sizeof(float);
-    const int64_t nb = brow_off[rank + 1] - brow_off[rank];
-    if (algo == TF_BASE_ALLGATHER) {
-        *bytes_received = (brow_off[nranks] - nb) * kb;
-        *messages = nranks - 1;
-        return TF_OK;
-    }
-    if (algo == TF_BASE_SHIFT) {
-        int c = replication == 0 ? 1 : replication;
-        int st = check_replication(c, nranks);
-        if (st != TF_OK)
-            return st;
-        int q = nranks / c, t = rank / c, l = rank % c;
-        int64_t rows = 0;
-        for (int s = 1; s < q; s++) {
-            int p = ((t + s) % q) * c + l;
-            rows += brow_off[p + 1] - brow_off[p];
-        }
-        int64_t nrows = row_off[rank + 1] - row_off[rank];
-        /* Reduce-scatter: this rank's C rows, one partial from each of the
-         * other c - 1 layers. */
-        rows += (int64_t)(c - 1) * nrows;
-        *bytes_received = rows * kb;
-        *messages = (q - 1) + (c - 1);
-        return TF_OK;
-    }
-    if (algo == TF_BASE_P2P)
-        return tf_fail(TF_ERR_ARG,
-                       "baseline volume: p2p depends on the sparsity pattern; create it and read "
-                       "its counters");
-    return tf_fail(TF_ERR_ARG, "baseline %d: unknown algorithm", algo);
 }
 
 /* ---- Create / run / free ------------------------------------------------ */
@@ -232,7 +65,7 @@ static int check_input(int algo, const tf_baseline_input *in)
     if (in->k < 1)
         return tf_fail(TF_ERR_ARG, "baseline: dense width k = %d, must be at least 1", in->k);
     if (algo == TF_BASE_SHIFT) {
-        int st = check_replication(in->replication == 0 ? 1 : in->replication, size);
+        int st = tf_bl_check_replication(in->replication == 0 ? 1 : in->replication, size);
         if (st != TF_OK)
             return st;
     }

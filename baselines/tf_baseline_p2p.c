@@ -19,7 +19,8 @@
  * per source. With bf16 (tf_baseline_input.bf16) the packing rounds the
  * rows to bfloat16 instead of copying them, half the bytes travel, and the
  * remote part widens them in its loads. */
-#include "tf_baseline.h"
+#include "tf_bl_variants.h"
+#include "tf_agree.h"
 #include "tf_bf16.h"
 #include "tf_error.h"
 #include "tf_exchange.h"

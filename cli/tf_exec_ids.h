@@ -1,8 +1,8 @@
 /* twoface-exec in original ids: the B generator, --b, --c-out and --check
- * of a permuted plan (tf_perm.c) see the user's row numbers. Each is the
+ * of a permuted plan (executor/tf_exec_perm.c) see the user's row numbers. Each is the
  * plain operation for a plan that does not permute. */
-#ifndef TF_PERM_EXEC_H
-#define TF_PERM_EXEC_H
+#ifndef TF_EXEC_IDS_H
+#define TF_EXEC_IDS_H
 
 #include "tf_csr.h"
 #include "twoface.h"

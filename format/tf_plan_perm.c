@@ -1,4 +1,4 @@
-#include "tf_perm.h"
+#include "tf_plan_perm.h"
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 

@@ -1,0 +1,106 @@
+#!/bin/sh
+# twoface against allgather, shift and p2p at one P (default 4) on this
+# machine, with the built-in coefficients and no calibration file
+# (docs/benchmarks.md, "twoface against the baselines at P = 4").
+#
+# Per graph and K: one twoface plan (twoface-plan defaults), then ROUNDS
+# twoface-exec processes, each running twoface, allgather, shift (every
+# replication dividing P up to 4) and p2p interleaved on the same B (the
+# executor rotates their order every round), with the order of --algo itself
+# rotated from one process to the next. Each process gives a paired ratio:
+# twoface's median over the median of the fastest baseline of that same
+# process. The table shows the median of those ratios, their range, and the
+# 1-minute load average when the case started.
+#
+#   sh bench/p4_table.sh                         # every graph of DATA, K 32 128 512
+#   GRAPHS="cnr-2000 pubmed" KS=128 sh bench/p4_table.sh
+#
+# Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
+# GRAPHS [every *.mtx.zst in DATA], KS [32 128 512], P [4], ROUNDS [3]
+# processes per case, ITER [15] timed rounds per process, OUT [a temporary
+# directory; the raw JSON stays there when given].
+# The last lines are the markdown table on stdout; progress goes to stderr.
+set -u
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data}
+KS=${KS:-"32 128 512"}
+P=${P:-4}
+ROUNDS=${ROUNDS:-3}
+ITER=${ITER:-15}
+if [ -z "${GRAPHS:-}" ]; then
+    GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT" || exit 1
+    work=$OUT
+else
+    work=$(mktemp -d "${TMPDIR:-/tmp}/p4_table.XXXXXX") || exit 1
+    trap 'rm -rf "$work"' EXIT
+fi
+for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
+    [ -x "$p" ] || { echo "p4_table.sh: $p is not built (make)" >&2; exit 1; }
+done
+load1() { cut -d' ' -f1 /proc/loadavg; }
+ALGOS="twoface allgather shift p2p"
+# The r-th rotation of ALGOS, comma separated.
+rotated() {
+    echo $ALGOS | awk -v r="$1" '{ s = ""; for (i = 0; i < NF; i++) s = s (i ? "," : "") $((i + r) % NF + 1); print s }'
+}
+
+echo "p4_table.sh: P=$P KS=\"$KS\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
+for g in $GRAPHS; do
+    mtx=$DATA/$g.mtx.zst
+    [ -f "$mtx" ] || { echo "p4_table.sh: $mtx missing" >&2; exit 1; }
+    for K in $KS; do
+        tag=$g-P$P-K$K
+        plan=$work/$tag.h5
+        "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" -o "$plan" -q >"$work/$tag.plan.log" 2>&1 ||
+            { echo "p4_table.sh: planning $tag failed: $(head -1 "$work/$tag.plan.log")" >&2; exit 1; }
+        echo "$tag load $(load1)" >"$work/$tag.load"
+        for r in $(seq 0 $((ROUNDS - 1))); do
+            mpirun -n "$P" --bind-to none "$BUILD/bin/twoface-exec" "$plan" --algo "$(rotated "$r")" \
+                -k "$K" -i "$ITER" --check --json >"$work/$tag.r$r.json" 2>"$work/$tag.r$r.err" ||
+                { echo "p4_table.sh: $tag round $r failed: $(head -1 "$work/$tag.r$r.err")" >&2; exit 1; }
+        done
+        echo "$tag done, load $(load1)" >&2
+    done
+done
+
+/usr/bin/python3 - "$work" "$P" "$GRAPHS" "$KS" "$ROUNDS" <<'EOF'
+import json, statistics, sys
+work, P, graphs, ks, rounds = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), int(sys.argv[5])
+print("| graph | K | load | twoface ms | twoface ran | allgather | shift (best c) | p2p | fastest other | twoface / fastest, median (range) over %d processes |" % rounds)
+print("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+worst = []
+for g in graphs:
+    for K in ks:
+        tag = "%s-P%s-K%s" % (g, P, K)
+        load = open("%s/%s.load" % (work, tag)).read().split()[-1]
+        ratios, times, ran = [], {}, set()
+        for r in range(rounds):
+            t = {}
+            for line in open("%s/%s.r%d.json" % (work, tag, r)):
+                d = json.loads(line)
+                a = "shift" if d["algo"].startswith("shift") else d["algo"]
+                t[a] = min(t.get(a, float("inf")), d["median_s"])
+                if a == "twoface":
+                    ran.add(d.get("classes", "-") + ("*" if d.get("selection", {}).get("chose") == "alternative" else ""))
+            best = min((v, a) for a, v in t.items() if a != "twoface")
+            ratios.append(t["twoface"] / best[0])
+            for a, v in t.items():
+                times.setdefault(a, []).append(v)
+        med = {a: statistics.median(v) for a, v in times.items()}
+        fastest = min((v, a) for a, v in med.items() if a != "twoface")[1]
+        q = statistics.median(ratios)
+        worst.append(q)
+        ms = lambda a: "%.2f" % (1e3 * med[a]) if a in med else "-"
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.2f (%.2f-%.2f) |" % (
+            g, K, load, ms("twoface"), ",".join(sorted(ran)), ms("allgather"), ms("shift"), ms("p2p"),
+            fastest, q, min(ratios), max(ratios)))
+if worst:
+    print("\nWorst median ratio %.2f; geometric mean %.2f over %d cases." % (
+        max(worst), statistics.geometric_mean(worst), len(worst)))
+EOF

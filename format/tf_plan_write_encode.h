@@ -1,0 +1,74 @@
+/* A rank's part of a plan, encoded as it will lie in the file: every array
+ * that the writer stores chunked is cut into its chunks and run through the
+ * datasets' filter pipeline (shuffle, zstd, Fletcher-32) here, and the
+ * writer hands the finished chunks to H5Dwrite_chunk. Arrays the writer
+ * stores compact (under COMPACT_BYTES) travel as their raw bytes.
+ *
+ * Why: the distributed planner's ranks each encode their own parts, in
+ * parallel, and rank 0, which writes the one file, only receives the
+ * compressed bytes and places them; compressing, checksumming and checking
+ * every part on rank 0 grew with P while the SpMM shrank (docs/scale.md,
+ * "Planning at scale"). The bytes are those HDF5's own pipeline would
+ * store, so the file is the same plan format (docs/plan-format.md).
+ *
+ * Internal to libtwoface (the plan writer and planner/tf_dist_write.c). */
+#ifndef TF_PLAN_WRITE_ENCODE_H
+#define TF_PLAN_WRITE_ENCODE_H
+
+#include "tf_plan_layout.h"
+
+#include <stdint.h>
+
+/* Everything of a part but its arrays' bytes: fixed size, so it travels
+ * between ranks as one message. */
+typedef struct {
+    int64_t rank, row_begin, nrows, brow_begin, nbrows, coll_buf_rows, fetch_buf_rows;
+    int64_t counts[N_COUNTS];       /* tf_pl_count_get of every count kind */
+    int64_t nchunks[N_RANK_ARRAYS]; /* 0: empty or stored compact */
+    int64_t n_sizes;                /* chunks in all, the length of sizes[] */
+    int64_t n_bytes;                /* length of bytes[] */
+    uint64_t checksum;              /* tf_plan_rank_checksum of the part */
+    tf_rank_stats stats;
+} tf_pl_enc_head;
+
+typedef struct tf_pl_enc_part {
+    tf_pl_enc_head h;
+    uint32_t *sizes;      /* filtered size of each chunk, arrays in tf_pl_rank_arrays order */
+    unsigned char *bytes; /* per array in order: its raw bytes (compact) or its chunks */
+} tf_pl_enc_part;
+
+/* How the writer stores a 1-D array of n elements of esize bytes. */
+typedef enum { TF_PL_EMPTY, TF_PL_COMPACT, TF_PL_CHUNKED } tf_pl_storage;
+tf_pl_storage tf_pl_storage_of(int64_t n, size_t esize);
+/* Elements per chunk of a chunked array of n elements. */
+int64_t tf_pl_chunk_len(int64_t n, size_t esize);
+
+/* Checks part rp against plan (tf_plan_validate_rank, and its stats against
+ * plan->all_stats when present), then encodes it for zstd `level` (0: no
+ * shuffle and no zstd, only Fletcher-32). *out is overwritten; free it with
+ * tf_pl_enc_part_free, also after a failure. */
+int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
+                      tf_pl_enc_part *out);
+void tf_pl_enc_part_free(tf_pl_enc_part *e);
+
+/* Checks that an encoded part's chunk counts and byte counts agree with its
+ * counts, so that the writer can walk its bytes (a part received from
+ * another rank). TF_OK or TF_ERR_INTERNAL naming the part. */
+int tf_pl_enc_check(const tf_pl_enc_part *e);
+
+/* The part's scalars and counts back in a tf_rank_plan without arrays, for
+ * the checks the writer makes on a part it did not encode itself. */
+void tf_pl_enc_scalars(const tf_pl_enc_head *h, tf_rank_plan *rp);
+
+/* One chunk: m elements of esize bytes from src, padded with zeros to c,
+ * through the pipeline for `level`, into dst[cap] (cap >= ZSTD_compressBound
+ * of c * esize, plus 4); plain and shuf are scratch buffers of c * esize
+ * bytes. *len is the chunk's stored size, Fletcher-32 included. */
+int tf_pl_encode_chunk(unsigned char *dst, size_t cap, unsigned char *plain,
+                       unsigned char *shuf, const void *src, int64_t m, int64_t c, size_t esize,
+                       int level, size_t *len);
+
+/* Fletcher-32 as HDF5's filter computes it (16-bit big-endian words). */
+uint32_t tf_pl_fletcher32(const void *data, size_t n);
+
+#endif

@@ -1,0 +1,40 @@
+/* Status agreement and MPI error text (tf_agree.h). */
+#include "tf_agree.h"
+#include "tf_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define AGREE_MSG_MAX 1024
+
+int tf_mpi_fail(int err, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "error %d", err);
+    return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
+}
+
+int tf_exec_agree(MPI_Comm comm, int status)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = status != TF_OK ? rank : size, first = size;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return tf_fail(TF_ERR_MPI, "MPI_Allreduce failed while agreeing on a status");
+    if (first == size)
+        return TF_OK;
+    int st = status;
+    char msg[AGREE_MSG_MAX];
+    memset(msg, 0, sizeof msg);
+    if (rank == first)
+        snprintf(msg, sizeof msg, "%s", tf_error_message());
+    MPI_Bcast(&st, 1, MPI_INT, first, comm);
+    MPI_Bcast(msg, AGREE_MSG_MAX, MPI_CHAR, first, comm);
+    msg[AGREE_MSG_MAX - 1] = '\0';
+    if (st == TF_OK)
+        st = TF_ERR_INTERNAL;
+    return tf_fail(st, "%s", msg[0] ? msg : tf_strerror(st));
+}

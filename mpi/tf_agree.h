@@ -1,0 +1,19 @@
+/* Agreement on a status across the ranks of a communicator, and the text of
+ * a failed MPI call: what every MPI room (planner, executor, baselines,
+ * calibrate, gnn) uses so that a failure on one rank reaches all of them and
+ * none waits for a rank that gave up. */
+#ifndef TF_AGREE_H
+#define TF_AGREE_H
+
+#include <mpi.h>
+
+/* Agreement: every rank passes its status; if any failed, every rank gets the
+ * lowest failing rank's status and message (recorded with tf_fail) and the
+ * function returns it; else TF_OK. Collective over comm. */
+int tf_exec_agree(MPI_Comm comm, int status);
+
+/* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
+ * <MPI's error string>". */
+int tf_mpi_fail(int err, const char *what);
+
+#endif

@@ -1,0 +1,24 @@
+/* B-row reuse in a CSR kernel: which nonzeros find their B row still in
+ * cache from an earlier use, and which load it from memory. The kernels'
+ * time per nonzero differs several times between the two (docs/cost-model.md,
+ * "Kernels: rows from cache or from memory"), and graphs differ in the
+ * share: a web graph in URL order reads most rows again within a few
+ * thousand nonzeros, a random graph almost none. */
+#ifndef TF_REUSE_H
+#define TF_REUSE_H
+
+#include <stdint.h>
+
+/* cols[0..n): the B rows a kernel reads, in the order it reads them. A
+ * nonzero misses when its row was not read before, or when more than
+ * `window` nonzeros came between it and the previous read of the row (more
+ * than that many rows may have passed through the cache since: an upper
+ * bound, so the count errs towards misses). window <= 0: every nonzero
+ * misses, and cols is left as it is. Otherwise cols is sorted ascending on
+ * return (the stripe analysis needs it sorted anyway); pos, tmp_cols and
+ * tmp_pos are scratch of n entries. Above 2^32 nonzeros every one counts as
+ * a miss and cols is left as it is. */
+int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t *pos,
+                             uint32_t *tmp_cols, uint32_t *tmp_pos);
+
+#endif
