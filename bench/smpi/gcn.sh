@@ -19,8 +19,10 @@
 #   PS [16 64]   HIDDEN [256 128]   LAYERS [3]   EPOCHS [20]
 #   FEATURES [128]   CLASSES [16]
 #   PARTITION [nnz] twoface-plan --partition of the forward plan (rows, nnz,
-#            metis); the baselines run on the same bands. Written to
-#            OUT/partition for gcn_table.py: one OUT per partition
+#            metis); the baselines run on the same bands
+#   PLAN_ARGS [] more twoface-plan options for the forward plan (e.g.
+#            --metis-balance nnz+rows). PARTITION and PLAN_ARGS are written
+#            to OUT/partition for gcn_table.py: one OUT per partitioning
 #   ALGOS [twoface,allgather,shift,p2p]   REPL [4] shift's replication
 #            (the best c at P = 64 in docs/scale.md; one c per job here)
 #   BW [12GBps] LAT [0.75us]   CALIB [bench/smpi/calibration-sim.txt]
@@ -46,6 +48,8 @@ HIDDEN=${HIDDEN:-"256 128"}
 LAYERS=${LAYERS:-3}
 EPOCHS=${EPOCHS:-20}
 PARTITION=${PARTITION:-nnz}
+PLAN_ARGS=${PLAN_ARGS:-}
+BANDS=$PARTITION${PLAN_ARGS:+ $PLAN_ARGS}
 FEATURES=${FEATURES:-128}
 CLASSES=${CLASSES:-16}
 ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
@@ -65,11 +69,11 @@ done
 command -v smpirun >/dev/null || { echo "gcn.sh: smpirun not found (make smpi installs it)" >&2; exit 1; }
 [ -s "$CALIB" ] || { echo "gcn.sh: $CALIB: no planner coefficients" >&2; exit 1; }
 mkdir -p "$OUT/plans" "$OUT/runs" || exit 1
-if [ -s "$OUT/partition" ] && [ "$(cat "$OUT/partition")" != "$PARTITION" ]; then
-    echo "gcn.sh: $OUT holds plans with --partition $(cat "$OUT/partition"), not $PARTITION" >&2
+if [ -s "$OUT/partition" ] && [ "$(cat "$OUT/partition")" != "$BANDS" ]; then
+    echo "gcn.sh: $OUT holds plans with --partition $(cat "$OUT/partition"), not $BANDS" >&2
     exit 1
 fi
-echo "$PARTITION" >"$OUT/partition" || exit 1
+echo "$BANDS" >"$OUT/partition" || exit 1
 
 maxp=16
 for p in $PS; do [ "$p" -gt "$maxp" ] && maxp=$p; done
@@ -79,22 +83,27 @@ say "platform: $maxp nodes, links $BW / $LAT; coefficients $CALIB; $EPOCHS epoch
 
 # plan TAG MTX P K: prints the plan options of twoface-gcn for TAG (the
 # forward plan, and --backward-plan with its transpose when not symmetric).
+# The planner's wall time on this machine (both plans, seconds) goes to
+# OUT/plans/TAG.plan_s: gcn_table.py uses it where no simulated planning
+# time exists.
 plan() {
     f=$OUT/plans/$1.h5
-    if [ ! -s "$f" ]; then
-        "$PLAN" "$2" -n "$3" -k "$4" --partition "$PARTITION" --normalize gcn --calibration "$CALIB" -o "$f" -q \
-            >"$OUT/plans/$1.log" 2>&1 || return 1
-    fi
-    if h5dump -a /symmetric "$f" 2>/dev/null | grep -q '(0): 1'; then
-        echo "$f"
-        return 0
-    fi
     t=$OUT/plans/$1-T.h5
-    if [ ! -s "$t" ]; then
+    t0=$(date +%s.%N)
+    planned=0
+    if [ ! -s "$f" ]; then
+        planned=1
+        "$PLAN" "$2" -n "$3" -k "$4" --partition "$PARTITION" $PLAN_ARGS --normalize gcn \
+            --calibration "$CALIB" -o "$f" -q >"$OUT/plans/$1.log" 2>&1 || return 1
+    fi
+    if ! h5dump -a /symmetric "$f" 2>/dev/null | grep -q '(0): 1' && [ ! -s "$t" ]; then
+        planned=1
         "$PLAN" "$2" -k "$4" --normalize gcn --transpose --bands-from "$f" \
             --calibration "$CALIB" -o "$t" -q >"$OUT/plans/$1-T.log" 2>&1 || return 1
     fi
-    echo "$f --backward-plan $t"
+    [ $planned = 1 ] &&
+        echo "$(date +%s.%N) $t0" | awk '{ print $1 - $2 }' >"$OUT/plans/$1.plan_s"
+    if [ -s "$t" ]; then echo "$f --backward-plan $t"; else echo "$f"; fi
 }
 
 for g in $GRAPHS; do

@@ -7,9 +7,12 @@ twoface and the baselines side by side).
     /usr/bin/python3 bench/smpi/gcn_table.py OUT[,OUT...] PLANNING [PNG] > tables.md
 
 PLANNING: bench/results/smpi-planning.txt (the distributed planner's
-simulated times, column "with I/O (total)"). A directed graph needs a second
-plan, of the transpose (twoface-gcn --backward-plan); it was not simulated,
-so it is counted at the forward plan's time (marked "x2").
+simulated times for nnz bands, column "with I/O (total)": "sim"). A directed
+graph needs a second plan, of the transpose (twoface-gcn --backward-plan);
+it was not simulated, so it is counted at the forward plan's time ("sim
+x2"). Other bands (rows, METIS) were not simulated: their planning time is
+the single-process planner's wall time on this machine, both plans, that
+gcn.sh wrote to OUT/plans/TAG.plan_s ("real").
 
 Per case and algorithm: the simulated epoch time (median over epochs 2 and
 later of the slowest rank, what twoface-gcn's summary calls epoch_ms_median)
@@ -66,8 +69,10 @@ def load(outs):
             # gcn.sh plans the transpose (TAG-T.h5) only for a directed graph.
             directed = os.path.exists(os.path.join(out, "plans", name[:-5] + "-T.h5"))
             imb = row_imbalance(os.path.join(out, "plans", name[:-5] + ".h5"))
+            ps = os.path.join(out, "plans", name[:-5] + ".plan_s")
+            real = float(open(ps).read()) * 1e3 if os.path.exists(ps) else None
             if objs:
-                cases.append((g, int(p[1:]), int(h[1:]), part, directed, (objs, imb)))
+                cases.append((g, int(p[1:]), int(h[1:]), part, directed, (objs, imb, real)))
     return cases
 
 
@@ -116,7 +121,7 @@ def main():
     print("| graph | P | H | bands | epochs | algo | epoch ms | SpMM | dense | Allreduce | SpMM share |")
     print("|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|")
     rows = []
-    for g, P, H, part, directed, (objs, imb) in cases:
+    for g, P, H, part, directed, (objs, imb, real) in cases:
         s = summarise(objs)
         if "twoface" not in s:
             fail(f"{g} P={P} H={H}: no twoface summary")
@@ -128,21 +133,23 @@ def main():
             print(f"| {g} | {P} | {H} | {part} | {o['epochs']} | {o['algo']} | {fmt(o['epoch_ms_median'])} | "
                   f"{fmt(o['spmm_ms'])} | {fmt(o['dense_ms'])} | {fmt(o['allreduce_ms'])} | "
                   f"{o['spmm_share']:.2f} |")
-        rows.append((g, P, H, part, directed, imb, s))
+        rows.append((g, P, H, part, directed, imb, real, s))
     print()
     print("| graph | P | H | bands | rows max / mean | twoface epoch ms | best baseline | ratio | SpMM ratio | planning ms | "
           "twoface 200 epochs + planning (s) | best baseline 200 epochs (s) | ratio |")
     print("|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     plot = []
-    for g, P, H, part, directed, imb, s in rows:
+    for g, P, H, part, directed, imb, real, s in rows:
         tf = s["twoface"]
         base = [s[a] for a in BASE if a in s]
         best = min(base, key=lambda o: o["epoch_ms_median"])
         best_spmm = min(o["spmm_ms"] for o in base)
-        pl = plan.get((g, P))
-        mark = ""
+        pl = plan.get((g, P)) if part == "nnz" else None
+        mark = " sim"
         if pl is not None and directed:
-            pl, mark = 2 * pl, " x2"
+            pl, mark = 2 * pl, " sim x2"
+        if pl is None and real is not None:
+            pl, mark = real, " real"
 
         def total(o, extra):
             return (o["first_ms"] + (EPOCHS - 1) * o["epoch_ms_median"] + extra) / 1e3
@@ -152,7 +159,7 @@ def main():
         ratio = tf["epoch_ms_median"] / best["epoch_ms_median"]
         print(f"| {g} | {P} | {H} | {part} | {'-' if imb is None else f'{imb:.2f}'} | {fmt(tf['epoch_ms_median'])} | {best['algo']} "
               f"{fmt(best['epoch_ms_median'])} | **{ratio:.2f}** | {tf['spmm_ms'] / best_spmm:.2f} | "
-              f"{fmt(pl) + mark if pl is not None else 'not simulated'} | {t_tf:.2f} | {t_best:.2f} | "
+              f"{fmt(pl) + mark if pl is not None else 'unknown'} | {t_tf:.2f} | {t_best:.2f} | "
               f"{t_tf / t_best:.2f} |")
         plot.append((f"{g} P{P} H{H} {part}", ratio, tf["spmm_ms"] / best_spmm))
     if len(sys.argv) == 4:
