@@ -144,7 +144,7 @@ def main():
         base = [s[a] for a in BASE if a in s]
         best = min(base, key=lambda o: o["epoch_ms_median"])
         best_spmm = min(o["spmm_ms"] for o in base)
-        pl = plan.get((g, P)) if part == "nnz" else None
+        pl = plan.get((g, P)) if part.split(",")[0] == "nnz" else None
         mark = " sim"
         if pl is not None and directed:
             pl, mark = 2 * pl, " sim x2"
