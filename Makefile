@@ -301,9 +301,9 @@ $(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(GNN_LIB) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
 
 # ---- SimGrid SMPI (docs/scale.md) ----------------------------------------------
-# make smpi: libtwoface, twoface-exec, twoface-calibrate and twoface-plan
-# compiled with smpicc into build-smpi/, to run the real executor and planner on
-# a simulated cluster (bench/smpi/run.sh, bench/smpi/plan.sh). SMPI 3.32 has no
+# make smpi: libtwoface, twoface-exec, twoface-calibrate, twoface-plan and
+# twoface-gcn compiled with smpicc into build-smpi/, to run the real executor,
+# planner and trainer on a simulated cluster (bench/smpi/run.sh, plan.sh, gcn.sh). SMPI 3.32 has no
 # neighbourhood collectives, so this build defaults to the MPI_Ialltoall{v,w}
 # exchange (executor/tf_exchange.h); SMPI's malloc interception is off (it
 # redefines malloc before <stdlib.h>); the collective's warm-up is 2 exchanges
@@ -323,4 +323,5 @@ endif
 smpi:
 	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev >/dev/null
 	@$(MAKE) --no-print-directory BUILD=$(SMPI_BUILD) CC=smpicc SMPI=1 \
-	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate $(SMPI_BUILD)/bin/twoface-plan
+	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate $(SMPI_BUILD)/bin/twoface-plan \
+	  $(SMPI_BUILD)/bin/twoface-gcn
