@@ -204,7 +204,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     tf_handle *h = plans[idx];
     tf_algo *a = calloc(1, sizeof *a);
     st = a ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory");
-    st = tf_exec_agree(tf_get_comm(h), st);
+    st = tf_agree(tf_get_comm(h), st);
     if (st) {
         free(a);
         return st;
@@ -248,7 +248,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     st = a->b ? TF_OK
               : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld x %d)", tf_get_rank(h),
                         (long long)a->nb, k);
-    st = tf_exec_agree(tf_get_comm(h), st);
+    st = tf_agree(tf_get_comm(h), st);
     if (st) {
         free(a->b);
         free(a);

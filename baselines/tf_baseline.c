@@ -159,7 +159,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         if (!b)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the baseline", in->rank);
     }
-    st = tf_exec_agree(in->comm, st);
+    st = tf_agree(in->comm, st);
     if (st != TF_OK) {
         free(b);
         return st;
@@ -175,7 +175,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
     else if (hmin != hmax)
         st = tf_fail(TF_ERR_ARG, "baseline: ranks disagree on the algorithm, k, replication, "
                                  "matrix size, partitions or precision of what travels");
-    st = tf_exec_agree(in->comm, st);
+    st = tf_agree(in->comm, st);
     if (st != TF_OK) {
         free(b);
         return st;
@@ -209,7 +209,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Type_contiguous");
     }
-    st = tf_exec_agree(in->comm, st);
+    st = tf_agree(in->comm, st);
     if (st == TF_OK) {
         b->algo = algo;
         /* Each create agrees on its outcome before returning. */

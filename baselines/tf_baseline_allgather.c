@@ -100,7 +100,7 @@ int tf_bl_allgather_create(tf_baseline *b, const tf_baseline_input *in)
     }
     if (st == TF_OK && b->bf16)
         st = split_own(b, s, nnz);
-    return tf_exec_agree(b->comm, st);
+    return tf_agree(b->comm, st);
 }
 
 int tf_bl_allgather_run(tf_baseline *b, const float *b_rows, float *c)

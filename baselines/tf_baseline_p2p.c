@@ -88,7 +88,7 @@ static int owner_of(const int64_t *off, int nranks, int64_t j)
 static int build_graph(tf_baseline *b, p2p_state *s)
 {
     int mode = TF_XCHG_NEIGHBOR;
-    int st = tf_exec_agree(b->comm, tf_xchg_mode(&mode));
+    int st = tf_agree(b->comm, tf_xchg_mode(&mode));
     if (st == TF_OK)
         st = tf_xchg_create(&s->xchg, b->comm, mode, s->n_src, s->src, s->n_dst, s->dst);
     if (st == TF_OK)
@@ -143,7 +143,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
         for (int p = 1; p < P; p++)
             need_dsp[p] = need_dsp[p - 1] + need_cnt[p - 1];
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
 
@@ -246,10 +246,10 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
         b->run_bytes = n_need * (int64_t)b->k * (int64_t)b->es;
         b->run_msgs = s->n_src;
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
-    st = tf_exec_agree(b->comm, build_graph(b, s));
+    st = tf_agree(b->comm, build_graph(b, s));
 
 done:
     free(need);

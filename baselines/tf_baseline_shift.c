@@ -140,7 +140,7 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
                 x->val = in->val[e];
             }
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         goto done;
 
@@ -216,7 +216,7 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
         }
         s->ptr[cnt_rows[q]] = nrecv;
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
 
 done:
     if (ttype != MPI_DATATYPE_NULL)
@@ -254,7 +254,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         s->team_rows = in->row_off[s->t * c + c] - in->row_off[s->t * c];
         s->my_off = in->row_off[b->rank] - in->row_off[s->t * c];
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         return st;
 
@@ -270,7 +270,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         if (st == TF_OK)
             st = tf_mpi_fail(err, "MPI_Comm_split (ring)");
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         return st;
 
@@ -323,7 +323,7 @@ int tf_bl_shift_create(tf_baseline *b, const tf_baseline_input *in)
         b->run_bytes = bytes;
         b->run_msgs = msgs;
     }
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         return st;
     return redistribute(b, s, in);

@@ -42,13 +42,13 @@ int tf_bl_exchange(tf_baseline *b, MPI_Comm comm, const void *sbuf, const int *s
                          (long long)total, noun);
     }
     *nrecv = total;
-    st = tf_exec_agree(b->comm, st);
+    st = tf_agree(b->comm, st);
     if (st != TF_OK)
         return st;
     err = MPI_Alltoallv(sbuf, scount, sdispl, type, *rbuf, rcount, rdispl, type, comm);
     if (err != MPI_SUCCESS)
         st = tf_mpi_fail(err, "MPI_Alltoallv");
-    return tf_exec_agree(b->comm, st);
+    return tf_agree(b->comm, st);
 }
 
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)

@@ -12,7 +12,7 @@ int tf_cal_agree(MPI_Comm comm, int status)
 {
     /* The calibrator runs the executor, so it uses the executor's agreement:
      * one rule for which rank's message every rank reports. */
-    return tf_exec_agree(comm, status);
+    return tf_agree(comm, status);
 }
 
 double tf_cal_now(void)

@@ -84,7 +84,7 @@ static int open_plans(run *r, const tf_exec_args *a)
         }
     }
     tf_handle **hs = r->hs;
-    int st = tf_exec_agree(r->comm, tf_algo_check_plans(hs, a->plans, a->nplans));
+    int st = tf_agree(r->comm, tf_algo_check_plans(hs, a->plans, a->nplans));
     int nalg = 0;
     if (st == TF_OK && a->algo) {
         st = tf_algo_parse(a->algo, a->replication, r->nranks, &r->specs, &nalg);
@@ -125,7 +125,7 @@ static int open_plans(run *r, const tf_exec_args *a)
         int idx;
         st = tf_algo_pick_plan(&r->specs[x], hs, a->nplans, &idx);
     }
-    st = tf_exec_agree(r->comm, st);
+    st = tf_agree(r->comm, st);
     if (st) {
         say_error(NULL, tf_error_message());
         return 1;
@@ -158,7 +158,7 @@ static int choose_k(run *r, const tf_exec_args *a)
         if (st == TF_OK)
             k = (int)bc;
     }
-    st = tf_exec_agree(r->comm, st);
+    st = tf_agree(r->comm, st);
     if (st) {
         say_error(a->b_path, tf_error_message());
         return 1;
@@ -205,15 +205,15 @@ static int alloc_buffers(run *r, const tf_exec_args *a)
                          (long long)r->nrows, k);
     }
     if (a->b_path) {
-        st = tf_exec_agree(r->comm, st);
+        st = tf_agree(r->comm, st);
         if (st == TF_OK)
             st = tf_exec_read_b(r->hs[0], a->b_path, k, r->bgen);
     }
-    st = tf_exec_agree(r->comm, st);
+    st = tf_agree(r->comm, st);
     r->cap = a->time_budget > 0 ? (a->max_iters < 1024 ? a->max_iters : 1024) : a->iters;
     if (st == TF_OK) {
         r->times = malloc((size_t)r->cap * (size_t)r->nalg * sizeof *r->times);
-        st = tf_exec_agree(r->comm, r->times ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory"));
+        st = tf_agree(r->comm, r->times ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory"));
     }
     if (st) {
         say_error(a->b_path, tf_error_message());

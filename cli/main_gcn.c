@@ -107,7 +107,7 @@ static int start_all(const tf_gnn_cli *c, side_by_side *s)
     int st = TF_OK;
     for (; s->ninit < s->n && !st; s->ninit++)
         st = tf_gnn_trainer_init(&s->t[s->ninit], &s->m[s->ninit], &to);
-    st = tf_exec_agree(s->m[0].comm, st);
+    st = tf_agree(s->m[0].comm, st);
     if (!st && c->resume)
         st = tf_gnn_ckpt_resume(&s->t[0], s->fingerprint, c->resume);
     return st;
@@ -179,11 +179,11 @@ static int run(const tf_gnn_cli *c, int nranks)
     int nalgo = 0, made = 0;
     int st = open_plans(c, &fwd, &bwd);
     if (!st)
-        st = tf_exec_agree(tf_get_comm(fwd), parse_algos(c, fwd, spec, &nalgo));
+        st = tf_agree(tf_get_comm(fwd), parse_algos(c, fwd, spec, &nalgo));
     if (!st)
         st = check_outputs(c, nalgo); /* the same on every rank */
     if (!st)
-        st = tf_exec_agree(tf_get_comm(fwd), tf_gnn_row_ids(fwd, &ids, &nrows));
+        st = tf_agree(tf_get_comm(fwd), tf_gnn_row_ids(fwd, &ids, &nrows));
     tf_gnn_inputs in = {c->features, c->labels, c->split, c->random_features, c->random_classes,
                         c->random_split, c->seed};
     if (!st)

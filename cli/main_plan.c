@@ -541,7 +541,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         st = tf_dist_prepare(comm, &a, normalization, transpose, o);
         if (st == TF_OK && bands_from) {
             uint64_t fp = o->transposed ? 0 : tf_dist_fingerprint(comm, &a, normalization);
-            st = tf_dist_agree(comm, tf_bands_from_dims(fwd, bands_from, matrix, a.m, a.n, fp, o));
+            st = tf_agree(comm, tf_bands_from_dims(fwd, bands_from, matrix, a.m, a.n, fp, o));
         }
         if (st)
             tf_dcsr_free(&a);
@@ -603,7 +603,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         int bins = tf_explain_svg_bins(&plan), P = plan.nranks;
         double *acc = calloc((size_t)P * bins * 4, sizeof *acc);
         st = acc ? TF_OK : tf_fail(TF_ERR_NOMEM, "%s: out of memory for the picture", svg);
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
         if (st == TF_OK) {
             for (int i = 0; i < plan.n_parts; i++)
                 tf_explain_svg_row(&plan, &plan.parts[i],
@@ -613,7 +613,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
                        comm);
             if (me == 0)
                 st = tf_explain_svg_draw(svg, &plan, acc);
-            st = tf_dist_agree(comm, st);
+            st = tf_agree(comm, st);
         }
         free(acc);
         if (st) {
@@ -811,7 +811,7 @@ static int plan_main(int argc, char **argv)
     if (bands_from && optind == argc - 1 && out_path) {
         int rs = tf_plan_read(bands_from, TF_PLAN_READ_HEADER, &fwd);
         if (mpi_on)
-            rs = tf_dist_agree(MPI_COMM_WORLD, rs);
+            rs = tf_agree(MPI_COMM_WORLD, rs);
         if (rs) {
             say( "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
@@ -845,7 +845,7 @@ static int plan_main(int argc, char **argv)
         tf_calibration cal;
         int rs = tf_calib_read(calib, &cal);
         if (mpi_on)
-            rs = tf_dist_agree(MPI_COMM_WORLD, rs);
+            rs = tf_agree(MPI_COMM_WORLD, rs);
         if (rs) {
             say( "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);

@@ -34,7 +34,7 @@ int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t s
     tf_csr orig;
     const tf_csr *rows;
     if (tf_exec_rows_original(h, &orig, &rows))
-        return tf_exec_agree(h->comm, TF_ERR_NOMEM);
+        return tf_agree(h->comm, TF_ERR_NOMEM);
     int64_t nr = rows->nrows;
     double *absrow = abs_row_sums(rows);
     const int64_t BLK = 1024;
@@ -94,7 +94,7 @@ int tf_exec_check_rows(const tf_handle *h, const char *b_path, int k, uint64_t s
         free(need);
     }
     /* The scale uses the largest |B| anywhere, the same on every rank. */
-    int st_all = tf_exec_agree(h->comm, st);
+    int st_all = tf_agree(h->comm, st);
     if (st_all == TF_OK) {
         double g = bmax;
         MPI_Allreduce(&g, &bmax, 1, MPI_DOUBLE, MPI_MAX, h->comm);

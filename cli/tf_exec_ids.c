@@ -24,13 +24,13 @@ int tf_exec_read_b(const tf_handle *h, const char *path, int64_t k, float *b)
     int64_t b0, nb;
     tf_get_brows(h, &b0, &nb);
     if (!tf_get_permuted(h))
-        return tf_exec_agree(h->comm, tf_dense_h5_read_rows(path, "/B", b0, nb, k, b));
+        return tf_agree(h->comm, tf_dense_h5_read_rows(path, "/B", b0, nb, k, b));
     int64_t o0, on;
     tf_even_rows(h, TF_BROWS, &o0, &on);
     float *share = malloc((size_t)(on > 0 ? on : 1) * (size_t)k * sizeof *share);
     int st = share ? tf_dense_h5_read_rows(path, "/B", o0, on, k, share)
                    : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for B", h->rank);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK)
         st = tf_scatter_rows(h, TF_BROWS, (size_t)k * sizeof *b, o0, on, share, b);
     free(share);
@@ -46,9 +46,9 @@ int tf_exec_write_c(const tf_handle *h, const char *path, int64_t k, const float
     int64_t o0, on;
     tf_even_rows(h, TF_ROWS, &o0, &on);
     float *share = malloc((size_t)(on > 0 ? on : 1) * (size_t)k * sizeof *share);
-    int st = tf_exec_agree(h->comm, share ? TF_OK
-                                          : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for C",
-                                                    h->rank));
+    int st = tf_agree(h->comm, share ? TF_OK
+                                     : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for C",
+                                               h->rank));
     if (st == TF_OK)
         st = tf_gather_rows(h, TF_ROWS, (size_t)k * sizeof *c, c, o0, on, share);
     if (st == TF_OK)

@@ -265,11 +265,11 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     int st = coll_describe(ctx);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st)
         return st;
     int mode = TF_XCHG_NEIGHBOR;
-    st = tf_exec_agree(h->comm, tf_xchg_mode(&mode));
+    st = tf_agree(h->comm, tf_xchg_mode(&mode));
     if (st == TF_OK)
         st = tf_xchg_create(&ctx->xchg, h->comm, mode, ctx->n_src, ctx->src_ranks, ctx->n_dst,
                             ctx->dst_ranks); /* agrees */
@@ -281,12 +281,12 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
         MPI_Allreduce(MPI_IN_PLACE, &all_packed, 1, MPI_INT, MPI_MIN, h->comm);
     ctx->coll_v = st == TF_OK && all_packed;
     if (st == TF_OK && ctx->coll_v)
-        st = tf_exec_agree(h->comm, coll_v_args(ctx));
+        st = tf_agree(h->comm, coll_v_args(ctx));
     else if (st == TF_OK)
-        st = tf_exec_agree(h->comm,
-                           tf_xchg_prepare_w(&ctx->xchg, ctx->send_counts, ctx->send_displs,
-                                             ctx->send_types, ctx->recv_counts,
-                                             ctx->recv_displs, ctx->recv_types));
+        st = tf_agree(h->comm,
+                      tf_xchg_prepare_w(&ctx->xchg, ctx->send_counts, ctx->send_displs,
+                                        ctx->send_types, ctx->recv_counts,
+                                        ctx->recv_displs, ctx->recv_types));
     if (st)
         return st;
 
@@ -317,7 +317,7 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     }
     free(sent);
     free(got);
-    return tf_exec_agree(h->comm, st);
+    return tf_agree(h->comm, st);
 }
 
 int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)

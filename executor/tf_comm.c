@@ -30,13 +30,13 @@ int tf_comm_resolve(tf_handle *h, int asked, int *comm)
                      "rank %d: tf_exec_options.comm = %d: expected TF_COMM_PLAN (0), "
                      "TF_COMM_F32 (1) or TF_COMM_BF16 (2)",
                      h->rank, asked);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st != TF_OK)
         return st;
     int mm[2] = {*comm, -*comm};
     int err = MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_INT, MPI_MAX, h->comm);
     if (err != MPI_SUCCESS)
-        return tf_exec_agree(h->comm, tf_mpi_fail(err, "MPI_Allreduce (comm precision)"));
+        return tf_agree(h->comm, tf_mpi_fail(err, "MPI_Allreduce (comm precision)"));
     if (mm[0] != -mm[1]) /* the same on every rank: no further agreement needed */
         return tf_fail(TF_ERR_ARG,
                        "the precision of what travels differs over the ranks: some ask f32, "

@@ -241,13 +241,13 @@ int tf_dense_h5_write_dist(MPI_Comm comm, const char *path, const char *dset, in
         }
     }
     MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm);
-    st = tf_exec_agree(comm, st);
+    st = tf_agree(comm, st);
     /* One rank after the other: serial HDF5 must not have the file open for
      * writing in two processes at once. */
     for (int r = 0; r < size && st == TF_OK; r++) {
         if (rank == r)
             st = write_rows(tmp, dset, row_begin, nrows, k, c);
-        st = tf_exec_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     if (rank == 0 && tmp[0]) {
         if (st == TF_OK)
@@ -255,5 +255,5 @@ int tf_dense_h5_write_dist(MPI_Comm comm, const char *path, const char *dset, in
         else
             tf_outpath_abort(&out);
     }
-    return tf_exec_agree(comm, st);
+    return tf_agree(comm, st);
 }

@@ -90,7 +90,7 @@ int tf_xchg_create(tf_xchg *x, MPI_Comm comm, int mode, int n_src, const int *sr
     x->dst = copy_ints(dst, n_dst);
     if (!x->src || !x->dst)
         st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the neighbour lists", rank);
-    st = tf_exec_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st)
         return st;
     int err;
@@ -112,7 +112,7 @@ int tf_xchg_create(tf_xchg *x, MPI_Comm comm, int mode, int n_src, const int *sr
         st = tf_mpi_fail(err, mode == TF_XCHG_NEIGHBOR ? "MPI_Dist_graph_create_adjacent"
                                                        : "MPI_Comm_dup");
     }
-    return tf_exec_agree(comm, st);
+    return tf_agree(comm, st);
 }
 
 int tf_xchg_borrow(tf_xchg *x, const tf_xchg *base)

@@ -197,7 +197,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         for (int64_t r = 0; r < rp->n_runs; r++)
             ctx->fetch_rows_got += rp->run_count[r];
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx); /* nothing collective exists yet */
         return st;
@@ -234,7 +234,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
             ctx->b = ctx->bf16 ? ctx->b_own : ctx->xb;
         }
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK && ctx->any_coll)
         st = tf_coll_setup(ctx); /* agrees itself */
     if (st == TF_OK && ctx->any_fetch)
@@ -261,7 +261,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
 
     if (ctx->any_coll)
         st = tf_coll_warm(ctx); /* after B holds zeros */
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx);
         return st;
@@ -277,7 +277,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         else
             owner->locked = 1;
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx);
         return st;

@@ -336,7 +336,7 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     }
     if (st == TF_OK)
         st = tf_kern_init(); /* a bad TF_KERNEL fails here, on every rank */
-    st = tf_exec_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st != TF_OK) {
         handle_free(h);
         tf_plan_free(plan);
@@ -346,8 +346,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     /* Fingerprint: the sum of every rank's rows must be the planner's; a
      * permuted plan's is that of A in the original ids (tf_plan_perm.h). */
     uint64_t share = 0, total = 0;
-    st = tf_exec_agree(comm, tf_perm_fingerprint_rows(&h->rows, h->rp->row_begin, h->plan.perm,
-                                                      &share));
+    st = tf_agree(comm, tf_perm_fingerprint_rows(&h->rows, h->rp->row_begin, h->plan.perm,
+                                                 &share));
     if (st != TF_OK) {
         handle_free(h);
         return st;
@@ -381,7 +381,7 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     }
     if (h->alt)
         h->alt->node_ranks = h->node_ranks;
-    st = tf_exec_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st != TF_OK) {
         handle_free(h);
         return st;

@@ -109,11 +109,11 @@ static int redistribute(const tf_handle *h, size_t rb, const int64_t *xo, const 
             rd[q] = rd[q - 1] + rc[q - 1];
         qsort(pr, (size_t)ny, sizeof *pr, pair_cmp);
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK && (MPI_Type_contiguous((int)rb, MPI_BYTE, &row) != MPI_SUCCESS ||
                         MPI_Type_commit(&row) != MPI_SUCCESS))
         st = tf_fail(TF_ERR_MPI, "rank %d: cannot make a datatype of %zu bytes", me, rb);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK &&
         MPI_Alltoallv(sbuf, sc, sd, row, rbuf, rc, rd, row, h->comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Alltoallv of rows failed", me);
@@ -130,7 +130,7 @@ static int redistribute(const tf_handle *h, size_t rb, const int64_t *xo, const 
     free(sbuf);
     free(rbuf);
     free(pr);
-    return tf_exec_agree(h->comm, st);
+    return tf_agree(h->comm, st);
 }
 
 /* The original ranges of every rank as offsets (P + 1, malloc), checked to
@@ -144,11 +144,11 @@ static int orig_offsets(const tf_handle *h, int which, size_t row_bytes, int64_t
     int64_t *all = malloc((size_t)P * 2 * sizeof *all);
     int64_t *off = malloc((size_t)(P + 1) * sizeof *off);
     int st = all && off ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK &&
         MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, h->comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "MPI_Allgather of the original row ranges failed");
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     /* Every rank checks the same numbers: no agreement needed below. */
     if (st == TF_OK && (which != TF_ROWS && which != TF_BROWS))
         st = tf_fail(TF_ERR_ARG, "rows to move: %d is neither TF_ROWS nor TF_BROWS", which);

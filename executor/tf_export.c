@@ -94,7 +94,7 @@ int tf_export_setup(tf_spmm_ctx *ctx)
             sbuf[fill[o]++] = rp->run_count[r];
         }
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     int err = MPI_SUCCESS;
     if (st == TF_OK)
         err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, h->comm);
@@ -111,7 +111,7 @@ int tf_export_setup(tf_spmm_ctx *ctx)
         else if (!(pairs = malloc(((size_t)nrecv + 2 * (size_t)rp->n_send + 2) * sizeof *pairs)))
             st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
     }
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st == TF_OK) {
         err = MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, pairs, rcount, rdispl,
                             MPI_INT64_T, h->comm);
@@ -133,7 +133,7 @@ int tf_export_setup(tf_spmm_ctx *ctx)
     free(rdispl);
     free(sbuf);
     free(pairs);
-    return tf_exec_agree(h->comm, st);
+    return tf_agree(h->comm, st);
 }
 
 void tf_export_pack(tf_spmm_ctx *ctx)

@@ -277,7 +277,7 @@ int tf_sync_setup(tf_spmm_ctx *ctx)
     int *mine = calloc((size_t)P, sizeof *mine), *theirs = calloc((size_t)P, sizeof *theirs);
     if (!mine || !theirs)
         st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
-    st = tf_exec_agree(h->comm, st);
+    st = tf_agree(h->comm, st);
     if (st) {
         free(mine);
         free(theirs);
@@ -333,7 +333,7 @@ int tf_sync_setup(tf_spmm_ctx *ctx)
     }
     free(mine);
     free(theirs);
-    return tf_exec_agree(h->comm, st);
+    return tf_agree(h->comm, st);
 }
 
 int tf_sync_start(tf_spmm_ctx *ctx)

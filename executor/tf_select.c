@@ -37,9 +37,9 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     if (!opt)
         opt = &defaults;
     tf_ctx *ctx = calloc(1, sizeof *ctx);
-    int st = tf_exec_agree(h->comm, ctx ? TF_OK
-                                        : tf_fail(TF_ERR_NOMEM,
-                                                  "rank %d: cannot allocate a context", h->rank));
+    int st = tf_agree(h->comm, ctx ? TF_OK
+                                   : tf_fail(TF_ERR_NOMEM,
+                                             "rank %d: cannot allocate a context", h->rank));
     /* One precision for both plans of a trial: they share the window. */
     tf_exec_options o = *opt;
     if (st == TF_OK)
@@ -61,7 +61,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
             st = ctx->trial_t ? TF_OK
                               : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
                                         h->rank);
-            st = tf_exec_agree(h->comm, st);
+            st = tf_agree(h->comm, st);
         }
     }
     if (st != TF_OK) {

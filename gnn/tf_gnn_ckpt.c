@@ -41,7 +41,7 @@ int tf_gnn_ckpt_save(const tf_gnn_trainer *t, uint64_t fingerprint, const char *
         c.stop_hist = t->stop.hist;
         st = tf_gnn_ckpt_write(path, &c);
     }
-    return tf_exec_agree(t->m->comm, st);
+    return tf_agree(t->m->comm, st);
 }
 
 int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path)
@@ -65,7 +65,7 @@ int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path
         t->stop.n = (int)c.stop_seen;
     }
     /* Every rank read the same file; agree anyway (a rank may not see it). */
-    st = tf_exec_agree(t->m->comm, st);
+    st = tf_agree(t->m->comm, st);
     if (!st)
         st = tf_gnn_trainer_resume(t, c.epoch, (int)c.stopped);
     tf_gnn_ckpt_free(&c);

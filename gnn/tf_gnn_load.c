@@ -38,7 +38,7 @@ int tf_gnn_load(const tf_handle *h, const tf_gnn_inputs *in, const int64_t *ids,
     d->n = tf_get_m(h);
     d->ids = ids;
     int st = load_local(in, d);
-    st = tf_exec_agree(comm, st);
+    st = tf_agree(comm, st);
     if (!st) {
         for (int64_t i = 0; i < d->nrows; i++)
             d->count[d->split[i]]++;

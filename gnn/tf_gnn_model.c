@@ -94,7 +94,7 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
             st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for the model (%zu weights, %lld "
                          "rows, %d layers)", tf_get_rank(fwd), m->nw, (long long)nr, L);
     }
-    st = tf_exec_agree(m->comm, st);
+    st = tf_agree(m->comm, st);
     if (!st)
         st = tf_gnn_spmm_create(spec, fwd, m->hidden, hp->threads, hp->comm, &m->fh);
     if (!st)

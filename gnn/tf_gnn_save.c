@@ -59,7 +59,7 @@ int tf_gnn_save_model(const tf_gnn_trainer *t, uint64_t fingerprint, const char 
         if ((st = tf_gnn_write_atomic(path, write_model, &mf)))
             st = tf_fail_prefix(st, "--save-model");
     }
-    return tf_exec_agree(t->m->comm, st);
+    return tf_agree(t->m->comm, st);
 }
 
 /* ---- Predictions --------------------------------------------------------- */
@@ -115,7 +115,7 @@ int tf_gnn_save_predictions(tf_gnn_model *m, const char *path)
     if (!st && 3 * d->n > INT32_MAX)
         st = tf_fail(TF_ERR_RANGE, "--predictions: %lld nodes are too many to gather",
                      (long long)d->n);
-    st = tf_exec_agree(m->comm, st);
+    st = tf_agree(m->comm, st);
     if (!st) {
         for (int64_t i = 0; i < d->nrows; i++) {
             mine[3 * i] = d->ids[i];
@@ -153,5 +153,5 @@ int tf_gnn_save_predictions(tf_gnn_model *m, const char *path)
     free(all);
     free(cls);
     free(split);
-    return tf_exec_agree(m->comm, st);
+    return tf_agree(m->comm, st);
 }

@@ -16,7 +16,7 @@ int tf_mpi_fail(int err, const char *what)
     return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
 }
 
-int tf_exec_agree(MPI_Comm comm, int status)
+int tf_agree(MPI_Comm comm, int status)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);

@@ -10,7 +10,7 @@
 /* Agreement: every rank passes its status; if any failed, every rank gets the
  * lowest failing rank's status and message (recorded with tf_fail) and the
  * function returns it; else TF_OK. Collective over comm. */
-int tf_exec_agree(MPI_Comm comm, int status);
+int tf_agree(MPI_Comm comm, int status);
 
 /* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
  * <MPI's error string>". */

@@ -66,8 +66,6 @@ int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *s
     return TF_OK;
 }
 
-int tf_dist_agree(MPI_Comm comm, int status) { return tf_exec_agree(comm, status); }
-
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v)
 {
     uint64_t t = 0;

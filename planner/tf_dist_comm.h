@@ -1,12 +1,14 @@
 /* Communication helpers of the distributed planner: an all-to-all whose
  * counts are 64-bit byte counts (a rank pair may exchange more than 2^31
- * bytes of a large graph), and status agreement so that a failure on one
- * rank ends every rank's call with the same one-line message. */
+ * bytes of a large graph), and sums over the ranks. Status agreement is
+ * mpi/tf_agree.h's, included here because every caller of these needs it. */
 #ifndef TF_DIST_COMM_H
 #define TF_DIST_COMM_H
 
 #include <mpi.h>
 #include <stdint.h>
+
+#include "tf_agree.h"
 
 /* Exchanges bytes: send[q] bytes from sendbuf + sdispl[q] go to rank q,
  * recv[q] bytes from rank q land at recvbuf + rdispl[q]. Counts must match
@@ -20,10 +22,6 @@ int tf_dist_alltoallv(MPI_Comm comm, const void *sendbuf, const int64_t *send,
  * the counts (element counts or bytes alike) and returns the totals. */
 int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,
                    int64_t *rdispl, int64_t *send_total, int64_t *recv_total);
-
-/* The status of the lowest failing rank, with its message, on every rank
- * (TF_OK when none failed). */
-int tf_dist_agree(MPI_Comm comm, int status);
 
 /* Sum of a 64-bit unsigned value over the ranks, mod 2^64. */
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v);

@@ -95,7 +95,7 @@ static int scotch_parts(MPI_Comm comm, const tf_dcsr *a, SCOTCH_Num *vert, SCOTC
                            : tf_fail(TF_ERR_NOMEM, "out of memory for %lld vertices", (long long)nr);
     for (int64_t i = 0; st == TF_OK && i < nr; i++)
         velo[i] = (SCOTCH_Num)(a->loc.rowptr[i + 1] - a->loc.rowptr[i]);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st) {
         free(velo);
         free(where);
@@ -175,7 +175,7 @@ static int scotch_parts(MPI_Comm comm, const tf_dcsr *a, SCOTCH_Num *vert, SCOTC
         SCOTCH_contextExit(&ctx);
     free(velo);
     free(where);
-    return tf_dist_agree(comm, st);
+    return tf_agree(comm, st);
 }
 
 int tf_dist_partition_parts(MPI_Comm comm, const tf_dcsr *a, int nparts,
@@ -201,8 +201,8 @@ int tf_dist_partition_parts(MPI_Comm comm, const tf_dcsr *a, int nparts,
     if (a->row0 != tf_dcsr_block(n, Q, me) || a->row0 + a->nrows != tf_dcsr_block(n, Q, me + 1))
         st = tf_fail(TF_ERR_INTERNAL, "rank %d holds rows %lld-%lld, not its block", me,
                      (long long)a->row0, (long long)(a->row0 + a->nrows));
-    if ((st = tf_dist_agree(comm, st)))
-        return st;
+    if ((st = tf_agree(comm, st)))
+   return st;
     if (nparts == 1 || n <= nparts || a->nnz_total == 0) {
         for (int64_t i = 0; i < a->nrows; i++)
             part[i] = trivial_part(a->row0 + i, n, nparts);
@@ -230,7 +230,7 @@ int tf_dist_partition_parts(MPI_Comm comm, const tf_dcsr *a, int nparts,
     int64_t nedge = 0;
     st = sym_rows(a, &at, &vert, &edge, &nedge);
     tf_dcsr_free(&at);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK && tf_dist_sum_i64(comm, nedge) > (int64_t)SCOTCH_NUMMAX)
         st = tf_fail(TF_ERR_RANGE, "the symmetrised graph has more adjacency entries than "
                                    "PT-Scotch's %d-bit SCOTCH_Num holds",
@@ -290,19 +290,19 @@ static int lookup_cols(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
             st = tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld columns",
                          (long long)(stot + rtot));
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         memcpy(pos, sd, (size_t)Q * sizeof *pos);
         for (int64_t e = 0; e < x->nnz; e++)
             ask[pos[tf_partition_owner(blk, Q, x->col[e])]++] = x->col[e];
         bytes(c, Q, (int64_t)sizeof(int32_t));
-        st = tf_dist_agree(comm, tf_dist_alltoallv(comm, ask, s, sd, got, r, rd));
+        st = tf_agree(comm, tf_dist_alltoallv(comm, ask, s, sd, got, r, rd));
     }
     if (st == TF_OK) {
         /* Answer in place, then the answers travel back the same way. */
         for (int64_t t = 0; t < rtot; t++)
             got[t] = (int32_t)newid[got[t] - a->row0];
-        st = tf_dist_agree(comm, tf_dist_alltoallv(comm, got, r, rd, ask, s, sd));
+        st = tf_agree(comm, tf_dist_alltoallv(comm, got, r, rd, ask, s, sd));
     }
     if (st == TF_OK) {
         for (int q = 0; q < Q; q++)
@@ -360,7 +360,7 @@ static int move_rows(MPI_Comm comm, const tf_dcsr *a, const int64_t *tgt, const 
             st = tf_fail(TF_ERR_NOMEM, "out of memory moving %lld nonzeros",
                          (long long)(zstot + zrtot));
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         memcpy(pos, rc + 2 * Q, (size_t)Q * sizeof *pos);
         memcpy(pos + Q, zc + 2 * Q, (size_t)Q * sizeof *pos);
@@ -379,7 +379,7 @@ static int move_rows(MPI_Comm comm, const tf_dcsr *a, const int64_t *tgt, const 
             st = tf_dist_alltoallv(comm, cs, zc, zc + 2 * Q, cr, zc + Q, zc + 3 * Q);
         if (st == TF_OK)
             st = tf_dist_alltoallv(comm, vs, zc, zc + 2 * Q, vr, zc + Q, zc + 3 * Q);
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     free(hs);
     free(cs);
@@ -433,7 +433,7 @@ static int move_rows(MPI_Comm comm, const tf_dcsr *a, const int64_t *tgt, const 
     free(rc);
     free(pos);
     free(dst);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st) {
         tf_csr_free(&ap->loc);
         return st;
@@ -470,7 +470,7 @@ static int gather_perm(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
             dsp[q] = (int)blk[q];
         }
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK &&
         MPI_Gatherv(newid, (int)a->nrows, MPI_INT64_T, me == 0 ? *iperm : NULL, cnt, dsp,
                     MPI_INT64_T, 0, comm) != MPI_SUCCESS)
@@ -480,7 +480,7 @@ static int gather_perm(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
             (*perm)[(*iperm)[j]] = j;
     free(cnt);
     free(dsp);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st && me == 0) {
         free(*perm);
         free(*iperm);
@@ -503,7 +503,7 @@ static int renumber(MPI_Comm comm, tf_dcsr *a, int nparts, const int64_t *off,
     int st = blk && tgt && newcol ? TF_OK
                                   : tf_fail(TF_ERR_NOMEM, "out of memory renumbering %lld rows",
                                             (long long)a->nrows);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         tf_dist_block_bounds(a->m, Q, blk);
         for (int r = 0; r <= Q; r++)
@@ -543,7 +543,7 @@ int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *par
         if (part[i] < 0 || part[i] >= nparts)
             st = tf_fail(TF_ERR_INTERNAL, "row %lld is in part %d, outside [0, %d)",
                          (long long)(a->row0 + i), part[i], nparts);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     /* The stable counting sort of tf_perm_from_parts over the ranks: a row
      * of part p comes after the part's rows on lower ranks (Exscan) and
      * its earlier rows here. */
@@ -554,7 +554,7 @@ int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *par
         if (MPI_Exscan(cnt, before, nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
             MPI_Allreduce(MPI_IN_PLACE, cnt, nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Exscan of part sizes failed");
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     if (st == TF_OK) {
         if (me == 0)
@@ -569,7 +569,7 @@ int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *par
         if (off[nparts] != a->m)
             st = tf_fail(TF_ERR_INTERNAL, "the parts hold %lld rows of %lld",
                          (long long)off[nparts], (long long)a->m);
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     free(cnt);
     if (st == TF_OK)
@@ -603,7 +603,7 @@ int tf_dist_perm_given(MPI_Comm comm, tf_dcsr *a, int nparts, const int64_t *per
             st = tf_fail(TF_ERR_FORMAT, "the given band %d ends at row %lld before it starts "
                                         "at %lld", p, (long long)off_in[p + 1],
                          (long long)off_in[p]);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         memcpy(off, off_in, ((size_t)nparts + 1) * sizeof *off);
         for (int64_t i = 0; i < nr; i++)
@@ -622,11 +622,11 @@ int tf_dist_metis_order(MPI_Comm comm, tf_dcsr *a, int nparts, const tf_metis_op
     memset(ap, 0, sizeof *ap);
     *perm = *iperm = NULL;
     int32_t *part = malloc((size_t)(a->nrows ? a->nrows : 1) * sizeof *part);
-    int st = tf_dist_agree(comm, part ? TF_OK
-                                      : tf_fail(TF_ERR_NOMEM, "out of memory for %lld rows' parts",
-                                                (long long)a->nrows));
+    int st = tf_agree(comm, part ? TF_OK
+                                 : tf_fail(TF_ERR_NOMEM, "out of memory for %lld rows' parts",
+                                           (long long)a->nrows));
     if (st == TF_OK)
-        st = tf_dist_agree(comm, tf_dist_partition_parts(comm, a, nparts, mo, part));
+        st = tf_agree(comm, tf_dist_partition_parts(comm, a, nparts, mo, part));
     if (st == TF_OK)
         st = tf_dist_perm_apply(comm, a, nparts, part, off, perm, iperm, ap);
     else

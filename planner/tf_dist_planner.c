@@ -72,7 +72,7 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
     memset(ap, 0, sizeof *ap);
     int64_t *root = malloc((size_t)(Q + 1) * sizeof *root);
     if (!root)
-        return tf_dist_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
+        return tf_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
     root[0] = 0;
     for (int r = 1; r <= Q; r++)
         root[r] = a->m;
@@ -103,7 +103,7 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
         ap->loc = pa;
         ap->nrows = pa.nrows;
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK && MPI_Bcast(off, P + 1, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "MPI_Bcast of the METIS bands failed");
     ap->m = whole.m;
@@ -136,7 +136,7 @@ static int classify_sum(int64_t *v, int64_t n, int op, int status, void *ctx)
     int me;
     MPI_Comm_rank(x->comm, &me);
     if (x->calls++ == 0)
-        status = tf_dist_agree(x->comm, status);
+        status = tf_agree(x->comm, status);
     if (status || n == 0)
         return status;
     /* Planning rank r holds the plan ranks after rank r - 1's. */
@@ -252,7 +252,7 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
     free(rb);
     for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
         tf_build_send_stats(plan, &plan->parts[i]);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     /* Every rank's statistics everywhere (P entries: the plan's summary). */
     int *bc = NULL, *bd = NULL;
     tf_rank_stats *mine = NULL;
@@ -264,7 +264,7 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
         if (!plan->all_stats || !bc || !bd || !mine)
             st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' statistics", P);
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int x = 0; x < Q; x++) {
             bc[x] = (first_part[x + 1] - first_part[x]) * (int)sizeof(tf_rank_stats);
@@ -275,7 +275,7 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
         if (MPI_Allgatherv(mine, bc[me], MPI_BYTE, plan->all_stats, bc, bd, MPI_BYTE, comm) !=
             MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Allgatherv of rank statistics failed");
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     free(bc);
     free(bd);
@@ -310,7 +310,7 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
         memcpy(out->brow_off, hdr->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
         st = tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1], an, out);
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK)
         st = build_send_dist(comm, out, first_part);
     if (st == TF_OK) {
@@ -322,7 +322,7 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
             MPI_Reduce(fbuf, t->fetchers, (int)t->n, MPI_INT32_T, MPI_SUM, 0, comm) !=
                 MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Reduce of the stripe table failed");
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     if (st)
         tf_plan_free(out);
@@ -335,7 +335,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     memset(out, 0, sizeof *out);
-    int st = tf_dist_agree(comm, tf_plan_check_options(a->m, a->n, o));
+    int st = tf_agree(comm, tf_plan_check_options(a->m, a->n, o));
     if (st == TF_OK && o->partition != TF_PART_METIS && o->perm)
         st = tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
                      tf_partition_name(o->partition));
@@ -365,7 +365,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     st = first_part && row_off && brow_off && band
              ? TF_OK
              : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st) {
         tf_dcsr_free(a);
         goto done;
@@ -403,7 +403,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
             else
                 st = tf_partition_rows(a->n, P, brow_off);
         }
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
         if (st) {
             tf_dcsr_free(a);
             goto done;
@@ -421,7 +421,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
                               row_off, brow_off, o->stripe_width, hdr.gap,
                               tf_cost_reuse_window(&hdr.coeffs, o->k), &an);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st)
         goto done;
     an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
@@ -442,7 +442,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
             classify_ctx x = {comm, 0};
             st = tf_classify_part(&an, first_part[me], first_part[me + 1], &hdr.coeffs, o->k,
                                   classify_sum, &x);
-            st = tf_dist_agree(comm, st);
+            st = tf_agree(comm, st);
         } else {
             memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
                    (size_t)T);
@@ -479,7 +479,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
                 have[runner] = 0;
             }
         }
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
         if (st) {
             tf_plan_free(out);
             memset(out, 0, sizeof *out);

@@ -73,16 +73,16 @@ static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const i
 static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
 {
     if (a->m != a->n)
-        return tf_dist_agree(comm, tf_fail(TF_ERR_ARG,
-                             "gcn normalisation needs a square matrix (A + I), this one is "
-                             "%lld x %lld", (long long)a->m, (long long)a->n));
+        return tf_agree(comm, tf_fail(TF_ERR_ARG,
+                        "gcn normalisation needs a square matrix (A + I), this one is "
+                        "%lld x %lld", (long long)a->m, (long long)a->n));
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     tf_dcsr s = *a, t;
     memset(&s.loc, 0, sizeof s.loc);
     memset(&t, 0, sizeof t);
-    int st = tf_dist_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
+    int st = tf_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
     if (st)
         return st;
     s.nnz_total = tf_dist_sum_i64(comm, s.loc.nnz);
@@ -113,7 +113,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
                          "a negative degree is undefined",
                          what, (long long)(s.row0 + i) + 1, rs[i] < 0 ? rs[i] : cs[i]);
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     int64_t nu = 0;
     if (st == TF_OK) {
         for (int64_t i = 0; i < s.nrows; i++) {
@@ -135,9 +135,9 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
         }
         tf_dist_block_bounds(a->n, Q, off);
     }
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st == TF_OK)
-        st = tf_dist_agree(comm, lookup(comm, off, cs, need, nu, cv));
+        st = tf_agree(comm, lookup(comm, off, cs, need, nu, cv));
     if (st == TF_OK) {
         for (int64_t i = 0; st == TF_OK && i < s.nrows; i++)
             for (int64_t e = s.loc.rowptr[i]; st == TF_OK && e < s.loc.rowptr[i + 1]; e++) {
@@ -154,7 +154,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
                 st = tf_norm_store(&s.loc.val[e], (double)s.loc.val[e] * (rs[i] * cv[lo]),
                            s.row0 + i, j);
             }
-        st = tf_dist_agree(comm, st);
+        st = tf_agree(comm, st);
     }
     free(rs);
     free(cs);
@@ -201,7 +201,7 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     case TF_NORM_NONE: st = TF_OK; break;
     case TF_NORM_GCN: st = normalize_gcn(comm, a); break;
     case TF_NORM_MEAN: /* row sums only: each rank's own rows */
-        st = tf_dist_agree(comm, tf_norm_mean_rows(&a->loc, a->row0));
+        st = tf_agree(comm, tf_norm_mean_rows(&a->loc, a->row0));
         break;
     default: st = tf_fail(TF_ERR_ARG, "unknown normalisation %d", normalization); break;
     }
@@ -217,8 +217,8 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
         *a = t;
     }
     int sym = 0;
-    if ((st = tf_dist_agree(comm, is_symmetric(comm, a, &sym))) != TF_OK)
-        return st;
+    if ((st = tf_agree(comm, is_symmetric(comm, a, &sym))) != TF_OK)
+   return st;
     o->normalization = normalization;
     o->transposed = transpose != 0;
     o->transpose_of = forward;

@@ -1,5 +1,5 @@
 /* The distributed reader. Every phase that can fail on one rank ends in an
- * agreement (tf_dist_agree_key) before the next collective step, so a failure
+ * agreement (tf_agree_key) before the next collective step, so a failure
  * anywhere stops every rank at the same point with the same message.
  *
  * Text errors are keyed by their true line number. A plain file's ranks know
@@ -9,7 +9,7 @@
  * finds the rank holding entry declared + 1, and that rank alone parses its
  * text again with the limit, which reports the serial reader's line. */
 #include "tf_dist_read.h"
-#include "tf_dist_agree_key.h"
+#include "tf_agree_key.h"
 #include "tf_error.h"
 #include "tf_h5csr.h"
 #include "tf_mm_read.h"
@@ -77,7 +77,7 @@ static int build_band(const ctx *c, tf_coo *mine, tf_dcsr *out)
     if (st)
         tf_fail_prefix(st, "%s", c->path);
     /* Rows are in rank order, so the lowest failing rank has the first row. */
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (st)
         return st;
     out->m = c->h.m;
@@ -209,7 +209,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     int64_t start = D;
     if (!st && c->rank > 0)
         st = line_start(c, fd, buf, D + (int64_t)((__int128)(S - D) * c->rank / c->Q), &start);
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (st)
         goto done;
     MPI_Allgather(&start, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, c->comm);
@@ -217,7 +217,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
 
     int64_t lines = 0;
     st = count_range(c, fd, buf, start, end, &lines);
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (st)
         goto done;
     int64_t first_line = h->data_line + exscan(c->comm, c->rank, lines) + 1;
@@ -241,7 +241,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
             st = tf_fail(TF_ERR_INTERNAL, "%s: more entries than declared, but not found again",
                          c->path);
     }
-    st = tf_dist_agree_key(c->comm, st, st && err_line ? err_line : TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, st && err_line ? err_line : TF_KEY_FIRST);
     if (st)
         goto done;
     if (total < h->declared) {
@@ -251,10 +251,10 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     free(buf);
     buf = NULL;
     st = tf_coo_init(&mine, h->m, h->n, 0); /* the exchange sizes it */
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
         st = tf_row_exchange(c->comm, h->m, &coo, &mine, c->round);
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
         st = build_band(c, &mine, out);
 done:
@@ -377,7 +377,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
         st = tf_coo_init(&part, h->m, h->n, 0);
     if (!st)
         st = tf_coo_init(&mine, h->m, h->n, 0);
-    st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     int64_t total = 0;
     for (int64_t fin[2] = {0, 0}; !st && !fin[0];) {
         size_t len = 0;
@@ -414,12 +414,12 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
             st = d.status;
             key = d.err_line;
         }
-        st = tf_dist_agree_key(c->comm, st, st ? key : TF_KEY_FIRST);
+        st = tf_agree_key(c->comm, st, st ? key : TF_KEY_FIRST);
         if (!st)
             st = tf_row_exchange(c->comm, h->m, &part, &mine, c->round);
         if (!st && !fin[0])
             continue;
-        st = tf_dist_agree_key(c->comm, st, TF_KEY_FIRST);
+        st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
         if (!st && total < h->declared)
             st = fail_eof(c, fin[1], total);
     }
@@ -440,7 +440,7 @@ static int read_h5(const ctx *c, tf_dcsr *out)
 {
     int64_t m = 0, n = 0, row0 = 0, key = TF_KEY_FIRST;
     int st = tf_h5csr_read_part(c->path, c->Q, c->rank, &out->loc, &m, &n, &row0, &key);
-    st = tf_dist_agree_key(c->comm, st, key);
+    st = tf_agree_key(c->comm, st, key);
     if (st)
         return st;
     out->m = m;
@@ -477,7 +477,7 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
                              : tf_fail(TF_ERR_ARG, "tf_dist_read: no file name");
     if (st && c.Q > 1)
         tf_fail_prefix(st, "rank %d", c.rank);
-    st = tf_dist_agree_key(comm, st, TF_KEY_FIRST);
+    st = tf_agree_key(comm, st, TF_KEY_FIRST);
     if (st)
         return st;
     MPI_Bcast(&is_h5, 1, MPI_INT, 0, comm);
@@ -487,7 +487,7 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
         tf_mm_stream *s = NULL;
         if (c.rank == 0)
             st = tf_mm_stream_open(c.path, c.block, &c.h, &s);
-        st = tf_dist_agree_key(comm, st, TF_KEY_FIRST);
+        st = tf_agree_key(comm, st, TF_KEY_FIRST);
         if (!st) {
             MPI_Bcast(&c.h, (int)sizeof c.h, MPI_BYTE, 0, comm);
             if (c.h.compression == TF_MM_PLAIN && c.h.file_size >= 0) {

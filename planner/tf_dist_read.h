@@ -14,7 +14,7 @@
  * The kind comes from the file's first bytes. The result is bitwise the
  * serial reader's (tf_mm_read, tf_h5csr_read) restricted to the rank's rows,
  * whatever the number of ranks: duplicates are summed in double in file
- * order and rounded to float once. Failures are agreed (tf_dist_agree_key.h):
+ * order and rounded to float once. Failures are agreed (tf_agree_key.h):
  * every rank returns the same status and one-line message, the one a serial
  * read would give (for text, the failure with the smallest true line
  * number), so a caller prints it once. */

@@ -139,7 +139,7 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     out->nrows = rtot;
     out->loc.nnz = ztot;
 done:
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     free(len_s);
     free(len_r);
     free(b);
@@ -227,7 +227,7 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     out->nrows = nr;
     out->loc.nnz = rtot;
 done:
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     free(off);
     free(c.send);
     free(sb);

@@ -152,11 +152,11 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     MPI_Comm_rank(comm, &me);
     const int P = plan->nranks;
     if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
-        return tf_dist_agree(comm, tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d",
-                                           path, zstd_level, ZSTD_maxCLevel()));
+        return tf_agree(comm, tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d",
+                                      path, zstd_level, ZSTD_maxCLevel()));
     int *first_part = malloc((size_t)(Q + 1) * sizeof *first_part);
     if (!first_part)
-        return tf_dist_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
+        return tf_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
     for (int r = 0; r <= Q; r++)
         first_part[r] = tf_dist_first_part(P, Q, r);
     /* Every rank checks, checksums and compresses its own parts at once, in
@@ -165,7 +165,7 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     int st = encode_own(path, plan, zstd_level, &own[0]);
     if (st == TF_OK)
         st = encode_own(path, plan->alt, zstd_level, &own[1]);
-    st = tf_dist_agree(comm, st);
+    st = tf_agree(comm, st);
     if (st != TF_OK) {
         free_own(plan, own[0]);
         if (plan->alt)
@@ -207,5 +207,5 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     if (plan->alt)
         free_own(plan->alt, own[1]);
     free(first_part);
-    return tf_dist_agree(comm, st);
+    return tf_agree(comm, st);
 }

@@ -4,7 +4,7 @@
  * read through HDF5's conversion into int64, values into double. */
 #include "tf_h5csr.h"
 #include "tf_dcsr.h"
-#include "tf_dist_agree_key.h"
+#include "tf_agree_key.h"
 #include "tf_error.h"
 
 #include <errno.h>

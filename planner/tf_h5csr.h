@@ -25,7 +25,7 @@ int tf_h5csr_sniff(const char *path, int *is_h5);
  * On failure *err_key is TF_KEY_FIRST for a problem of the whole file (not
  * HDF5, a dataset missing or of the wrong type or length, indptr's ends) and
  * 1 + the row otherwise, so that ranks reading different parts agree on the
- * message a serial read gives (tf_dist_agree_key). */
+ * message a serial read gives (tf_agree_key). */
 int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int64_t *m,
                        int64_t *n, int64_t *row0, int64_t *err_key);
 

@@ -20,7 +20,7 @@ int tf_row_owner(int64_t m, int Q, int64_t i);
  * as soon as its entries are packed. At most round_entries entries travel
  * between two ranks per round. Returns TF_OK, a local failure, or
  * TF_ERR_MPI when another rank failed: every rank knows whether any failed,
- * and the caller agrees on the message (tf_dist_agree_key). */
+ * and the caller agrees on the message (tf_agree_key). */
 int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t round_entries);
 
 #endif

@@ -100,7 +100,7 @@ static int open_mem(const tf_csr *a, int mode, int prec, tf_handle **h)
     tf_plan_options o;
     options(&o, mode, prec);
     tf_plan plan;
-    int st = tf_exec_agree(MPI_COMM_WORLD, tf_plan_build(a, &o, &plan));
+    int st = tf_agree(MPI_COMM_WORLD, tf_plan_build(a, &o, &plan));
     if (st)
         return st;
     st = tf_open_plan(&plan, MPI_COMM_WORLD, h);
@@ -374,7 +374,7 @@ START_TEST(plan_choice_and_trial)
     }
     tf_plan_free(&plan);
     MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    ck_assert(all_true(tf_exec_agree(MPI_COMM_WORLD, st) == TF_OK));
+    ck_assert(all_true(tf_agree(MPI_COMM_WORLD, st) == TF_OK));
     tf_handle *h = NULL;
     st = tf_open(path, MPI_COMM_WORLD, &h);
     MPI_Barrier(MPI_COMM_WORLD);

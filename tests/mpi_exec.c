@@ -250,7 +250,7 @@ static int plan_to_file(const tf_csr *a, const tf_plan_options *o, char *path, s
     }
     serial++;
     MPI_Bcast(path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return tf_exec_agree(MPI_COMM_WORLD, st);
+    return tf_agree(MPI_COMM_WORLD, st);
 }
 
 static void remove_file(const char *path)
@@ -276,7 +276,7 @@ static int open_plan(const tf_csr *a, int mode, int width, int from_file, tf_han
     }
     tf_plan plan;
     int st = tf_plan_build(a, &o, &plan);
-    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    st = tf_agree(MPI_COMM_WORLD, st);
     if (st)
         return st;
     st = tf_open_plan(&plan, MPI_COMM_WORLD, h);
@@ -594,7 +594,7 @@ static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
     }
     if (st != TF_OK)
         free(alt);
-    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    st = tf_agree(MPI_COMM_WORLD, st);
     if (st)
         return st;
     if (!from_file) {
@@ -610,7 +610,7 @@ static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
     }
     tf_plan_free(&plan);
     MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
-    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    st = tf_agree(MPI_COMM_WORLD, st);
     if (st == TF_OK)
         st = tf_open(path, MPI_COMM_WORLD, h);
     remove_file(path);

@@ -98,7 +98,7 @@ static int open_plan(const tf_csr *a, int normalization, int transpose, tf_handl
     if (!st)
         st = tf_plan_build(&c, &o, &plan);
     tf_csr_free(&c);
-    st = tf_exec_agree(MPI_COMM_WORLD, st);
+    st = tf_agree(MPI_COMM_WORLD, st);
     if (st)
         return st;
     st = tf_open_plan(&plan, MPI_COMM_WORLD, h);

@@ -79,7 +79,7 @@ static void open_kind(const tf_csr *a, int kind, int from_file, tf_handle **h)
                 tf_plan_free(&plan);
             }
         }
-        st = tf_exec_agree(MPI_COMM_WORLD, st);
+        st = tf_agree(MPI_COMM_WORLD, st);
         ck_assert_msg(st == TF_OK, "%s", tf_last_error());
         st = tf_open(path, MPI_COMM_WORLD, h);
         MPI_Barrier(MPI_COMM_WORLD);
@@ -87,7 +87,7 @@ static void open_kind(const tf_csr *a, int kind, int from_file, tf_handle **h)
             unlink(path);
     } else {
         tf_plan plan;
-        st = tf_exec_agree(MPI_COMM_WORLD, tf_plan_build(a, &o, &plan));
+        st = tf_agree(MPI_COMM_WORLD, tf_plan_build(a, &o, &plan));
         ck_assert_msg(st == TF_OK, "%s", tf_last_error());
         st = tf_open_plan(&plan, MPI_COMM_WORLD, h);
         tf_plan_free(&plan);

@@ -3,8 +3,8 @@
  * lowest rank), so that the outcome does not depend on how the work was
  * split. Readers use the true line number, or the row, as the key, so the
  * message is the one a serial reader would print. */
-#ifndef TF_DIST_AGREE_KEY_H
-#define TF_DIST_AGREE_KEY_H
+#ifndef TF_AGREE_KEY_H
+#define TF_AGREE_KEY_H
 
 #include <mpi.h>
 #include <stdint.h>
@@ -17,6 +17,6 @@
  * is in tf_error_message()) and the key of that failure. Returns TF_OK on
  * every rank if all passed TF_OK; otherwise, on every rank, the winning
  * status with the winner's message recorded by tf_fail. */
-int tf_dist_agree_key(MPI_Comm comm, int status, int64_t key);
+int tf_agree_key(MPI_Comm comm, int status, int64_t key);
 
 #endif

@@ -1,4 +1,4 @@
-#include "tf_dist_agree_key.h"
+#include "tf_agree_key.h"
 #include "tf_error.h"
 
 #include <stdio.h>
@@ -6,7 +6,7 @@
 
 #define AGREE_MSG_MAX 1024
 
-int tf_dist_agree_key(MPI_Comm comm, int status, int64_t key)
+int tf_agree_key(MPI_Comm comm, int status, int64_t key)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
