@@ -19,27 +19,8 @@ GCN=$B/bin/twoface-gcn
 for p in "$PLAN" "$GCN"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done
-if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
-    echo "skip: no smpicc/smpirun (SimGrid; make smpi installs libsimgrid-dev)"
-    finish
-fi
-SMPI_BUILD=$(cd "$SRC" && pwd)/build-smpi
+e2e_smpi_setup twoface-gcn
 SGCN=$SMPI_BUILD/bin/twoface-gcn
-# A sub-make of `make check`: none of the outer make's settings (BUILD=build-san,
-# SAN=1, its jobserver) may leak in (see e2e_smpi_plan.sh).
-if env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u SAN -u BUILD make -C "$SRC" --no-print-directory \
-    BUILD="$SMPI_BUILD" CC=smpicc SMPI=1 SAN=0 "$SGCN" >"$work/build.log" 2>&1; then
-    ok "smpicc builds twoface-gcn"
-else
-    tail -5 "$work/build.log"
-    bad "smpicc builds twoface-gcn"
-    finish
-fi
-
-OUT=$work
-TIMEOUT=300
-sh "$SRC/bench/smpi/platform.sh" 4 >"$work/platform.xml" || { bad "platform.sh"; finish; }
-. "$SRC/bench/smpi/sim.sh"
 
 # 160 nodes: a ring and two chords per node. sym: both directions of every
 # edge; dir: one direction, plus a hub every node points to.

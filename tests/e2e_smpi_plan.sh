@@ -19,28 +19,8 @@ H5DUMP=$B/bin/twoface-h5dump
 for p in "$PLAN" "$H5DUMP"; do
     [ -x "$p" ] || { bad "$p is not built"; finish; }
 done
-if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
-    echo "skip: no smpicc/smpirun (SimGrid; make smpi installs libsimgrid-dev)"
-    finish
-fi
-SMPI_BUILD=$(cd "$SRC" && pwd)/build-smpi
+e2e_smpi_setup twoface-plan
 SPLAN=$SMPI_BUILD/bin/twoface-plan
-# A sub-make of `make check`: none of the outer make's settings (BUILD=build-san,
-# SAN=1, its jobserver) may leak in. make exports its command-line variables to
-# the environment of what it runs, so SAN is also unset and overridden.
-if env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u SAN -u BUILD make -C "$SRC" --no-print-directory \
-    BUILD="$SMPI_BUILD" CC=smpicc SMPI=1 SAN=0 "$SPLAN" >"$work/build.log" 2>&1; then
-    ok "smpicc builds twoface-plan"
-else
-    tail -5 "$work/build.log"
-    bad "smpicc builds twoface-plan"
-    finish
-fi
-
-OUT=$work
-TIMEOUT=300
-sh "$SRC/bench/smpi/platform.sh" 4 >"$work/platform.xml" || { bad "platform.sh"; finish; }
-. "$SRC/bench/smpi/sim.sh"
 
 # 150 x 150, three entries a row and a few on the diagonal, weights 1-4.
 awk 'BEGIN {

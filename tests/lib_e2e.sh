@@ -44,3 +44,30 @@ e2e_plan_dump() {
     env $h5env_ "$1" "$2" |
         sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
 }
+
+# The simulated cluster of the e2e_smpi_* scripts. Without SimGrid the script
+# says so and ends, checking nothing. Otherwise builds build-smpi/bin/$1 with
+# smpicc (incremental) in a sub-make of `make check` that none of the outer
+# make's settings (BUILD=build-san, SAN=1, its jobserver) leak into - make
+# exports its command-line variables to the environment of what it runs, so
+# SAN is also unset and overridden - then writes a 4-host platform to
+# $work/platform.xml and loads bench/smpi/sim.sh. Sets SMPI_BUILD, OUT, TIMEOUT.
+e2e_smpi_setup() {
+    if ! command -v smpicc >/dev/null || ! command -v smpirun >/dev/null; then
+        echo "skip: no smpicc/smpirun (SimGrid; make smpi installs libsimgrid-dev)"
+        finish
+    fi
+    SMPI_BUILD=$(cd "$SRC" && pwd)/build-smpi
+    if env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u SAN -u BUILD make -C "$SRC" --no-print-directory \
+        BUILD="$SMPI_BUILD" CC=smpicc SMPI=1 SAN=0 "$SMPI_BUILD/bin/$1" >"$work/build.log" 2>&1; then
+        ok "smpicc builds $1"
+    else
+        tail -5 "$work/build.log"
+        bad "smpicc builds $1"
+        finish
+    fi
+    OUT=$work
+    TIMEOUT=300
+    sh "$SRC/bench/smpi/platform.sh" 4 >"$work/platform.xml" || { bad "platform.sh"; finish; }
+    . "$SRC/bench/smpi/sim.sh"
+}
