@@ -131,36 +131,7 @@ else
 fi
 
 # ---- Directed graph with a backward plan: bitwise at the same P -------------
-cat >"$work/dir.mtx" <<'M'
-%%MatrixMarket matrix coordinate real general
-7 7 10
-1 2 1.0
-2 3 0.5
-3 1 2.0
-3 4 1.0
-4 5 1.5
-5 6 1.0
-6 7 0.25
-7 1 1.0
-2 6 1.0
-5 2 3.0
-M
-cat >"$work/dir.feat.mtx" <<'M'
-%%MatrixMarket matrix coordinate real general
-7 3 9
-1 1 1
-2 2 1
-3 3 1
-4 1 2
-4 2 1
-5 3 1
-6 1 1
-7 2 3
-7 3 1
-M
-printf '0\n1\n2\n0\n1\n2\n0\n' >"$work/dir.labels"
-printf 'train\ntrain\ntrain\nval\ntest\ntrain\ntest\n' >"$work/dir.split"
-DIR="--features $work/dir.feat.mtx --labels $work/dir.labels --split $work/dir.split"
+e2e_gcn_directed_inputs
 # Collective plans: a fetching rank adds the runs of several owners to C in
 # the order they land, so two uninterrupted runs of a fetch plan at P = 3 may
 # differ in the last bits (docs/gnn.md, "Checkpoints and resume"); bitwise

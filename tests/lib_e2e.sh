@@ -71,3 +71,39 @@ e2e_smpi_setup() {
     sh "$SRC/bench/smpi/platform.sh" 4 >"$work/platform.xml" || { bad "platform.sh"; finish; }
     . "$SRC/bench/smpi/sim.sh"
 }
+
+# The small directed GCN input of e2e_gcn.sh and e2e_gcn_ckpt.sh: 7 nodes with
+# weighted directed edges ($work/dir.mtx), features 7 x 3, 3 classes, a split;
+# sets DIR to the twoface-gcn options that name them.
+e2e_gcn_directed_inputs() {
+    cat >"$work/dir.mtx" <<'M'
+%%MatrixMarket matrix coordinate real general
+7 7 10
+1 2 1.0
+2 3 0.5
+3 1 2.0
+3 4 1.0
+4 5 1.5
+5 6 1.0
+6 7 0.25
+7 1 1.0
+2 6 1.0
+5 2 3.0
+M
+    cat >"$work/dir.feat.mtx" <<'M'
+%%MatrixMarket matrix coordinate real general
+7 3 9
+1 1 1
+2 2 1
+3 3 1
+4 1 2
+4 2 1
+5 3 1
+6 1 1
+7 2 3
+7 3 1
+M
+    printf '0\n1\n2\n0\n1\n2\n0\n' >"$work/dir.labels"
+    printf 'train\ntrain\ntrain\nval\ntest\ntrain\ntest\n' >"$work/dir.split"
+    DIR="--features $work/dir.feat.mtx --labels $work/dir.labels --split $work/dir.split"
+}
