@@ -107,9 +107,20 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit);
  * nonzero that loads its B row from memory); *gamma_cached: either CSR
  * kernel per nonzero whose row is in cache; *cache_bytes: the per-core
  * cache the reuse count assumes (level 2, 0 when the system does not say,
- * which leaves the single-gamma model). */
+ * which leaves the single-gamma model); *gamma_row: either CSR kernel per
+ * row of C it writes, per column. */
 int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_cached,
-                       double *cache_bytes);
+                       double *cache_bytes, double *gamma_row);
+
+/* The joint fit of the two CSR kernels: its parameters are [gamma_local,
+ * gamma_coll, gamma_cached (with a cache size only), gamma_row], and one
+ * timed point of the local (coll = 0) or collective kernel is the row
+ * [local misses, collective misses, hits, rows] x K of those, written to
+ * r[0 .. tf_cal_kernel_nparams(use_cache)). Without a cache every nonzero
+ * counts as a miss (pass miss = nnz). */
+int tf_cal_kernel_nparams(int use_cache);
+void tf_cal_kernel_xrow(int use_cache, int coll, int64_t nnz, int64_t miss, int64_t rows, int k,
+                        double *r);
 
 /* alpha_sync (s per fetch peer) from the READY/DONE handshake with every
  * peer, and one MPI_Ibarrier round (s, reported only); medians of the

@@ -13,7 +13,7 @@
 #ifndef TF_FIT_H
 #define TF_FIT_H
 
-#define TF_FIT_MAXP 3
+#define TF_FIT_MAXP 4
 
 typedef struct {
     int np;                        /* parameters */

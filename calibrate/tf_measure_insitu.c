@@ -229,6 +229,7 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
     /* The cached rate is the local kernel's too (the collective half's
      * factor also holds its waits for peers). */
     c->gamma_cached *= scale[0];
+    c->gamma_row *= scale[0];
     c->alpha_coll *= scale[1];
     c->beta_coll *= scale[1];
     c->beta_coll_max *= scale[1];

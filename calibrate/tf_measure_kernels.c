@@ -19,8 +19,14 @@
  * count (tf_reuse.h, with the level-2 cache of this machine), one more
  * point per CSR kernel reads a band of 256 B rows that always stays in
  * cache, and the local and collective points are fitted together:
- * t = (gamma * misses + gamma_cached * hits) * K, gamma per kernel,
- * gamma_cached shared (the same kernel reading a row it has in cache).
+ * t = (gamma * misses + gamma_cached * hits + gamma_row * rows) * K, gamma
+ * per kernel, gamma_cached and gamma_row shared (the same loop reading a
+ * row it has in cache, and loading and storing a row of C). Rows and
+ * nonzeros go together on a band of fixed degree, so one more point per
+ * CSR kernel has short rows (2 nonzeros on average for the local kernel,
+ * a road network's; 1 for the collective one) at about the nonzeros of a
+ * band point over the same B band: that separates the cost per row from
+ * the cost per nonzero.
  * The fetch kernel keeps t = gamma * nnz * K. */
 #include "tf_calibrate.h"
 #include "tf_dense.h"
@@ -41,6 +47,9 @@
 #define HOT_ROWS 16384     /* its C rows: enough work to time */
 
 enum { KER_LOCAL = 0, KER_COLL = 1, KER_FETCH = 2, NKER = 3 };
+/* Shapes of a point: a band of the kernel's usual degree, short rows over
+ * the same band, and the in-cache band. */
+enum { SHAPE_BAND = 0, SHAPE_SHORT = 1, SHAPE_HOT = 2 };
 static const char *const ker_name[NKER] = {"local CSR", "collective CSR", "fetch CSC"};
 
 typedef struct {
@@ -63,13 +72,23 @@ static void point_free(ker_point *p)
 /* Shapes scale with m, the rank's rows (and B band rows): the working set,
  * not only the work, decides the speed (B rows in cache or not), so the
  * sweep spans the band sizes of real plans (1 K to 32 K rows per rank). */
-static int point_make(ker_point *p, int kind, int k, int64_t m, int hot, uint64_t seed)
+static int point_make(ker_point *p, int kind, int k, int64_t m, int shape, uint64_t seed)
 {
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->k = k;
     int st;
-    if (hot && kind != KER_FETCH) {
+    if (shape == SHAPE_SHORT && kind == KER_LOCAL) {
+        /* Degree 1-3 (mean 2) over 4x the rows: the band point's nonzeros. */
+        st = tf_cal_synth(&p->a, 4 * m, m, 2.0, 0.5, 64, seed);
+        p->brows = m;
+        p->crows = 4 * m;
+    } else if (shape == SHAPE_SHORT && kind == KER_COLL) {
+        /* One nonzero per row over 3x the rows. */
+        st = tf_cal_synth(&p->a, 3 * m, m / 2, 1.0, 0.5, 256, seed);
+        p->brows = m / 2;
+        p->crows = 3 * m;
+    } else if (shape == SHAPE_HOT && kind != KER_FETCH) {
         /* Many C rows over a B band far smaller than any cache. */
         st = tf_cal_synth(&p->a, HOT_ROWS, HOT_BROWS, kind == KER_LOCAL ? 8.0 : 3.0, 0.5, 64,
                           seed);
@@ -149,18 +168,38 @@ static int point_count_misses(ker_point *p, double cache_bytes)
     return st;
 }
 
-int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_cached,
-                       double *cache_bytes)
+int tf_cal_kernel_nparams(int use_cache)
 {
-    /* The last size is the in-cache point (for the fetch kernel, one more
-     * band size). */
-    static const int64_t rows_quick[] = {2048, 16384, 4096};
-    static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768, 4096};
+    return use_cache ? 4 : 3;
+}
+
+void tf_cal_kernel_xrow(int use_cache, int coll, int64_t nnz, int64_t miss, int64_t rows, int k,
+                        double *r)
+{
+    const double kk = k;
+    r[0] = coll ? 0.0 : (double)miss * kk;
+    r[1] = coll ? (double)miss * kk : 0.0;
+    if (use_cache)
+        r[2] = (double)(nnz - miss) * kk;
+    r[tf_cal_kernel_nparams(use_cache) - 1] = (double)rows * kk;
+}
+
+int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_cached,
+                       double *cache_bytes, double *gamma_row)
+{
+    /* Band sizes and shapes (for the fetch kernel, every shape is a band). */
+    static const int64_t rows_quick[] = {2048, 16384, 8192, 4096};
+    static const int shape_quick[] = {SHAPE_BAND, SHAPE_BAND, SHAPE_SHORT, SHAPE_HOT};
+    static const int64_t rows_full[] = {1024, 4096, 8192, 16384, 32768, 4096, 16384, 4096};
+    static const int shape_full[] = {SHAPE_BAND, SHAPE_BAND,  SHAPE_BAND,  SHAPE_BAND,
+                                     SHAPE_BAND, SHAPE_SHORT, SHAPE_SHORT, SHAPE_HOT};
     const int64_t *rows = cfg->quick ? rows_quick : rows_full;
-    const int nw = cfg->quick ? 3 : 6;
+    const int *shape = cfg->quick ? shape_quick : shape_full;
+    const int nw = cfg->quick ? 4 : 8;
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     *cache_bytes = l2 > 0 ? (double)l2 : 0.0;
     *gamma_cached = 0.0;
+    *gamma_row = 0.0;
     const int reps = tf_cal_reps(cfg, 9, 40);
     _Static_assert(40 <= TF_CAL_MAX_REPS, "kernel repetitions exceed the sample buffer");
     const int csr_threads = cfg->threads >= 2 ? cfg->threads - 1 : 1;
@@ -175,15 +214,16 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
     int *kof = malloc((size_t)npts * sizeof *kof);
     int64_t *nnzof = malloc((size_t)npts * sizeof *nnzof);
     int64_t *missof = malloc((size_t)npts * sizeof *missof);
+    int64_t *rowsof = malloc((size_t)npts * sizeof *rowsof);
     int st = TF_OK;
-    if (!pts || !t || !te || !x || !y || !kof || !nnzof || !missof)
+    if (!pts || !t || !te || !x || !y || !kof || !nnzof || !missof || !rowsof)
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
     st = tf_cal_agree(cfg->comm, st);
 
     for (int ki = 0; ki < cfg->nk && st == TF_OK; ki++) {
         for (int i = 0; i < nper && st == TF_OK; i++)
             if ((st = point_make(&pts[i], i % NKER, cfg->k[ki], rows[i / NKER],
-                                 i / NKER == nw - 1, 1000 + (uint64_t)(ki * nper + i))) == TF_OK)
+                                 shape[i / NKER], 1000 + (uint64_t)(ki * nper + i))) == TF_OK)
                 st = point_count_misses(&pts[i], *cache_bytes);
         st = tf_cal_agree(cfg->comm, st);
         for (int r = -1; r < reps && st == TF_OK; r++)
@@ -210,6 +250,9 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
                 kof[o] = pts[i].k;
                 nnzof[o] = pts[i].a.nnz;
                 missof[o] = pts[i].miss;
+                /* Every synthetic row has a nonzero, so the kernel writes
+                 * (local) or updates (collective) each of them. */
+                rowsof[o] = pts[i].crows;
             }
         }
         for (int i = 0; i < nper; i++)
@@ -217,27 +260,26 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
     }
 
     const int n = cfg->nk * nw;
-    /* The two CSR kernels together, [gamma_local, gamma_coll, gamma_cached]
-     * against [local misses, collective misses, hits] x K; without a cache
-     * size every nonzero is a miss and each kernel has its gamma alone. */
-    double *xj = malloc((size_t)2 * n * 3 * sizeof *xj);
+    /* The two CSR kernels together: [gamma_local, gamma_coll, gamma_cached,
+     * gamma_row] against [local misses, collective misses, hits, rows] x K;
+     * without a cache size every nonzero is a miss and gamma_cached is left
+     * out. */
+    const int use_cache = *cache_bytes > 0;
+    const int np = tf_cal_kernel_nparams(use_cache), jrow = np - 1;
+    double *xj = malloc((size_t)2 * n * np * sizeof *xj);
     if (st == TF_OK && !xj)
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
     tf_fit joint;
     memset(&joint, 0, sizeof joint);
-    const int use_cache = *cache_bytes > 0;
-    if (st == TF_OK && use_cache) {
-        for (int i = 0; i < 2 * n; i++) {
-            double kk = kof[i];
-            xj[3 * i + 0] = i < n ? (double)missof[i] * kk : 0.0;
-            xj[3 * i + 1] = i < n ? 0.0 : (double)missof[i] * kk;
-            xj[3 * i + 2] = (double)(nnzof[i] - missof[i]) * kk;
-        }
-        st = tf_fit_linear(2 * n, 3, xj, y, 1, &joint);
+    if (st == TF_OK) {
+        for (int i = 0; i < 2 * n; i++)
+            tf_cal_kernel_xrow(use_cache, i >= n, nnzof[i], missof[i], rowsof[i], kof[i],
+                               xj + (size_t)np * i);
+        st = tf_fit_linear(2 * n, np, xj, y, 1, &joint);
     }
     for (int kind = 0; kind < NKER && st == TF_OK; kind++) {
         const int o = kind * n;
-        if (use_cache && kind != KER_FETCH) {
+        if (kind != KER_FETCH) {
             /* This kernel's share of the joint fit, with its own errors. */
             memset(&fits[kind], 0, sizeof fits[kind]);
             fits[kind].np = 1;
@@ -247,41 +289,51 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
             fits[kind].clamped[0] = joint.clamped[kind];
             double ss = 0;
             for (int i = o; i < o + n; i++) {
-                double e = (tf_fit_eval(3, joint.coef, xj + 3 * i) - y[i]) / y[i];
+                double e = (tf_fit_eval(np, joint.coef, xj + (size_t)np * i) - y[i]) / y[i];
                 ss += e * e;
                 if (fabs(e) > fits[kind].max_rel)
                     fits[kind].max_rel = fabs(e);
             }
             fits[kind].rms_rel = sqrt(ss / n);
-            *gamma_cached = joint.coef[2];
+            if (use_cache)
+                *gamma_cached = joint.coef[2];
+            *gamma_row = joint.coef[jrow];
         } else {
             st = tf_fit_linear(n, 1, x + o, y + o, 1, &fits[kind]);
         }
         if (st == TF_OK && cfg->log) {
             FILE *f = cfg->log;
             int th = kind == KER_FETCH ? 1 : csr_threads;
-            int split = use_cache && kind != KER_FETCH;
+            int split = kind != KER_FETCH;
             fprintf(f, "%s kernel (%d thread%s per rank, %d reps, first start to last end, median):\n",
                     ker_name[kind], th, th == 1 ? "" : "s", reps);
-            fprintf(f, "  %5s %10s %6s %10s %11s %11s %7s\n", "K", "nnz", "miss", "ns/nnz-col",
-                    "meas_ms", "model_ms", "err");
+            fprintf(f, "  %5s %10s %6s %7s %10s %11s %11s %7s\n", "K", "nnz", "miss", "nnz/row",
+                    "ns/nnz-col", "meas_ms", "model_ms", "err");
             for (int i = o; i < o + n; i++) {
-                double pred = split ? tf_fit_eval(3, joint.coef, xj + 3 * i)
+                double pred = split ? tf_fit_eval(np, joint.coef, xj + (size_t)np * i)
                                     : fits[kind].coef[0] * x[i];
-                fprintf(f, "  %5d %10lld %5.0f%% %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
+                fprintf(f, "  %5d %10lld %5.0f%% %7.2f %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
                         (long long)nnzof[i], 100.0 * (double)missof[i] / (double)nnzof[i],
-                        1e9 * y[i] / x[i], 1e3 * y[i], 1e3 * pred, 100.0 * (pred - y[i]) / y[i]);
+                        (double)nnzof[i] / (double)rowsof[i], 1e9 * y[i] / x[i], 1e3 * y[i],
+                        1e3 * pred, 100.0 * (pred - y[i]) / y[i]);
             }
             static const char *const nm[NKER] = {"gamma_local", "gamma_coll", "gamma_fetch"};
             static const char *const un[1] = {"s/nnz-col"};
             if (split) {
-                static const char *const jn[3] = {"gamma_local", "gamma_coll", "gamma_cached"};
-                static const char *const ju[3] = {"s/nnz-col", "s/nnz-col", "s/nnz-col"};
-                if (kind == KER_COLL) {
+                static const char *const jn[2][4] = {
+                    {"gamma_local", "gamma_coll", "gamma_row", ""},
+                    {"gamma_local", "gamma_coll", "gamma_cached", "gamma_row"}};
+                static const char *const ju[4] = {"s/nnz-col", "s/nnz-col", "s/nnz-col",
+                                                  "s/row-col"};
+                static const char *const ju3[3] = {"s/nnz-col", "s/nnz-col", "s/row-col"};
+                if (kind == KER_COLL && use_cache) {
                     fprintf(f, "  B rows in cache: the level-2 cache, %.0f KiB per core; miss = "
                                "nonzeros loading their row from memory\n", *cache_bytes / 1024);
-                    tf_cal_print_fit(f, "t = (gamma*miss + gamma_cached*(nnz-miss))*K, both CSR "
-                                        "kernels", &joint, jn, ju);
+                    tf_cal_print_fit(f, "t = (gamma*miss + gamma_cached*(nnz-miss) + "
+                                        "gamma_row*rows)*K, both CSR kernels", &joint, jn[1], ju);
+                } else if (kind == KER_COLL) {
+                    tf_cal_print_fit(f, "t = (gamma*nnz + gamma_row*rows)*K, both CSR kernels",
+                                     &joint, jn[0], ju3);
                 }
             } else {
                 tf_cal_print_fit(f, "t = gamma*nnz*K", &fits[kind], &nm[kind], un);
@@ -290,6 +342,7 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
     }
     free(xj);
     free(missof);
+    free(rowsof);
     st = tf_cal_agree(cfg->comm, st);
     free(pts);
     free(t);

@@ -285,7 +285,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     }
 
     tf_fit coll, fetch, kern[3];
-    double gamma_cached = 0.0, cache_bytes = 0.0;
+    double gamma_cached = 0.0, cache_bytes = 0.0, gamma_row = 0.0;
     double t0 = MPI_Wtime();
     st = tf_measure_coll(&cfg, &coll);
     double t1 = MPI_Wtime();
@@ -297,7 +297,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     if (cfg.log)
         fflush(cfg.log);
     if (st == TF_OK)
-        st = tf_measure_kernels(&cfg, kern, &gamma_cached, &cache_bytes);
+        st = tf_measure_kernels(&cfg, kern, &gamma_cached, &cache_bytes, &gamma_row);
     double t3 = MPI_Wtime(), barrier = 0.0, alpha_sync = 0.0;
     if (st == TF_OK)
         st = tf_measure_sync(&cfg, &alpha_sync, &barrier);
@@ -316,6 +316,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cal.coeffs.gamma_fetch = kern[2].coef[0];
     cal.coeffs.gamma_cached = gamma_cached;
     cal.coeffs.cache_bytes = cache_bytes;
+    cal.coeffs.gamma_row = gamma_row;
     cal.coeffs.alpha_sync = alpha_sync;
     cal.coeffs.threads = cfg.threads;
     /* Microbenchmarks give the shape of each half's cost; a run of the real

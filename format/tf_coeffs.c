@@ -3,15 +3,15 @@
 const char *const tf_coeff_names[TF_NCOEFFS] = {
     "alpha_coll", "beta_coll", "alpha_fetch", "beta_fetch",
     "gamma_local", "gamma_coll", "gamma_fetch", "alpha_sync", "beta_coll_max", "gamma_cached", "cache_bytes",
-    "threads"};
+    "gamma_row", "threads"};
 const char *const tf_coeff_units[TF_NCOEFFS] = {
     "s/message", "s/byte", "s/request", "s/byte",
     "s/nnz-col", "s/nnz-col", "s/nnz-col", "s/peer", "s/byte", "s/nnz-col", "bytes",
-    "threads/rank"};
+    "s/row-col", "threads/rank"};
 
 int tf_coeff_optional(int i)
 {
-    return i == 8 || i == 9 || i == 10;
+    return i >= 8 && i <= 11;
 }
 
 void tf_coeffs_default(tf_coeffs *c)
@@ -31,6 +31,7 @@ void tf_coeffs_default(tf_coeffs *c)
     c->beta_coll_max = 0;
     c->gamma_cached = 0;
     c->cache_bytes = 0;
+    c->gamma_row = 0;
     c->threads = 1;
     c->elem_bytes = 4;
 }
@@ -49,6 +50,7 @@ double tf_coeffs_get(const tf_coeffs *c, int i)
     case 8: return c->beta_coll_max;
     case 9: return c->gamma_cached;
     case 10: return c->cache_bytes;
+    case 11: return c->gamma_row;
     default: return c->threads;
     }
 }
@@ -67,6 +69,7 @@ void tf_coeffs_set(tf_coeffs *c, int i, double v)
     case 8: c->beta_coll_max = v; break;
     case 9: c->gamma_cached = v; break;
     case 10: c->cache_bytes = v; break;
+    case 11: c->gamma_row = v; break;
     default: c->threads = (int)v; break;
     }
 }

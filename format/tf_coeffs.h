@@ -28,6 +28,11 @@ typedef struct {
     double cache_bytes;  /* bytes of cache per core that keep B rows between
                             uses; 0 (files without it): every nonzero loads
                             its row, the model before the term existed */
+    double gamma_row;    /* s per row of C per column that a CSR kernel
+                            writes or updates: loading and storing the row
+                            and the loop around it, paid however few
+                            nonzeros the row has (optional in files: older
+                            ones have 0, no cost per row) */
     int threads;        /* OpenMP threads per rank the executor will use */
     int elem_bytes;     /* bytes per element of B that travels: 4 (float32),
                            2 (bf16, twoface-plan --comm bf16); any other
@@ -42,7 +47,7 @@ void tf_coeffs_default(tf_coeffs *c);
 
 /* Number of coefficients and their names, for files and tables; threads is
  * the last one. */
-#define TF_NCOEFFS 12
+#define TF_NCOEFFS 13
 extern const char *const tf_coeff_names[TF_NCOEFFS];
 extern const char *const tf_coeff_units[TF_NCOEFFS];
 /* 1 for a coefficient added after files were written without it (a missing

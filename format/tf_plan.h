@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 4
+#define TF_PLAN_VERSION_MINOR 5
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -54,6 +54,12 @@ typedef struct {
      * cache from an earlier use (tf_reuse.h): the rows the CSR kernels load
      * from memory. 0 in older files, whose coefficients have no cache. */
     int64_t nnz_local_miss, nnz_coll_miss;
+    /* (2.5) Rows of C the local / collective CSR kernel writes: the local
+     * part writes every row of the rank, the collective part adds into the
+     * rows that have a collective nonzero (its share of the rows with a
+     * remote one, as for the misses). 0 in older files, whose coefficients
+     * have no cost per row. */
+    int64_t rows_local, rows_coll;
 } tf_rank_stats;
 
 /* Everything rank `rank` needs to run one SpMM, in plain arrays. */

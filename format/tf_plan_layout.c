@@ -244,7 +244,7 @@ const tf_pl_stats_field tf_pl_stats_fields[] = {
     I64F(remote_distinct), I64F(fetch_peers_recv), I64F(fetch_peers_sent), F64F(t_local),
     F64F(t_coll_comm),     F64F(t_coll_comp),    F64F(t_fetch_comm),   F64F(t_fetch_comp),
     F64F(t_sync),          F64F(t_coll_half),    F64F(t_fetch_half),   F64F(t_total),
-    I64F(nnz_local_miss),  I64F(nnz_coll_miss),
+    I64F(nnz_local_miss),  I64F(nnz_coll_miss),  I64F(rows_local),     I64F(rows_coll),
 #undef I64F
 #undef F64F
 };
@@ -252,7 +252,7 @@ _Static_assert(sizeof tf_pl_stats_fields / sizeof tf_pl_stats_fields[0] == N_STA
                "update N_STATS_FIELDS in tf_plan_layout.h");
 /* The summary hash and the packed file type both rely on the struct being
  * exactly these 8-byte fields; a new field must be added to the table. */
-_Static_assert(sizeof(tf_rank_stats) == 26 * 8, "update tf_pl_stats_fields for tf_rank_stats");
+_Static_assert(sizeof(tf_rank_stats) == 28 * 8, "update tf_pl_stats_fields for tf_rank_stats");
 
 hid_t tf_pl_stats_type(int file)
 {
@@ -282,23 +282,31 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
     hash_array(&h, p->stripes.recipients, p->stripes.n, 4);
     hash_array(&h, p->stripes.fetchers, p->stripes.n, 4);
     /* The 2.3 fields as one array, word by word as hash_array takes 8-byte
-     * values, then the 2.4 ones only when set: an older file (they read as
-     * 0) keeps the sum it was written with. */
+     * values, then each later version's fields as a block only when one of
+     * them is set: an older file (they read as 0) keeps the sum it was
+     * written with. */
     hash_word(&h, (uint64_t)((int64_t)p->nranks * N_STATS_FIELDS_2_3));
-    int any_new = 0;
     for (int r = 0; r < p->nranks; r++)
-        for (int i = 0; i < N_STATS_FIELDS; i++) {
+        for (int i = 0; i < N_STATS_FIELDS_2_3; i++) {
             uint64_t w;
             memcpy(&w, (const char *)&stats[r] + tf_pl_stats_fields[i].off, 8);
-            if (i < N_STATS_FIELDS_2_3)
-                hash_word(&h, w);
-            else
-                any_new |= w != 0;
+            hash_word(&h, w);
         }
-    if (any_new) {
-        hash_word(&h, (uint64_t)((int64_t)p->nranks * (N_STATS_FIELDS - N_STATS_FIELDS_2_3)));
+    static const int block[][2] = {{N_STATS_FIELDS_2_3, N_STATS_FIELDS_2_4},
+                                   {N_STATS_FIELDS_2_4, N_STATS_FIELDS}};
+    for (size_t b = 0; b < sizeof block / sizeof block[0]; b++) {
+        int any_new = 0;
         for (int r = 0; r < p->nranks; r++)
-            for (int i = N_STATS_FIELDS_2_3; i < N_STATS_FIELDS; i++) {
+            for (int i = block[b][0]; i < block[b][1]; i++) {
+                uint64_t w;
+                memcpy(&w, (const char *)&stats[r] + tf_pl_stats_fields[i].off, 8);
+                any_new |= w != 0;
+            }
+        if (!any_new)
+            continue;
+        hash_word(&h, (uint64_t)((int64_t)p->nranks * (block[b][1] - block[b][0])));
+        for (int r = 0; r < p->nranks; r++)
+            for (int i = block[b][0]; i < block[b][1]; i++) {
                 uint64_t w;
                 memcpy(&w, (const char *)&stats[r] + tf_pl_stats_fields[i].off, 8);
                 hash_word(&h, w);

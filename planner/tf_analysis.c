@@ -25,6 +25,7 @@ void tf_analysis_free(tf_analysis *an)
     free(an->local_miss);
     free(an->remote_miss);
     free(an->remote_nnz);
+    free(an->remote_rows);
     memset(an, 0, sizeof *an);
 }
 
@@ -39,6 +40,21 @@ static int64_t band_cols(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, in
         if ((j < b0 || j >= b1) == remote)
             out[n++] = (uint32_t)(remote ? j : j - b0);
     }
+    return n;
+}
+
+/* Rows of [r0, r1) with at least one nonzero outside the band [b0, b1):
+ * the rows the collective kernel adds into when every remote nonzero is
+ * collective. */
+static int64_t remote_row_count(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1)
+{
+    int64_t n = 0;
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+            if (a->col[e] < b0 || a->col[e] >= b1) {
+                n++;
+                break;
+            }
     return n;
 }
 
@@ -112,8 +128,9 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
     an->local_miss = calloc((size_t)nranks, sizeof *an->local_miss);
     an->remote_miss = calloc((size_t)nranks, sizeof *an->remote_miss);
     an->remote_nnz = calloc((size_t)nranks, sizeof *an->remote_nnz);
+    an->remote_rows = calloc((size_t)nranks, sizeof *an->remote_rows);
     if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off ||
-        !an->local_miss || !an->remote_miss || !an->remote_nnz)
+        !an->local_miss || !an->remote_miss || !an->remote_nnz || !an->remote_rows)
         goto nomem;
     an->stripe_base[0] = 0;
     for (int q = 0; q < nranks; q++) {
@@ -171,6 +188,7 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
             an->local_miss[p] = tf_reuse_misses_sort(cols, nloc, reuse_window, pos, tmp, tpos);
             int64_t nrem = band_cols(a, r0, r1, b0, b1, 1, cols);
             an->remote_nnz[p] = nrem;
+            an->remote_rows[p] = remote_row_count(a, r0, r1, b0, b1);
             int64_t rmiss = tf_reuse_misses_sort(cols, nrem, reuse_window, pos, tmp, tpos);
             an->remote_miss[p] = rmiss;
             /* Sorted by the count unless it had nothing to count. */

@@ -41,6 +41,8 @@ typedef struct {
      * (tf_reuse.h) in the local part, and in all remote nonzeros read in
      * row order (the collective kernel's order); remote_nnz, their count. */
     int64_t *local_miss, *remote_miss, *remote_nnz;
+    /* Per rank: its rows with at least one remote nonzero. */
+    int64_t *remote_rows;
 } tf_analysis;
 
 /* Nonzeros of rank p's collective part (nnz_coll of its remote ones) that
@@ -56,6 +58,23 @@ static inline int64_t tf_coll_miss(int64_t nnz_coll, int64_t remote_miss, int64_
 static inline int64_t tf_coll_miss_of(const tf_analysis *an, int p, int64_t nnz_coll)
 {
     return tf_coll_miss(nnz_coll, an->remote_miss[p], an->remote_nnz[p]);
+}
+
+/* Rows of C rank p's collective part adds into, for nnz_coll of its
+ * remote nonzeros: the same share of its rows with a remote nonzero (exact
+ * when all or none of them are collective, which every plan at P >= 16 on
+ * the graphs measured is). */
+static inline int64_t tf_coll_rows_share(int64_t nnz_coll, int64_t remote_rows,
+                                         int64_t remote_nnz)
+{
+    if (remote_nnz <= 0 || nnz_coll >= remote_nnz)
+        return remote_rows;
+    return (int64_t)((double)nnz_coll * (double)remote_rows / (double)remote_nnz + 0.5);
+}
+
+static inline int64_t tf_coll_rows_share_of(const tf_analysis *an, int p, int64_t nnz_coll)
+{
+    return tf_coll_rows_share(nnz_coll, an->remote_rows[p], an->remote_nnz[p]);
 }
 
 /* Global stripe containing global B row j of owner q. */

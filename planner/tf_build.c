@@ -311,6 +311,8 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     sx->nnz_local_miss = an->local_miss[p];
     sx->nnz_coll = ncoll;
     sx->nnz_coll_miss = tf_coll_miss_of(an, p, ncoll);
+    sx->rows_local = rp->nrows;
+    sx->rows_coll = tf_coll_rows_share_of(an, p, ncoll);
     sx->nnz_fetch = nfet;
     for (int64_t e = 0; e < ne; e++) {
         if (an->ss_class[e0 + e] == TF_CLASS_COLL)

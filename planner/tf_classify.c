@@ -23,6 +23,8 @@ enum {
     C_LOCAL_MISS,
     C_REMOTE_MISS,
     C_REMOTE_NNZ,
+    C_ROWS_LOCAL,  /* rows of the rank: the local kernel writes every one */
+    C_REMOTE_ROWS, /* its rows with a remote nonzero */
     /* Owner side: the sum of what its recipients contribute. */
     C_ROWS_SENT,
     C_PEERS_SENT,  /* recipients with a collective stripe from it */
@@ -40,6 +42,8 @@ static double count_time(const tf_coeffs *c, int k, const int64_t *x)
     s.nnz_local_miss = x[C_LOCAL_MISS];
     s.nnz_coll = x[C_NNZ_COLL];
     s.nnz_coll_miss = tf_coll_miss(x[C_NNZ_COLL], x[C_REMOTE_MISS], x[C_REMOTE_NNZ]);
+    s.rows_local = x[C_ROWS_LOCAL];
+    s.rows_coll = tf_coll_rows_share(x[C_NNZ_COLL], x[C_REMOTE_ROWS], x[C_REMOTE_NNZ]);
     s.nnz_fetch = x[C_NNZ_FETCH];
     s.coll_rows_recv = x[C_ROWS_RECV];
     s.coll_rows_sent = x[C_ROWS_SENT];
@@ -93,6 +97,8 @@ static void add_counts(const state *st, int p, const uint8_t *cls, int64_t *rows
     r[C_LOCAL_MISS] += an->local_miss[p];
     r[C_REMOTE_MISS] += an->remote_miss[p];
     r[C_REMOTE_NNZ] += an->remote_nnz[p];
+    r[C_ROWS_LOCAL] += an->row_off[p + 1] - an->row_off[p];
+    r[C_REMOTE_ROWS] += an->remote_rows[p];
     for (int64_t e = an->ss_off[p]; e < an->ss_off[p + 1]; e++) {
         int64_t g = st->seg_of[e];
         int64_t *o = rows + (int64_t)st->seg_q[g] * C_N;
@@ -378,7 +384,8 @@ static int state_init(state *st)
             double saved = (c->beta_coll * 2.0 + c->beta_coll_max * 2.0) *
                                (double)tf_coll_rows_of(an, e) * row_bytes +
                            tf_cost_csr(c, c->gamma_coll, k, an->ss_nnz[e],
-                                       tf_coll_miss_of(an, p, an->ss_nnz[e]));
+                                       tf_coll_miss_of(an, p, an->ss_nnz[e])) +
+                           tf_cost_rows(c, k, tf_coll_rows_share_of(an, p, an->ss_nnz[e]));
             st->key[e - st->e0] = fetch - saved;
             st->order[e - st->e0] = e;
         }

@@ -36,6 +36,15 @@ double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t
     return (gamma * (double)miss + c->gamma_cached * (double)(nnz - miss)) * k;
 }
 
+double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows)
+{
+    /* However few nonzeros a row has, the kernel loads (or zeroes) its C
+     * row, stores it back and runs its loop: on a road network, two
+     * nonzeros per row, that is half the kernel time, and a per-nonzero
+     * gamma fitted on eight per row charged it 0.4x. */
+    return c->gamma_row * (double)rows * k;
+}
+
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)
 {
     if (c->cache_bytes <= 0 || k < 1)
@@ -46,14 +55,16 @@ int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
 {
     const double bytes_per_row = elem_bytes(c) * k;
-    s->t_local = tf_cost_csr(c, c->gamma_local, k, s->nnz_local, s->nnz_local_miss);
+    s->t_local = tf_cost_csr(c, c->gamma_local, k, s->nnz_local, s->nnz_local_miss) +
+                 tf_cost_rows(c, k, s->rows_local);
     s->t_coll_comm = c->alpha_coll * (double)(s->coll_peers_recv + s->coll_peers_sent) +
                      c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row +
                      c->beta_coll_max *
                          (double)(s->coll_rows_recv > s->coll_rows_sent ? s->coll_rows_recv
                                                                         : s->coll_rows_sent) *
                          bytes_per_row;
-    s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss);
+    s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss) +
+                     tf_cost_rows(c, k, s->rows_coll);
     s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
                       c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
     s->t_fetch_comp = c->gamma_fetch * (double)s->nnz_fetch * k;

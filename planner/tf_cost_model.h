@@ -23,6 +23,10 @@ double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
  * (cache_bytes 0: files from before the term) every nonzero pays gamma. */
 double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t miss);
 
+/* Time a CSR kernel spends per row of C it writes, whatever the row's
+ * nonzeros: rows times gamma_row times K (0 without the coefficient). */
+double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);
+
 /* Nonzeros within which a B row read again is still in cache: the rows of
  * K float32 values the cache holds. 0 without a cache. */
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k);

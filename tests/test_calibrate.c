@@ -92,6 +92,52 @@ full:
 }
 END_TEST
 
+/* The kernel sweep's joint fit separates a cost per row of C from the cost
+ * per nonzero: points shaped like the sweep's (bands of 8 and 3 nonzeros
+ * per row, short rows of 2 and 1 at the same nonzeros, an in-cache band)
+ * timed by a known model with 2% noise give the model back. */
+START_TEST(kernel_fit_recovers_a_cost_per_row)
+{
+    const double g_local = 0.5e-9, g_coll = 0.7e-9, g_cached = 0.15e-9, g_row = 1.2e-9;
+    const int k = 128;
+    double x[4 * 32], y[32];
+    uint64_t s = 11;
+    int n = 0;
+    for (int coll = 0; coll <= 1; coll++) {
+        const int64_t deg = coll ? 3 : 8, shortdeg = coll ? 1 : 2;
+        for (int64_t m = 1024; m <= 32768; m *= 2) {
+            for (int shape = 0; shape < 2; shape++) {
+                int64_t nnz = m * deg, rows = shape ? nnz / shortdeg : m;
+                int64_t miss = nnz / (m < 4096 ? 4 : 2); /* small bands stay in cache */
+                double *r = x + 4 * n;
+                ck_assert_int_eq(tf_cal_kernel_nparams(1), 4);
+                tf_cal_kernel_xrow(1, coll, nnz, miss, rows, k, r);
+                double t = ((coll ? g_coll : g_local) * (double)miss +
+                            g_cached * (double)(nnz - miss) + g_row * (double)rows) * k;
+                y[n++] = t * (1.0 + noise(&s, 0.02));
+            }
+        }
+        /* The in-cache band: no misses. */
+        tf_cal_kernel_xrow(1, coll, 16384 * deg, 0, 16384, k, x + 4 * n);
+        y[n++] = (g_cached * 16384.0 * (double)deg + g_row * 16384.0) * k * (1.0 + noise(&s, 0.02));
+    }
+    tf_fit f;
+    ck_assert_msg(tf_fit_linear(n, 4, x, y, 1, &f) == TF_OK, "%s", tf_error_message());
+    const double want[4] = {g_local, g_coll, g_cached, g_row};
+    for (int j = 0; j < 4; j++)
+        ck_assert_msg(fabs(f.coef[j] - want[j]) < 0.1 * want[j], "coefficient %d: %g, want %g", j,
+                      f.coef[j], want[j]);
+
+    /* Without a cache the row term is the last of three. */
+    double r3[3];
+    ck_assert_int_eq(tf_cal_kernel_nparams(0), 3);
+    tf_cal_kernel_xrow(0, 1, 30, 30, 10, 2, r3);
+    ck_assert_double_eq(r3[0], 0);
+    ck_assert_double_eq(r3[1], 60);
+    ck_assert_double_eq(r3[2], 20);
+}
+END_TEST
+
 START_TEST(residuals_are_relative_rms_and_max)
 {
     /* Predictions 1.1, 1.8 and 3 for observations 1, 2, 3: relative errors
@@ -216,6 +262,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("fit");
     tcase_add_test(tc, recovers_known_coefficients_with_noise);
     tcase_add_test(tc, one_and_three_parameters);
+    tcase_add_test(tc, kernel_fit_recovers_a_cost_per_row);
     tcase_add_test(tc, residuals_are_relative_rms_and_max);
     tcase_add_test(tc, negative_coefficient_is_clamped);
     tcase_add_test(tc, degenerate_input_is_an_error);

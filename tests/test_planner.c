@@ -412,6 +412,37 @@ END_TEST
 /* The analysis counts misses per rank: rank 1 reads rank 0's row 3 from
  * twenty rows, rank 0 reads its own rows 0..15 once each and row 2 again
  * right away. */
+/* The cost per row of C: the local kernel pays it on every row of the rank,
+ * the collective one on the rows it adds into; none without the
+ * coefficient (plans and files from before it). */
+START_TEST(csr_cost_charges_rows_of_c)
+{
+    tf_coeffs c = simple_coeffs();
+    c.threads = 1; /* the parts add up */
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = s.nnz_local_miss = 100;
+    s.nnz_coll = s.nnz_coll_miss = 50;
+    s.rows_local = 60;
+    s.rows_coll = 20;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_local, 100 * c.gamma_local * 10, 1e-18);
+    ck_assert_double_eq_tol(s.t_coll_comp, 50 * c.gamma_coll * 10, 1e-18);
+    c.gamma_row = 3e-9;
+    ck_assert_double_eq_tol(tf_cost_rows(&c, 10, 7), 7 * 3e-9 * 10, 1e-18);
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_local, (100 * c.gamma_local + 60 * 3e-9) * 10, 1e-18);
+    ck_assert_double_eq_tol(s.t_coll_comp, (50 * c.gamma_coll + 20 * 3e-9) * 10, 1e-18);
+    ck_assert_double_eq_tol(s.t_total, s.t_local + s.t_coll_comm + s.t_coll_comp, 1e-15);
+    /* The collective part's rows: its share of the rows with a remote
+     * nonzero, all of them when every remote nonzero is collective. */
+    ck_assert_int_eq(tf_coll_rows_share(0, 40, 80), 0);
+    ck_assert_int_eq(tf_coll_rows_share(20, 40, 80), 10);
+    ck_assert_int_eq(tf_coll_rows_share(80, 40, 80), 40);
+    ck_assert_int_eq(tf_coll_rows_share(0, 0, 0), 0);
+}
+END_TEST
+
 START_TEST(analysis_counts_reuse_per_rank)
 {
     tf_coo coo;
@@ -433,6 +464,10 @@ START_TEST(analysis_counts_reuse_per_rank)
     ck_assert_int_eq(an.remote_miss[1], 1);
     ck_assert_int_eq(tf_coll_miss_of(&an, 1, 20), 1);
     ck_assert_int_eq(tf_coll_miss_of(&an, 0, 7), 7); /* no remote reads: all miss */
+    /* Rows with a remote nonzero: rank 1's rows 32..51; none of rank 0's. */
+    ck_assert_int_eq(an.remote_rows[0], 0);
+    ck_assert_int_eq(an.remote_rows[1], 20);
+    ck_assert_int_eq(tf_coll_rows_share_of(&an, 1, 20), 20);
     tf_analysis_free(&an);
     /* Window 0: no cache, every read a miss. */
     ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 0, &an), TF_OK);
@@ -951,6 +986,7 @@ static Suite *suite(void)
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, reuse_counts_rows_read_again_within_the_window);
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
+    tcase_add_test(tc, csr_cost_charges_rows_of_c);
     tcase_add_test(tc, analysis_counts_reuse_per_rank);
     tcase_add_test(tc, bad_options_rejected);
     tcase_add_test(tc, empty_matrix_metis_plan_round_trips);
