@@ -45,6 +45,11 @@ START_TEST(parses_good_file)
     ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
     ck_assert_double_eq(c.coeffs.gamma_cached, 5e-11);
     ck_assert_double_eq(c.coeffs.cache_bytes, 2097152);
+    /* And the cost per row of C. */
+    ck_assert_double_eq(c.coeffs.gamma_row, 0);
+    snprintf(more, sizeof more, "%sgamma_row = 4.5e-10\n", good);
+    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    ck_assert_double_eq(c.coeffs.gamma_row, 4.5e-10);
 }
 END_TEST
 
