@@ -434,10 +434,13 @@ START_TEST(csr_cost_charges_rows_of_c)
     ck_assert_double_eq_tol(s.t_local, (100 * c.gamma_local + 60 * 3e-9) * 10, 1e-18);
     ck_assert_double_eq_tol(s.t_coll_comp, (50 * c.gamma_coll + 20 * 3e-9) * 10, 1e-18);
     ck_assert_double_eq_tol(s.t_total, s.t_local + s.t_coll_comm + s.t_coll_comp, 1e-15);
-    /* The collective part's rows: its share of the rows with a remote
-     * nonzero, all of them when every remote nonzero is collective. */
+    /* The collective part's rows: of 40 rows with 2 remote nonzeros each,
+     * a quarter of those nonzeros collective leaves 1 - 0.75^2 of the rows
+     * a collective pass; all of them when every one is collective. */
     ck_assert_int_eq(tf_coll_rows_share(0, 40, 80), 0);
-    ck_assert_int_eq(tf_coll_rows_share(20, 40, 80), 10);
+    ck_assert_int_eq(tf_coll_rows_share(20, 40, 80), 18); /* 17.5 */
+    ck_assert_int_eq(tf_coll_rows_share(40, 40, 40), 40);
+    ck_assert_int_eq(tf_coll_rows_share(20, 40, 40), 20); /* one per row: linear */
     ck_assert_int_eq(tf_coll_rows_share(80, 40, 80), 40);
     ck_assert_int_eq(tf_coll_rows_share(0, 0, 0), 0);
 }
