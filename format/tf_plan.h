@@ -56,8 +56,8 @@ typedef struct {
     int64_t nnz_local_miss, nnz_coll_miss;
     /* (2.5) Rows of C the local / collective CSR kernel writes: the local
      * part writes every row of the rank, the collective part adds into the
-     * rows that have a collective nonzero (its share of the rows with a
-     * remote one, as for the misses). 0 in older files, whose coefficients
+     * rows that have a collective nonzero (estimated from the rows with a
+     * remote one: tf_coll_rows_share). 0 in older files, whose coefficients
      * have no cost per row. */
     int64_t rows_local, rows_coll;
 } tf_rank_stats;
