@@ -8,6 +8,7 @@
 #include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
+#include "tf_mem_trace.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
 #include "tf_explain.h"
@@ -534,7 +535,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double t = MPI_Wtime();
     ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
+    tf_mem_trace("start");
     int st = tf_dist_read(comm, matrix, &a);
+    tf_mem_trace("read");
     double t1 = MPI_Wtime();
     ph[PH_READ] = t1 - t;
     if (st == TF_OK) {
@@ -572,6 +575,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
             return 1;
         }
     }
+    tf_mem_trace("prepare");
     double t2 = MPI_Wtime();
     ph[PH_PREP] = t2 - t1;
     double phase[TF_PLAN_PHASES] = {0};
@@ -589,7 +593,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_ANALYSE] = phase[1];
     ph[PH_CLASSIFY] = phase[2];
     ph[PH_BUILD] = (t3 - t2) - phase[0] - phase[1] - phase[2];
+    tf_mem_trace("plan built");
     st = tf_dist_plan_write(comm, out_path, &plan, level);
+    tf_mem_trace("write");
     double t4 = MPI_Wtime();
     ph[PH_WRITE] = t4 - t3;
     if (st) {
