@@ -431,16 +431,29 @@ static int build_stripe_table(const tf_analysis *an, tf_plan *plan)
     return TF_OK;
 }
 
-int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+static int build_range(const tf_csr *a, int64_t row_base, int p0, int p1,
+                       const tf_analysis *an, int keep_arrays, tf_plan *plan);
+
+static int build_parts(const tf_csr *a, const tf_analysis *an, int keep_arrays, tf_plan *plan)
 {
     int P = plan->nranks;
-    int st = tf_build_parts_range(a, 0, 0, P, an, plan);
+    int st = build_range(a, 0, 0, P, an, keep_arrays, plan);
     if (st)
         return st;
     plan->all_stats = calloc((size_t)P, sizeof *plan->all_stats);
     if (!plan->all_stats)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d rank plans", P);
     return build_send(plan);
+}
+
+int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+{
+    return build_parts(a, an, 1, plan);
+}
+
+int tf_build_parts_lean(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+{
+    return build_parts(a, an, 0, plan);
 }
 
 /* What a part keeps without its arrays: the schedules, the runs and the
