@@ -49,7 +49,7 @@ for g in graphs:
         floor = med(cora, lambda r: r['run']['rss_sum_mib']) if cora else 0.0
         bpn = (rss_sum - floor) * 2**20 / nnz if nnz else 0.0
         noplan = '-'
-        if all('plan_sum_mib' in r['run'] for r in rs) and nnz:
+        if g != 'cora' and all('plan_sum_mib' in r['run'] for r in rs) and nnz:
             noplan = '%.0f' % ((rss_sum - floor - med(rs, lambda r: r['run']['plan_sum_mib']))
                                * 2**20 / nnz)
         rr = rc = ''
