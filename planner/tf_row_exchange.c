@@ -96,9 +96,11 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
             *out = *in;
             *in = t;
         } else if (!(st = reserve(out, in->n))) {
-            if (in->val || out->val)
-                if (!(st = tf_coo_values(in)))
+            if (in->val || out->val) { /* one has values: both need them */
+                st = tf_coo_values(in);
+                if (!st)
                     st = tf_coo_values(out);
+            }
             if (!st) {
                 memcpy(out->row + out->n, in->row, (size_t)in->n * sizeof *in->row);
                 memcpy(out->col + out->n, in->col, (size_t)in->n * sizeof *in->col);
