@@ -731,8 +731,9 @@ static int read_rank3(const rctx *c, const tf_plan *p, int rank, tf_rank_plan *r
     int st = tf_pl_check_rank_scalars(p, rp);
     if (st != TF_OK)
         return tf_fail_prefix(st, "%s: %s[%d]", c->path, PARTS_RANKS, rank);
+    /* The +1 kinds follow from the scalars, checked above. */
     for (int k = 0; k < N_COUNTS; k++)
-        if (tf_pl_entry_count(e, k) > tf_pl_count_bound(p, rp, k))
+        if (k != N_ROWS1 && k != N_FBUF1 && tf_pl_entry_count(e, k) > tf_pl_count_bound(p, rp, k))
             return tf_fail(TF_ERR_FORMAT,
                            "%s: %s[%d]: %s length %lld, more than the %lld the header allows",
                            c->path, PARTS_RANKS, rank, tf_pl_count_names[k],
