@@ -66,8 +66,9 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
  * Arrays of length zero are returned as NULL. On failure *out is empty. */
 int tf_plan_read(const char *path, int rank, tf_plan *out);
 
-/* The per-rank checksum stored in each rank group (definition in
- * tf_plan_layout.c and docs/plan-format.md). Exposed for tests and tools. */
+/* The per-rank checksum stored in parts/ranks (2.x: in each rank group);
+ * definition in tf_plan_layout.c and docs/plan-format.md. Exposed for tests
+ * and tools. */
 uint64_t tf_plan_rank_checksum(const tf_rank_plan *rp);
 
 /* Checks that rank part `rp` is consistent with the plan header `plan`

@@ -6,10 +6,11 @@
  *    dataset) carries HDF5's own checksums: the file is created with at least
  *    the 1.8 format, whose object headers and superblock are checksummed;
  *  - chunked datasets carry Fletcher-32 after shuffle + zstd;
- *  - each rank group carries `checksum`, and the root `summary_checksum`, a
- *    hash of the arrays themselves, which also catches what the first two
- *    cannot see (small unfiltered datasets, a chunk index pointing at the
- *    wrong, intact chunk, a writer bug).
+ *  - each rank's entry of parts/ranks (2.x: each rank group) carries
+ *    `checksum`, and the root `summary_checksum`, a hash of the arrays
+ *    themselves, which also catches what the first two cannot see (small
+ *    unfiltered datasets, a chunk index pointing at the wrong, intact
+ *    chunk, a writer bug).
  * On top of that the reader checks every size and index against the header,
  * because a plan can also be valid HDF5 with matching checksums and still be
  * wrong (hand-edited, or written by a buggy tool), and the executor indexes

@@ -61,7 +61,7 @@ enum { K_I32, K_I64, K_F32 };
 enum { N_ROWS1, N_LOC, N_COLL, N_RECV, N_SEND, N_RUNS, N_FROWS, N_FBUF1, N_FET, N_COUNTS };
 
 typedef struct {
-    const char *name; /* path inside the rank group */
+    const char *name; /* path under parts/ (2.x: inside the rank group) */
     int kind;         /* K_* */
     int count;        /* N_*: what its length is */
 } tf_pl_array_desc;
