@@ -290,9 +290,9 @@ static const struct {
     size_t off;
 } entry_fields[N_ENTRY_FIELDS] = {
 #define EF(f) {#f, offsetof(tf_pl_rank_entry, f)}
-    EF(row_begin), EF(nrows),   EF(brow_begin), EF(nbrows),       EF(coll_buf_rows),
-    EF(fetch_buf_rows), EF(loc_nnz), EF(coll_nnz), EF(n_recv),    EF(n_send),
-    EF(n_runs),    EF(n_fetch_rows), EF(fet_nnz), EF(checksum),
+    EF(row_begin),      EF(nrows),   EF(brow_begin), EF(nbrows),  EF(coll_buf_rows),
+    EF(fetch_buf_rows), EF(loc_nnz), EF(coll_nnz),   EF(n_recv),  EF(n_send),
+    EF(n_runs),         EF(n_fetch_rows), EF(fet_nnz), EF(checksum),
 #undef EF
 };
 _Static_assert(sizeof(tf_pl_rank_entry) == N_ENTRY_FIELDS * 8, "update entry_fields");
@@ -314,10 +314,11 @@ int64_t tf_pl_entry_count(const tf_pl_rank_entry *e, int c)
 
 void tf_pl_entry_of(const tf_rank_plan *rp, uint64_t checksum, tf_pl_rank_entry *e)
 {
-    *e = (tf_pl_rank_entry){rp->row_begin,     rp->nrows,    rp->brow_begin, rp->nbrows,
-                            rp->coll_buf_rows, rp->fetch_buf_rows, rp->loc_nnz, rp->coll_nnz,
-                            rp->n_recv,        rp->n_send,   rp->n_runs,     rp->n_fetch_rows,
-                            rp->fet_nnz,       checksum};
+    *e = (tf_pl_rank_entry){rp->row_begin,      rp->nrows,   rp->brow_begin, rp->nbrows,
+                            rp->coll_buf_rows,  rp->fetch_buf_rows,
+                            rp->loc_nnz,        rp->coll_nnz, rp->n_recv,    rp->n_send,
+                            rp->n_runs,         rp->n_fetch_rows, rp->fet_nnz,
+                            checksum};
 }
 
 void tf_pl_chunks_of(const int64_t maxlen[N_COUNTS], int64_t chunk[N_COUNTS])
@@ -378,8 +379,10 @@ hid_t tf_pl_entry_type(int file)
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(tf_pl_rank_entry));
     for (int i = 0; t >= 0 && i < N_ENTRY_FIELDS; i++) {
         int u = i == N_ENTRY_FIELDS - 1;
-        hid_t ft = file ? (u ? H5T_STD_U64LE : H5T_STD_I64LE) : (u ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64);
-        if (H5Tinsert(t, entry_fields[i].name, file ? (size_t)i * 8 : entry_fields[i].off, ft) < 0) {
+        hid_t ft = file ? (u ? H5T_STD_U64LE : H5T_STD_I64LE)
+                        : (u ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64);
+        size_t at = file ? (size_t)i * 8 : entry_fields[i].off;
+        if (H5Tinsert(t, entry_fields[i].name, at, ft) < 0) {
             H5Tclose(t);
             return -1;
         }
@@ -402,12 +405,15 @@ hid_t tf_pl_offsets_type(int file)
 int tf_pl_check_parts(const tf_pl_parts *t)
 {
     for (int p = 0; p < t->nranks; p++) {
-        const tf_pl_rank_entry *e = &t->rank[p];
-        const int64_t *v = &e->row_begin;
-        for (int i = 0; i < N_ENTRY_FIELDS - 1; i++)
-            if (v[i] < 0 || v[i] > INT64_MAX / 2)
+        /* Every member but the checksum is a size: never negative, and far
+         * from overflowing when offsets are added to it. */
+        for (int i = 0; i < N_ENTRY_FIELDS - 1; i++) {
+            int64_t v;
+            memcpy(&v, (const char *)&t->rank[p] + entry_fields[i].off, sizeof v);
+            if (v < 0 || v > INT64_MAX / 2)
                 return tf_fail(TF_ERR_FORMAT, "dataset '%s': %s[%d] = %lld is out of range",
-                               PARTS_RANKS, entry_fields[i].name, p, (long long)v[i]);
+                               PARTS_RANKS, entry_fields[i].name, p, (long long)v);
+        }
     }
     for (int c = 0; c < N_COUNTS; c++) {
         const char *k = tf_pl_count_names[c];
@@ -415,7 +421,8 @@ int tf_pl_check_parts(const tf_pl_parts *t)
             return tf_fail(TF_ERR_FORMAT, "dataset '%s': %s[0] = %lld, expected 0", PARTS_OFFSETS,
                            k, (long long)t->off[c]);
         for (int p = 0; p < t->nranks; p++) {
-            int64_t a = t->off[(size_t)p * N_COUNTS + c], b = t->off[(size_t)(p + 1) * N_COUNTS + c];
+            int64_t a = t->off[(size_t)p * N_COUNTS + c];
+            int64_t b = t->off[(size_t)(p + 1) * N_COUNTS + c];
             int64_t n = tf_pl_entry_count(&t->rank[p], c);
             if (b < a)
                 return tf_fail(TF_ERR_FORMAT,

@@ -227,7 +227,8 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         if (st)
             return st;
     }
-    if ((st = write_attr_u64(w, f, "", "summary_checksum", tf_pl_summary_checksum(p, stats, parts))))
+    if ((st = write_attr_u64(w, f, "", "summary_checksum",
+                             tf_pl_summary_checksum(p, stats, parts))))
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
