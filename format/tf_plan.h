@@ -18,8 +18,8 @@
 #include "tf_coeffs.h"
 
 #define TF_PLAN_FORMAT "twoface-plan"
-#define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 4
+#define TF_PLAN_VERSION_MAJOR 3
+#define TF_PLAN_VERSION_MINOR 0
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
