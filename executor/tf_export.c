@@ -1,10 +1,13 @@
-/* What an owner exports when B rows travel as bfloat16 (TF_COMM_BF16): the
- * union of the rows its collective destinations receive and the rows its
- * fetchers' runs read, as merged ranges of owner-local rows. At the start of
- * every SpMM the owner rounds exactly those rows of its float32 B into the
- * window memory, which the collective sends from and the fetchers read:
- * once per SpMM, however many ranks receive a row, and nothing for rows that
- * never leave the rank (the local part computes with float32 B).
+/* What an owner exports into its window when B rows travel as bfloat16
+ * (TF_COMM_BF16): the union of the rows its fetchers' runs read and the rows
+ * the collective sends zero-copy (TWOFACE_COLL_PACK=never or auto), as merged
+ * ranges of owner-local rows. At the start of every SpMM, before READY goes
+ * to any fetcher and before the collective starts, the owner rounds exactly
+ * those rows of its float32 B into the window memory: once per SpMM, however
+ * many ranks read a row. Rows that travel only in the collective's pack are
+ * not here: the pack rounds them from B as it copies them (tf_pack.h), which
+ * spares a pass through the window. Rows that never leave the rank are
+ * rounded nowhere (the local part computes with float32 B).
  *
  * The owner learns its fetchers' runs once, at context creation (one
  * MPI_Alltoall of counts and one MPI_Alltoallv of the ranges); a float32
@@ -119,14 +122,21 @@ int tf_export_setup(tf_spmm_ctx *ctx)
             st = tf_mpi_fail(err, "MPI_Alltoallv (exported rows)");
     }
     if (st == TF_OK) {
-        /* The collective's stripes: send_first is owner-local. */
+        /* The collective's zero-copy stripes (send_first is owner-local),
+         * destination by destination as tf_collective.c numbers them. */
         int64_t n = nrecv;
-        for (int64_t s = 0; s < rp->n_send; s++) {
+        for (int64_t s = 0, j = -1; s < rp->n_send; s++) {
+            if (s == 0 || rp->send_dst[s] != rp->send_dst[s - 1])
+                j++;
+            if (ctx->dst_packed && ctx->dst_packed[j])
+                continue;
             pairs[n++] = rp->send_first[s];
             pairs[n++] = rp->send_rows[s];
         }
         st = merge_ranges(ctx, pairs, n / 2);
     }
+    if (st == TF_OK)
+        st = tf_coll_pack_sources(ctx);
     free(scount);
     free(rcount);
     free(sdispl);
@@ -136,6 +146,7 @@ int tf_export_setup(tf_spmm_ctx *ctx)
     return tf_agree(h->comm, st);
 }
 
+/* The rows others read from the window. */
 void tf_export_pack(tf_spmm_ctx *ctx)
 {
     const int64_t k = ctx->k;
