@@ -325,12 +325,12 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     return tf_agree(h->comm, st);
 }
 
-/* A pack run that fetchers also read is copied from xb, where
+/* A pack run whose rows are in the window's export anyway (fetchers read
+ * them, or the collective packs them for so many destinations that
+ * tf_export.c rounds them once there) is copied from xb, where
  * tf_export_pack has rounded it before the collective starts: 2 bytes read
  * and 2 written per element, against 4 read and 2 written to round it again
- * from B. A run only the collective sends is rounded from B each time it is
- * packed, even for several destinations: rounding it once into xb and
- * copying it out would cost 6 + 4 per destination against 6 per destination. */
+ * from B. Every other run is rounded from B as it is packed. */
 int tf_coll_pack_sources(tf_spmm_ctx *ctx)
 {
     if (!ctx->bf16 || ctx->n_pack_runs == 0 || ctx->n_xr == 0)

@@ -178,6 +178,37 @@ START_TEST(f32_pack_copies_the_window)
 }
 END_TEST
 
+/* Every vector set this CPU runs gives tf_bf16_from_f32's bits, specials
+ * included, in its vector body and its tail, at any alignment. */
+START_TEST(every_vector_set_rounds_alike)
+{
+    static const char *const isa[] = {"baseline", "avx2", "avx512"};
+    const int64_t n = 4099;
+    float *b = rows_with_specials(n + 1, 1);
+    uint16_t *h = malloc((size_t)(n + 1) * sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    int ran = 0;
+    for (size_t v = 0; v < sizeof isa / sizeof isa[0]; v++)
+        for (int64_t off = 0; off < 2; off++)
+            for (int64_t len = n - 40; len <= n - off; len += 13) {
+                memset(h, 0, (size_t)(n + 1) * sizeof *h);
+                if (!tf_bf16_pack_isa(isa[v], b + off, h + off, len))
+                    continue;
+                ran++;
+                for (int64_t i = 0; i < len; i++)
+                    ck_assert_msg(h[off + i] == tf_bf16_from_f32(b[off + i]),
+                                  "%s, value %lld: %04x, expected %04x", isa[v],
+                                  (long long)(off + i), h[off + i],
+                                  tf_bf16_from_f32(b[off + i]));
+                ck_assert(h[off + len] == 0); /* nothing past the end */
+            }
+    ck_assert_int_gt(ran, 0); /* the baseline runs everywhere */
+    ck_assert(!tf_bf16_pack_isa("sse9", b, h, n));
+    free(b);
+    free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pack");
@@ -185,6 +216,7 @@ static Suite *suite(void)
     tcase_add_test(tc, split_cuts_runs_at_the_export);
     tcase_add_test(tc, fused_pack_round_is_the_window_export);
     tcase_add_test(tc, f32_pack_copies_the_window);
+    tcase_add_test(tc, every_vector_set_rounds_alike);
     suite_add_tcase(s, tc);
     return s;
 }
