@@ -78,11 +78,11 @@ int main(int argc, char **argv)
            check & 0xff);
     for (int c = 0; c < NCASE; c++) {
         if (!ran[c]) {
-            printf("  %-34s not on this CPU\n", names[c]);
+            printf("  %-38s not on this CPU\n", names[c]);
             continue;
         }
         qsort(t[c], ROUNDS, sizeof t[c][0], cmp_d);
-        printf("  %-34s %.3f ns per value\n", names[c], t[c][ROUNDS / 2]);
+        printf("  %-38s %.3f ns per value\n", names[c], t[c][ROUNDS / 2]);
     }
     free(src);
     free(f32);

@@ -117,9 +117,10 @@ struct tf_spmm_ctx {
     int64_t *pack_first, *pack_len; /* per run: first owner-local row, rows */
     int n_pack_dst;                 /* destinations sent packed */
     /* bf16 (tf_pack.h): the pack rounds from B as it copies, except runs
-     * (pack_from_xb[r] = 1) that fetchers also read, which tf_export_pack
-     * rounded into xb already; dst_packed[j]: destination j travels packed,
-     * so its rows need not be in xb (tf_export.c). */
+     * (pack_from_xb[r] = 1) that tf_export_pack rounded into xb already
+     * (fetchers read them, or they go to 3+ destinations); dst_packed[j]:
+     * destination j travels packed, so its rows need not be in xb
+     * (tf_export.c). */
     char *pack_from_xb;
     char *dst_packed;
     /* Every rank sends all its rows packed: the exchange takes plain counts
