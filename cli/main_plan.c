@@ -8,6 +8,7 @@
 #include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
+#include "tf_mem_trace.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
 #include "tf_explain.h"
@@ -469,12 +470,30 @@ static void usage_self(double *rss_mib, double *cpu_s)
              (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
+/* MiB of the parts' arrays this process holds for the file (the plan and
+ * its runner-up): what "excluding the plan being written" leaves out of
+ * the memory per nonzero (docs/planning.md). */
+static double plan_mib(const tf_plan *p)
+{
+    double b = 0;
+    for (; p; p = p->alt)
+        for (int i = 0; i < p->n_parts; i++) {
+            const tf_rank_plan *r = &p->parts[i];
+            b += (double)(r->nrows + 1) * 8 * 2 + (double)(r->fetch_buf_rows + 1) * 8 +
+                 (double)(r->loc_nnz + r->coll_nnz + r->fet_nnz) * 8 +
+                 (double)r->n_fetch_rows * 4 + (double)(r->n_recv + r->n_runs) * 20 +
+                 (double)r->n_send * 12;
+        }
+    return b / (1024.0 * 1024.0);
+}
+
 static const char *const ph_name[N_PH] = {"start", "read", "prepare", "partition", "analyse",
                                           "classify", "build", "write", "explain_svg"};
 
 /* The --json line: phases (each the slowest rank's), their sum, the wall
  * time, and memory and CPU as {largest, summed} over the Q ranks (umax[0],
- * usum[0]: peak RSS in MiB; umax[1], usum[1]: CPU seconds). */
+ * usum[0]: peak RSS in MiB; umax[1], usum[1]: CPU seconds; usum[2]: the
+ * plan's arrays, plan_mib). */
 static void print_json(int Q, const tf_plan *plan, const double *ph, double wall,
                        const double *umax, const double *usum)
 {
@@ -486,8 +505,9 @@ static void print_json(int Q, const tf_plan *plan, const double *ph, double wall
         sum += ph[i];
     }
     printf(", \"total_s\": %.6f, \"wall_s\": %.6f, \"rss_max_mib\": %.1f, "
-           "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f}\n",
-           sum, wall, umax[0], usum[0], umax[1], usum[1]);
+           "\"rss_sum_mib\": %.1f, \"cpu_max_s\": %.3f, \"cpu_sum_s\": %.3f, "
+           "\"plan_sum_mib\": %.1f}\n",
+           sum, wall, umax[0], usum[0], umax[1], usum[1], usum[2]);
     fflush(stdout);
 }
 
@@ -534,7 +554,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double t = MPI_Wtime();
     ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
+    tf_mem_trace("start");
     int st = tf_dist_read(comm, matrix, &a);
+    tf_mem_trace("read");
     double t1 = MPI_Wtime();
     ph[PH_READ] = t1 - t;
     if (st == TF_OK) {
@@ -572,6 +594,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
             return 1;
         }
     }
+    tf_mem_trace("prepare");
     double t2 = MPI_Wtime();
     ph[PH_PREP] = t2 - t1;
     double phase[TF_PLAN_PHASES] = {0};
@@ -589,7 +612,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_ANALYSE] = phase[1];
     ph[PH_CLASSIFY] = phase[2];
     ph[PH_BUILD] = (t3 - t2) - phase[0] - phase[1] - phase[2];
+    tf_mem_trace("plan built");
     st = tf_dist_plan_write(comm, out_path, &plan, level);
+    tf_mem_trace("write");
     double t4 = MPI_Wtime();
     ph[PH_WRITE] = t4 - t3;
     if (st) {
@@ -629,10 +654,11 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double mx[N_PH];
     MPI_Reduce(ph, mx, N_PH, MPI_DOUBLE, MPI_MAX, 0, comm);
     /* Memory and CPU per rank: the largest and the sum over the ranks. */
-    double u[2], umax[2], usum[2];
+    double u[3], umax[3], usum[3];
     usage_self(&u[0], &u[1]);
-    MPI_Reduce(u, umax, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
-    MPI_Reduce(u, usum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
+    u[2] = plan_mib(&plan);
+    MPI_Reduce(u, umax, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(u, usum, 3, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Barrier(comm);
     double wall = t_init + (MPI_Wtime() - t_main_mpi);
     if (me == 0) {
@@ -955,8 +981,9 @@ static int plan_main(int argc, char **argv)
                        t_end - t1 - t_write};
     ph[PH_PREP] = tb - t0 - t_read;
     if (json) {
-        double u[2];
+        double u[3];
         usage_self(&u[0], &u[1]);
+        u[2] = plan_mib(&plan);
         print_json(1, &plan, ph, t_end - t_main, u, u);
     }
     if (!quiet && rc == 0) {

@@ -6,15 +6,18 @@
  * tf_exchange.h).
  *
  * Send side, per destination (TWOFACE_COLL_PACK, docs/executor.md):
- *  - packed: its rows (from the window memory holding this rank's B, or
- *    with TF_COMM_BF16 its bf16 export: rows of K elements of ctx->es bytes)
- *    are copied into the pack buffer at the start of every SpMM and go as a
- *    count of rows. On a web graph a destination's rows are hundreds of runs
- *    of 1-2 rows; Open MPI's datatype engine gathers such a type in
- *    pipelined fragments, slower than one memcpy per run plus a single-copy
- *    contiguous transfer.
- *  - zero-copy: one hindexed type of its stripes over the window (adjacent
- *    stripes merged; a plain count of rows when they merge into one block).
+ *  - packed: its rows are copied into the pack buffer at the start of every
+ *    SpMM and go as a count of rows. On a web graph a destination's rows
+ *    are hundreds of runs of 1-2 rows; Open MPI's datatype engine gathers
+ *    such a type in pipelined fragments, slower than one memcpy per run plus
+ *    a single-copy contiguous transfer. With TF_COMM_BF16 the copy is the
+ *    rounding (tf_pack.h): float32 B in, bf16 out, so the owner's memory
+ *    sees 6 bytes per element instead of a rounding pass into the window
+ *    and a copy out of it (10).
+ *  - zero-copy: one hindexed type of its stripes over the window (B, or with
+ *    TF_COMM_BF16 its bf16 export, which tf_export_pack fills for these
+ *    rows; adjacent stripes merged; a plain count of rows when they merge
+ *    into one block).
  * When every rank packs every destination the exchange takes plain counts
  * (coll_v: the v form, p2p's call); otherwise the w form, a packed
  * destination's displacement pointing into the pack buffer.
@@ -26,6 +29,7 @@
  * they fit in an int; the v form's displacements are rows too, and it is
  * used only when both buffers have fewer than 2^31 rows. */
 #include "tf_exec.h"
+#include "tf_pack.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +61,9 @@ void tf_coll_free(tf_spmm_ctx *ctx)
     free(ctx->pack_buf);
     free(ctx->pack_first);
     free(ctx->pack_len);
+    free(ctx->pack_from_xb);
+    free(ctx->dst_packed);
+    ctx->pack_from_xb = ctx->dst_packed = NULL;
     free(ctx->v_sdispl);
     free(ctx->v_rdispl);
     ctx->v_sdispl = ctx->v_rdispl = NULL;
@@ -149,13 +156,12 @@ static int coll_describe(tf_spmm_ctx *ctx)
         return st;
     int *blen = malloc(((size_t)rp->n_send + 1) * sizeof *blen);
     MPI_Aint *bdisp = malloc(((size_t)rp->n_send + 1) * sizeof *bdisp);
-    char *packed = calloc(ad, 1);
+    char *packed = ctx->dst_packed = calloc(ad, 1);
     ctx->pack_first = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_first);
     ctx->pack_len = malloc(((size_t)rp->n_send + 1) * sizeof *ctx->pack_len);
     if (!blen || !bdisp || !packed || !ctx->pack_first || !ctx->pack_len) {
         free(blen);
         free(bdisp);
-        free(packed);
         return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the send blocks", ctx->h->rank);
     }
     int64_t r = 0;
@@ -228,7 +234,6 @@ static int coll_describe(tf_spmm_ctx *ctx)
             if (packed[j])
                 ctx->send_displs[j] = MPI_Aint_add(MPI_Aint_diff(at, base), ctx->send_displs[j]);
     }
-    free(packed);
     return st;
 }
 
@@ -320,18 +325,48 @@ int tf_coll_setup(tf_spmm_ctx *ctx)
     return tf_agree(h->comm, st);
 }
 
-int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
+/* A pack run whose rows are in the window's export anyway (fetchers read
+ * them, or the collective packs them for so many destinations that
+ * tf_export.c rounds them once there) is copied from xb, where
+ * tf_export_pack has rounded it before the collective starts: 2 bytes read
+ * and 2 written per element, against 4 read and 2 written to round it again
+ * from B. Every other run is rounded from B as it is packed. */
+int tf_coll_pack_sources(tf_spmm_ctx *ctx)
 {
-    if (ctx->n_pack_runs > 0) {
-        const size_t rowbytes = (size_t)ctx->k * ctx->es;
-        const char *src = ctx->xb;
-        char *dst = ctx->pack_buf;
-        for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
-            size_t n = (size_t)ctx->pack_len[r] * rowbytes;
-            memcpy(dst, src + (size_t)ctx->pack_first[r] * rowbytes, n);
-            dst += n;
-        }
+    if (!ctx->bf16 || ctx->n_pack_runs == 0 || ctx->n_xr == 0)
+        return TF_OK; /* pack_from_xb NULL: every run rounded from B */
+    int64_t m = tf_pack_split(ctx->pack_first, ctx->pack_len, ctx->n_pack_runs, ctx->xr_first,
+                              ctx->xr_rows, ctx->n_xr, NULL, NULL, NULL);
+    int64_t *first = malloc((size_t)m * sizeof *first), *len = malloc((size_t)m * sizeof *len);
+    char *from = malloc((size_t)m);
+    if (!first || !len || !from) {
+        free(first);
+        free(len);
+        free(from);
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate %lld pack segments",
+                       ctx->h->rank, (long long)m);
     }
+    tf_pack_split(ctx->pack_first, ctx->pack_len, ctx->n_pack_runs, ctx->xr_first, ctx->xr_rows,
+                  ctx->n_xr, first, len, from);
+    free(ctx->pack_first);
+    free(ctx->pack_len);
+    free(ctx->pack_from_xb);
+    ctx->pack_first = first;
+    ctx->pack_len = len;
+    ctx->pack_from_xb = from;
+    ctx->n_pack_runs = m;
+    return TF_OK;
+}
+
+static void coll_pack(tf_spmm_ctx *ctx)
+{
+    if (ctx->n_pack_runs > 0)
+        tf_pack_rows(ctx->bf16, ctx->es, ctx->k, ctx->xb, ctx->b, ctx->n_pack_runs,
+                     ctx->pack_first, ctx->pack_len, ctx->pack_from_xb, ctx->pack_buf);
+}
+
+static int coll_post(tf_spmm_ctx *ctx, MPI_Request *req)
+{
     if (ctx->coll_v)
         return tf_xchg_start_v(&ctx->xchg, ctx->pack_buf, ctx->send_counts, ctx->v_sdispl,
                                ctx->coll_buf, ctx->recv_counts, ctx->v_rdispl, ctx->row_type,
@@ -339,6 +374,23 @@ int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
     return tf_xchg_start_w(&ctx->xchg, ctx->xb, ctx->send_counts, ctx->send_displs,
                            ctx->send_types, ctx->coll_buf, ctx->recv_counts, ctx->recv_displs,
                            ctx->recv_types, req);
+}
+
+int tf_coll_start(tf_spmm_ctx *ctx, MPI_Request *req)
+{
+    if (!ctx->bf16) {
+        coll_pack(ctx);
+        return coll_post(ctx, req);
+    }
+    /* The bf16 pack is the owner's rounding: it goes to `pack` with the
+     * rest of it. The caller charges this whole call to the collective's
+     * wait, so the pack's share is moved from there. */
+    double t = MPI_Wtime();
+    coll_pack(ctx);
+    t = MPI_Wtime() - t;
+    ctx->timing.pack += t;
+    ctx->timing.coll_wait -= t;
+    return coll_post(ctx, req);
 }
 
 /* The first exchanges of a fresh context are slow: on the development VM
@@ -370,7 +422,8 @@ int tf_coll_warm(tf_spmm_ctx *ctx)
     for (int i = 0; i < WARM_MAX && (i < WARM_MIN || spent < WARM_BUDGET); i++) {
         double t = MPI_Wtime();
         MPI_Request req;
-        int st = tf_coll_start(ctx, &req);
+        coll_pack(ctx);
+        int st = coll_post(ctx, &req);
         if (st == TF_OK) {
             int err = MPI_Wait(&req, MPI_STATUS_IGNORE);
             if (err != MPI_SUCCESS)

@@ -116,6 +116,13 @@ struct tf_spmm_ctx {
     int64_t n_pack_runs, pack_rows; /* runs copied, rows in pack_buf */
     int64_t *pack_first, *pack_len; /* per run: first owner-local row, rows */
     int n_pack_dst;                 /* destinations sent packed */
+    /* bf16 (tf_pack.h): the pack rounds from B as it copies, except runs
+     * (pack_from_xb[r] = 1) that tf_export_pack rounded into xb already
+     * (fetchers read them, or they go to 3+ destinations); dst_packed[j]:
+     * destination j travels packed, so its rows need not be in xb
+     * (tf_export.c). */
+    char *pack_from_xb;
+    char *dst_packed;
     /* Every rank sends all its rows packed: the exchange takes plain counts
      * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
     int coll_v;
@@ -206,12 +213,17 @@ enum { TF_COLL_PACK_AUTO = 0, TF_COLL_PACK_ALWAYS = 1, TF_COLL_PACK_NEVER = 2 };
 #define TF_COLL_PACK_BLOCK_BYTES 65536
 #endif
 int tf_coll_pack_mode(int *mode);
+/* bf16: cuts the pack runs where the window export (xr) begins or ends, so
+ * each run is either rounded from B or copied from xb (local). */
+int tf_coll_pack_sources(tf_spmm_ctx *ctx);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
 
-/* tf_export.c (bf16 only): which of my rows others receive (collective,
- * agreed: it exchanges the fetch runs with their owners), and their packing
- * into the window at the start of an SpMM (local). */
+/* tf_export.c (bf16 only): which of my rows others read from the window -
+ * the runs they fetch and the collective's zero-copy stripes - (collective,
+ * agreed: it exchanges the fetch runs with their owners; it also cuts the
+ * collective's pack runs at those rows, tf_coll_pack_sources), and their
+ * rounding into the window at the start of an SpMM (local). */
 int tf_export_setup(tf_spmm_ctx *ctx);
 void tf_export_free(tf_spmm_ctx *ctx);
 void tf_export_pack(tf_spmm_ctx *ctx);

@@ -1,10 +1,14 @@
-/* What an owner exports when B rows travel as bfloat16 (TF_COMM_BF16): the
- * union of the rows its collective destinations receive and the rows its
- * fetchers' runs read, as merged ranges of owner-local rows. At the start of
- * every SpMM the owner rounds exactly those rows of its float32 B into the
- * window memory, which the collective sends from and the fetchers read:
- * once per SpMM, however many ranks receive a row, and nothing for rows that
- * never leave the rank (the local part computes with float32 B).
+/* What an owner exports into its window when B rows travel as bfloat16
+ * (TF_COMM_BF16): the union of the rows its fetchers' runs read and the rows
+ * the collective sends zero-copy (TWOFACE_COLL_PACK=never or auto), as merged
+ * ranges of owner-local rows. At the start of every SpMM, before READY goes
+ * to any fetcher and before the collective starts, the owner rounds exactly
+ * those rows of its float32 B into the window memory: once per SpMM, however
+ * many ranks read a row. Rows that travel only in the collective's pack are
+ * not here, unless they go to several destinations (shared_pack_rows): the
+ * pack rounds them from B as it copies them (tf_pack.h), which spares a
+ * pass through the window. Rows that never leave the rank are rounded
+ * nowhere (the local part computes with float32 B).
  *
  * The owner learns its fetchers' runs once, at context creation (one
  * MPI_Alltoall of counts and one MPI_Alltoallv of the ranges); a float32
@@ -62,6 +66,42 @@ static int merge_ranges(tf_spmm_ctx *ctx, int64_t *pairs, int64_t n)
     return TF_OK;
 }
 
+/* A row the collective packs for R destinations costs 6R bytes per element
+ * rounded in each pack (read 4, write 2), or 6 + 4R rounded once into the
+ * window and copied into each pack (read 2, write 2): from R = 3 on the
+ * window is no dearer, and it rounds once instead of R times. Appends the
+ * ranges of rows packed for at least that many destinations to pairs. */
+#define TF_EXPORT_SHARED_FROM 3
+static int shared_pack_rows(tf_spmm_ctx *ctx, int64_t *pairs, int64_t *n)
+{
+    const int64_t nb = ctx->h->rp->nbrows;
+    if (ctx->n_pack_runs == 0 || ctx->n_pack_dst < TF_EXPORT_SHARED_FROM)
+        return TF_OK;
+    int32_t *d = calloc((size_t)nb + 1, sizeof *d); /* recipients, differenced */
+    if (!d)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot count the recipients of my rows",
+                       ctx->h->rank);
+    for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
+        d[ctx->pack_first[r]]++;
+        d[ctx->pack_first[r] + ctx->pack_len[r]]--;
+    }
+    int32_t dests = 0;
+    int64_t open = -1;
+    for (int64_t i = 0; i <= nb; i++) {
+        dests += d[i];
+        int shared = i < nb && dests >= TF_EXPORT_SHARED_FROM;
+        if (shared && open < 0)
+            open = i;
+        else if (!shared && open >= 0) {
+            pairs[(*n)++] = open;
+            pairs[(*n)++] = i - open;
+            open = -1;
+        }
+    }
+    free(d);
+    return TF_OK;
+}
+
 int tf_export_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
@@ -106,9 +146,10 @@ int tf_export_setup(tf_spmm_ctx *ctx)
             rdispl[p] = (int)nrecv;
             nrecv += rcount[p];
         }
+        size_t cap = (size_t)nrecv + 2 * (size_t)rp->n_send + 2 * (size_t)ctx->n_pack_runs + 2;
         if (nrecv + 2 * rp->n_send > INT32_MAX)
             st = tf_fail(TF_ERR_RANGE, "rank %d: too many exported row ranges", h->rank);
-        else if (!(pairs = malloc(((size_t)nrecv + 2 * (size_t)rp->n_send + 2) * sizeof *pairs)))
+        else if (!(pairs = malloc(cap * sizeof *pairs)))
             st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
     }
     st = tf_agree(h->comm, st);
@@ -119,14 +160,23 @@ int tf_export_setup(tf_spmm_ctx *ctx)
             st = tf_mpi_fail(err, "MPI_Alltoallv (exported rows)");
     }
     if (st == TF_OK) {
-        /* The collective's stripes: send_first is owner-local. */
+        /* The collective's zero-copy stripes (send_first is owner-local),
+         * destination by destination as tf_collective.c numbers them. */
         int64_t n = nrecv;
-        for (int64_t s = 0; s < rp->n_send; s++) {
+        for (int64_t s = 0, j = -1; s < rp->n_send; s++) {
+            if (s == 0 || rp->send_dst[s] != rp->send_dst[s - 1])
+                j++;
+            if (ctx->dst_packed && ctx->dst_packed[j])
+                continue;
             pairs[n++] = rp->send_first[s];
             pairs[n++] = rp->send_rows[s];
         }
-        st = merge_ranges(ctx, pairs, n / 2);
+        st = shared_pack_rows(ctx, pairs, &n);
+        if (st == TF_OK)
+            st = merge_ranges(ctx, pairs, n / 2);
     }
+    if (st == TF_OK)
+        st = tf_coll_pack_sources(ctx);
     free(scount);
     free(rcount);
     free(sdispl);
@@ -136,6 +186,7 @@ int tf_export_setup(tf_spmm_ctx *ctx)
     return tf_agree(h->comm, st);
 }
 
+/* The rows others read from the window. */
 void tf_export_pack(tf_spmm_ctx *ctx)
 {
     const int64_t k = ctx->k;

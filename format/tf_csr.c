@@ -75,6 +75,37 @@ int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
     return TF_OK;
 }
 
+int tf_coo_init_ones(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
+{
+    memset(coo, 0, sizeof *coo);
+    coo->nrows = nrows;
+    coo->ncols = ncols;
+    if (cap_hint < 16)
+        cap_hint = 16;
+    coo->row = big_malloc((size_t)cap_hint * sizeof *coo->row);
+    coo->col = big_malloc((size_t)cap_hint * sizeof *coo->col);
+    if (!coo->row || !coo->col) {
+        tf_coo_free(coo);
+        return tf_fail(TF_ERR_NOMEM, "cannot allocate %lld matrix entries",
+                       (long long)cap_hint);
+    }
+    coo->cap = cap_hint;
+    return TF_OK;
+}
+
+int tf_coo_values(tf_coo *coo)
+{
+    if (coo->val)
+        return TF_OK;
+    coo->val = big_malloc((size_t)(coo->cap ? coo->cap : 1) * sizeof *coo->val);
+    if (!coo->val)
+        return tf_fail(TF_ERR_NOMEM, "cannot allocate the values of %lld matrix entries",
+                       (long long)coo->cap);
+    for (int64_t e = 0; e < coo->n; e++)
+        coo->val[e] = 1.0;
+    return TF_OK;
+}
+
 int tf_coo_push(tf_coo *coo, int32_t r, int32_t c, double v)
 {
     if (coo->n == coo->cap) {
@@ -85,17 +116,23 @@ int tf_coo_push(tf_coo *coo, int32_t r, int32_t c, double v)
         int32_t *nc = big_realloc(coo->col, (size_t)cap * sizeof *nc);
         if (nc)
             coo->col = nc;
-        double *nv = big_realloc(coo->val, (size_t)cap * sizeof *nv);
+        double *nv = coo->val ? big_realloc(coo->val, (size_t)cap * sizeof *nv) : NULL;
         if (nv)
             coo->val = nv;
-        if (!nr || !nc || !nv)
+        if (!nr || !nc || (coo->val && !nv))
             return tf_fail(TF_ERR_NOMEM, "cannot grow matrix to %lld entries",
                            (long long)cap);
         coo->cap = cap;
     }
+    if (!coo->val && v != 1.0) {
+        int st = tf_coo_values(coo);
+        if (st)
+            return st;
+    }
     coo->row[coo->n] = r;
     coo->col[coo->n] = c;
-    coo->val[coo->n] = v;
+    if (coo->val)
+        coo->val[coo->n] = v;
     coo->n++;
     return TF_OK;
 }
@@ -201,6 +238,31 @@ static void sort_row(int32_t *c, double *v, int64_t len, int32_t *sc, double *sv
     }
 }
 
+static int cmp_col(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* A row of a matrix without values: equal columns are equal entries, so
+ * the order among them does not matter and no stable sort is needed. */
+static void sort_cols(int32_t *c, int64_t len)
+{
+    if (len <= SORT_RUN) {
+        for (int64_t k = 1; k < len; k++) {
+            int32_t ck = c[k];
+            int64_t p = k;
+            while (p > 0 && c[p - 1] > ck) {
+                c[p] = c[p - 1];
+                p--;
+            }
+            c[p] = ck;
+        }
+        return;
+    }
+    qsort(c, (size_t)len, sizeof *c, cmp_col);
+}
+
 /* Counting sort by row, then a stable sort by column within each row, so
  * the whole thing is O(nnz) apart from the per-row sorts. Files are usually
  * written row-major (or column-major, which the stable row scatter also
@@ -238,7 +300,26 @@ int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
     const double *sval = coo->val;
     double *tval = NULL, *scratch_v = NULL;
     int32_t *scratch_c = NULL;
-    if (!sorted) {
+    if (!sorted && !coo->val) {
+        /* Only columns move; every value is 1. */
+        int64_t *pos = malloc((size_t)(nr ? nr : 1) * sizeof *pos);
+        if (!pos) {
+            st = tf_fail(TF_ERR_NOMEM, "cannot sort %lld matrix entries", (long long)n);
+            goto fail;
+        }
+        memcpy(pos, cnt, (size_t)nr * sizeof *pos);
+        for (int64_t e = 0; e < n; e++)
+            out->col[pos[crow[e]]++] = ccol[e];
+        free(pos);
+        for (int64_t i = 0; i < nr; i++) {
+            int64_t b = cnt[i], e = cnt[i + 1], k = b + 1;
+            while (k < e && out->col[k] >= out->col[k - 1])
+                k++;
+            if (k < e)
+                sort_cols(out->col + b, e - b);
+        }
+        scol = out->col;
+    } else if (!sorted) {
         tval = big_malloc((size_t)(n ? n : 1) * sizeof *tval);
         int64_t *pos = malloc((size_t)(nr ? nr : 1) * sizeof *pos);
         if (!tval || !pos) {
@@ -280,8 +361,13 @@ int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
         for (int64_t k = b; k < e;) {
             double sum = 0.0;
             int32_t c = scol[k];
-            while (k < e && scol[k] == c)
-                sum += sval[k++];
+            if (sval) {
+                while (k < e && scol[k] == c)
+                    sum += sval[k++];
+            } else {
+                while (k < e && scol[k] == c)
+                    sum += 1.0, k++;
+            }
             float f = (float)sum;
             if (!isfinite(f) && isfinite(sum)) {
                 st = tf_fail(TF_ERR_RANGE, "entry (%lld, %d) sums to %g, outside float32 range",

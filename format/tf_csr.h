@@ -28,10 +28,15 @@ typedef struct {
     int64_t cap; /* entries allocated */
     int32_t *row;
     int32_t *col;
-    double *val;
+    double *val; /* NULL: every value is 1 (tf_coo_init_ones) */
 } tf_coo;
 
 int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint);
+/* Without values until one differs from 1: a pattern matrix (most graphs)
+ * then holds 8 bytes an entry instead of 16 until it is a CSR. */
+int tf_coo_init_ones(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint);
+/* Gives a tf_coo_init_ones matrix its values array (all 1), if it has none. */
+int tf_coo_values(tf_coo *coo);
 int tf_coo_push(tf_coo *coo, int32_t r, int32_t c, double v);
 void tf_coo_free(tf_coo *coo);
 

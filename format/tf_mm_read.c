@@ -604,7 +604,7 @@ static inline int add_entry(reader *r, matrix *m, int64_t line, int64_t i, int64
                            m->sym == SYM_SKEW ? "skew-symmetric" : "symmetric");
     }
     tf_coo *c = &m->coo;
-    if (c->cap - c->n < 2) {
+    if (c->cap - c->n < 2 || (!c->val && (v != 1.0 || m->sym == SYM_SKEW))) {
         /* tf_coo_push grows the arrays (doubling) when they are full. */
         int st = tf_coo_push(c, (int32_t)(i - 1), (int32_t)(j - 1), v);
         if (!st && m->sym != SYM_GENERAL && i != j)
@@ -615,12 +615,14 @@ static inline int add_entry(reader *r, matrix *m, int64_t line, int64_t i, int64
         int64_t n = c->n;
         c->row[n] = (int32_t)(i - 1);
         c->col[n] = (int32_t)(j - 1);
-        c->val[n] = v;
+        if (c->val)
+            c->val[n] = v;
         n++;
         if (m->sym != SYM_GENERAL && i != j) {
             c->row[n] = (int32_t)(j - 1);
             c->col[n] = (int32_t)(i - 1);
-            c->val[n] = m->sym == SYM_SKEW ? -v : v;
+            if (c->val)
+                c->val[n] = m->sym == SYM_SKEW ? -v : v;
             n++;
         }
         c->n = n;
@@ -890,7 +892,7 @@ static int size_line(reader *r, matrix *m, const tf_mm_read_options *opt, const 
     int64_t cap = m->sym == SYM_GENERAL ? m->declared : 2 * m->declared;
     if (!trusted && cap > UNTRUSTED_CAP)
         cap = UNTRUSTED_CAP;
-    int st = tf_coo_init(&m->coo, m->nrows, m->ncols, cap);
+    int st = tf_coo_init_ones(&m->coo, m->nrows, m->ncols, cap);
     if (st)
         return tf_fail_prefix(st, "%s:%lld", r->name, (long long)line);
     m->coo_live = 1;

@@ -18,8 +18,8 @@
 #include "tf_coeffs.h"
 
 #define TF_PLAN_FORMAT "twoface-plan"
-#define TF_PLAN_VERSION_MAJOR 2
-#define TF_PLAN_VERSION_MINOR 5
+#define TF_PLAN_VERSION_MAJOR 3
+#define TF_PLAN_VERSION_MINOR 1
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -54,7 +54,7 @@ typedef struct {
      * cache from an earlier use (tf_reuse.h): the rows the CSR kernels load
      * from memory. 0 in older files, whose coefficients have no cache. */
     int64_t nnz_local_miss, nnz_coll_miss;
-    /* (2.5) Rows of C the local / collective CSR kernel writes: the local
+    /* (3.1) Rows of C the local / collective CSR kernel writes: the local
      * part writes every row of the rank, the collective part adds into the
      * rows that have a collective nonzero (estimated from the rows with a
      * remote one: tf_coll_rows_share). 0 in older files, whose coefficients

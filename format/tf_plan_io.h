@@ -34,14 +34,19 @@
  * handlers are process-wide). */
 int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
 
-/* Where tf_plan_write_source gets the parts: get(ctx, alt, p, &e) hands
- * over rank p's part of the plan (alt = 0) or of its runner-up (alt = 1),
- * already encoded (tf_pl_encode_part, format/tf_plan_write_encode.h: checked,
- * checksummed and compressed by whoever holds it), valid until
+/* Where tf_plan_write_source gets the parts: heads(ctx, alt, &h) hands
+ * over the heads of every rank's encoded part of the plan (alt = 0) or of
+ * its runner-up (alt = 1), nranks of them in rank order, valid until the
+ * write returns; get(ctx, alt, p, &e) hands over rank p's part, already
+ * encoded (tf_pl_encode_part, format/tf_plan_write_encode.h: checked,
+ * checksummed and compressed by whoever holds it, in the chunk lengths
+ * tf_pl_chunks_of gives for the longest slices), valid until
  * release(ctx, alt, p). Parts are asked for in rank order, the plan's
  * first, then the runner-up's. */
 struct tf_pl_enc_part;
+struct tf_pl_enc_head;
 typedef struct {
+    int (*heads)(void *ctx, int alt, const struct tf_pl_enc_head **h);
     int (*get)(void *ctx, int alt, int p, const struct tf_pl_enc_part **e);
     void (*release)(void *ctx, int alt, int p);
     void *ctx;
@@ -61,8 +66,9 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
  * Arrays of length zero are returned as NULL. On failure *out is empty. */
 int tf_plan_read(const char *path, int rank, tf_plan *out);
 
-/* The per-rank checksum stored in each rank group (definition in
- * tf_plan_layout.c and docs/plan-format.md). Exposed for tests and tools. */
+/* The per-rank checksum stored in parts/ranks (2.x: in each rank group);
+ * definition in tf_plan_layout.c and docs/plan-format.md. Exposed for tests
+ * and tools. */
 uint64_t tf_plan_rank_checksum(const tf_rank_plan *rp);
 
 /* Checks that rank part `rp` is consistent with the plan header `plan`

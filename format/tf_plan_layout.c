@@ -6,10 +6,11 @@
  *    dataset) carries HDF5's own checksums: the file is created with at least
  *    the 1.8 format, whose object headers and superblock are checksummed;
  *  - chunked datasets carry Fletcher-32 after shuffle + zstd;
- *  - each rank group carries `checksum`, and the root `summary_checksum`, a
- *    hash of the arrays themselves, which also catches what the first two
- *    cannot see (small unfiltered datasets, a chunk index pointing at the
- *    wrong, intact chunk, a writer bug).
+ *  - each rank's entry of parts/ranks (2.x: each rank group) carries
+ *    `checksum`, and the root `summary_checksum`, a hash of the arrays
+ *    themselves, which also catches what the first two cannot see (small
+ *    unfiltered datasets, a chunk index pointing at the wrong, intact
+ *    chunk, a writer bug).
  * On top of that the reader checks every size and index against the header,
  * because a plan can also be valid HDF5 with matching checksums and still be
  * wrong (hand-edited, or written by a buggy tool), and the executor indexes
@@ -30,7 +31,11 @@
  *                    brow_offsets, stripes/owner, stripes/first, stripes/rows,
  *                    stripes/recipients, stripes/fetchers, rank_stats (each
  *                    element as its fields in order, 8 bytes each), then,
- *                    in a permuted plan only (2.2), perm and iperm. */
+ *                    in a permuted plan only (2.2), perm and iperm; then,
+ *                    in 3.0, array() of parts/ranks (every element as its 14
+ *                    fields in order) and of parts/offsets (every element as
+ *                    its 9 members in order), so that the per-rank scalars,
+ *                    lengths, checksums and slice positions are covered too. */
 #include "tf_plan_layout.h"
 #include "tf_plan_io.h"
 #include "tf_dense.h"
@@ -38,7 +43,9 @@
 
 #include <hdf5.h>
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 /* ------------------------------------------------------------------ */
 /* Hashing                                                              */
@@ -116,6 +123,10 @@ const tf_pl_array_desc tf_pl_rank_arrays[] = {
 };
 _Static_assert(sizeof tf_pl_rank_arrays / sizeof tf_pl_rank_arrays[0] == N_RANK_ARRAYS,
                "update N_RANK_ARRAYS in tf_plan_layout.h");
+
+const char *const tf_pl_count_names[N_COUNTS] = {
+    "rowptr", "local", "collective", "recv", "send", "runs", "rows_touched", "colptr", "fetch",
+};
 
 size_t tf_pl_kind_size(int k) { return k == K_I64 ? 8 : 4; }
 hid_t tf_pl_kind_ftype(int k)
@@ -271,7 +282,165 @@ hid_t tf_pl_stats_type(int file)
     return t;
 }
 
-uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
+/* ------------------------------------------------------------------ */
+/* The part tables of format 3.0                                        */
+
+static const struct {
+    const char *name;
+    size_t off;
+} entry_fields[N_ENTRY_FIELDS] = {
+#define EF(f) {#f, offsetof(tf_pl_rank_entry, f)}
+    EF(row_begin),      EF(nrows),   EF(brow_begin), EF(nbrows),  EF(coll_buf_rows),
+    EF(fetch_buf_rows), EF(loc_nnz), EF(coll_nnz),   EF(n_recv),  EF(n_send),
+    EF(n_runs),         EF(n_fetch_rows), EF(fet_nnz), EF(checksum),
+#undef EF
+};
+_Static_assert(sizeof(tf_pl_rank_entry) == N_ENTRY_FIELDS * 8, "update entry_fields");
+
+int64_t tf_pl_entry_count(const tf_pl_rank_entry *e, int c)
+{
+    switch (c) {
+    case N_ROWS1: return e->nrows + 1;
+    case N_LOC: return e->loc_nnz;
+    case N_COLL: return e->coll_nnz;
+    case N_RECV: return e->n_recv;
+    case N_SEND: return e->n_send;
+    case N_RUNS: return e->n_runs;
+    case N_FROWS: return e->n_fetch_rows;
+    case N_FBUF1: return e->fetch_buf_rows + 1;
+    default: return e->fet_nnz;
+    }
+}
+
+void tf_pl_entry_of(const tf_rank_plan *rp, uint64_t checksum, tf_pl_rank_entry *e)
+{
+    *e = (tf_pl_rank_entry){rp->row_begin,      rp->nrows,   rp->brow_begin, rp->nbrows,
+                            rp->coll_buf_rows,  rp->fetch_buf_rows,
+                            rp->loc_nnz,        rp->coll_nnz, rp->n_recv,    rp->n_send,
+                            rp->n_runs,         rp->n_fetch_rows, rp->fet_nnz,
+                            checksum};
+}
+
+void tf_pl_chunks_of(const int64_t maxlen[N_COUNTS], int64_t chunk[N_COUNTS])
+{
+    for (int c = 0; c < N_COUNTS; c++)
+        chunk[c] = maxlen[c] <= 0 ? 0 : maxlen[c] < PART_CHUNK_ELEMS ? maxlen[c] : PART_CHUNK_ELEMS;
+}
+
+int tf_pl_parts_layout(tf_pl_parts *t)
+{
+    int64_t maxlen[N_COUNTS] = {0};
+    for (int p = 0; p < t->nranks; p++)
+        for (int c = 0; c < N_COUNTS; c++) {
+            int64_t n = tf_pl_entry_count(&t->rank[p], c);
+            if (n > maxlen[c])
+                maxlen[c] = n;
+        }
+    tf_pl_chunks_of(maxlen, t->chunk);
+    t->off = calloc(((size_t)t->nranks + 1) * N_COUNTS, sizeof *t->off);
+    if (!t->off)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for the offsets of %d ranks", t->nranks);
+    for (int p = 0; p < t->nranks; p++)
+        for (int c = 0; c < N_COUNTS; c++) {
+            int64_t n = tf_pl_entry_count(&t->rank[p], c), k = t->chunk[c];
+            t->off[(size_t)(p + 1) * N_COUNTS + c] =
+                t->off[(size_t)p * N_COUNTS + c] + (n > 0 ? (n + k - 1) / k * k : 0);
+        }
+    return TF_OK;
+}
+
+int tf_pl_parts_of_plan(const tf_plan *p, tf_pl_parts *t)
+{
+    memset(t, 0, sizeof *t);
+    if (p->n_parts != p->nranks || p->first_rank != 0)
+        return tf_fail(TF_ERR_ARG, "the part tables need every part");
+    t->nranks = p->nranks;
+    t->rank = calloc((size_t)p->nranks, sizeof *t->rank);
+    if (!t->rank)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", p->nranks);
+    for (int i = 0; i < p->nranks; i++)
+        tf_pl_entry_of(&p->parts[i], tf_plan_rank_checksum(&p->parts[i]), &t->rank[i]);
+    int st = tf_pl_parts_layout(t);
+    if (st != TF_OK)
+        tf_pl_parts_free(t);
+    return st;
+}
+
+void tf_pl_parts_free(tf_pl_parts *t)
+{
+    free(t->rank);
+    free(t->off);
+    t->rank = NULL;
+    t->off = NULL;
+}
+
+hid_t tf_pl_entry_type(int file)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(tf_pl_rank_entry));
+    for (int i = 0; t >= 0 && i < N_ENTRY_FIELDS; i++) {
+        int u = i == N_ENTRY_FIELDS - 1;
+        hid_t ft = file ? (u ? H5T_STD_U64LE : H5T_STD_I64LE)
+                        : (u ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64);
+        size_t at = file ? (size_t)i * 8 : entry_fields[i].off;
+        if (H5Tinsert(t, entry_fields[i].name, at, ft) < 0) {
+            H5Tclose(t);
+            return -1;
+        }
+    }
+    return t;
+}
+
+hid_t tf_pl_offsets_type(int file)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, N_COUNTS * 8);
+    for (int c = 0; t >= 0 && c < N_COUNTS; c++)
+        if (H5Tinsert(t, tf_pl_count_names[c], (size_t)c * 8,
+                      file ? H5T_STD_I64LE : H5T_NATIVE_INT64) < 0) {
+            H5Tclose(t);
+            return -1;
+        }
+    return t;
+}
+
+int tf_pl_check_parts(const tf_pl_parts *t)
+{
+    for (int p = 0; p < t->nranks; p++) {
+        /* Every member but the checksum is a size: never negative, and far
+         * from overflowing when offsets are added to it. */
+        for (int i = 0; i < N_ENTRY_FIELDS - 1; i++) {
+            int64_t v;
+            memcpy(&v, (const char *)&t->rank[p] + entry_fields[i].off, sizeof v);
+            if (v < 0 || v > INT64_MAX / 2)
+                return tf_fail(TF_ERR_FORMAT, "dataset '%s': %s[%d] = %lld is out of range",
+                               PARTS_RANKS, entry_fields[i].name, p, (long long)v);
+        }
+    }
+    for (int c = 0; c < N_COUNTS; c++) {
+        const char *k = tf_pl_count_names[c];
+        if (t->off[c] != 0)
+            return tf_fail(TF_ERR_FORMAT, "dataset '%s': %s[0] = %lld, expected 0", PARTS_OFFSETS,
+                           k, (long long)t->off[c]);
+        for (int p = 0; p < t->nranks; p++) {
+            int64_t a = t->off[(size_t)p * N_COUNTS + c];
+            int64_t b = t->off[(size_t)(p + 1) * N_COUNTS + c];
+            int64_t n = tf_pl_entry_count(&t->rank[p], c);
+            if (b < a)
+                return tf_fail(TF_ERR_FORMAT,
+                               "dataset '%s': %s[%d] = %lld is below %s[%d] = %lld (offsets "
+                               "must not decrease)",
+                               PARTS_OFFSETS, k, p + 1, (long long)b, k, p, (long long)a);
+            if (n > b - a)
+                return tf_fail(TF_ERR_FORMAT,
+                               "dataset '%s': rank %d's '%s' slice of %lld elements does not fit "
+                               "in [%lld, %lld)",
+                               PARTS_OFFSETS, p, k, (long long)n, (long long)a, (long long)b);
+        }
+    }
+    return TF_OK;
+}
+
+uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats,
+                                const tf_pl_parts *parts)
 {
     uint64_t h = tf_mix64((uint64_t)(int64_t)p->nranks + 1);
     hash_array(&h, p->row_off, p->nranks + 1, 8);
@@ -317,6 +486,10 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats)
     if (p->perm && p->n > 0) {
         hash_array(&h, p->perm, p->n, 8);
         hash_array(&h, p->iperm, p->n, 8);
+    }
+    if (parts) {
+        hash_array(&h, parts->rank, (int64_t)parts->nranks * N_ENTRY_FIELDS, 8);
+        hash_array(&h, parts->off, ((int64_t)parts->nranks + 1) * N_COUNTS, 8);
     }
     return h;
 }

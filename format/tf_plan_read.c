@@ -22,7 +22,9 @@
 typedef struct {
     const char *path; /* for messages: the file, "(alternative)" inside that group */
     hid_t file;
-    hid_t root; /* the file, or the alternative plan's group */
+    hid_t root;       /* the file, or the alternative plan's group */
+    int major;        /* format version: 2 (a group per rank) or 3 (parts/) */
+    tf_pl_parts parts; /* 3.0: the part tables, read with the header */
 } rctx;
 
 /* "where" strings for messages: attribute 'x' / attribute 'rank_000001/x'. */
@@ -305,6 +307,81 @@ done:
     return st;
 }
 
+/* A 1-D compound dataset of exactly n elements into buf, through memory
+ * type mt (its members matched by name, every one required). */
+static int read_table(const rctx *c, const char *name, hid_t mt, int64_t n, void *buf)
+{
+    int ex = link_exists(c->root, name);
+    if (ex < 0)
+        return tf_pl_h5_fail(c->path, "cannot look up dataset", name);
+    if (ex == 0)
+        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
+    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
+    if (d < 0)
+        return tf_pl_h5_fail(c->path, "cannot open dataset", name);
+    hid_t t = -1, s = -1;
+    int st = TF_OK;
+    if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
+        st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
+        goto done;
+    }
+    if (H5Tget_class(t) != H5T_COMPOUND) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not compound", c->path, name);
+        goto done;
+    }
+    for (int i = 0; i < H5Tget_nmembers(mt); i++) {
+        char *m = H5Tget_member_name(mt, (unsigned)i);
+        int idx = m ? H5Tget_member_index(t, m) : -1;
+        if (idx < 0 || H5Tget_member_class(t, (unsigned)idx) != H5T_INTEGER) {
+            H5Eclear2(H5E_DEFAULT);
+            st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' lacks integer member '%s'", c->path,
+                         name, m ? m : "?");
+        }
+        if (m)
+            H5free_memory(m);
+        if (st != TF_OK)
+            goto done;
+    }
+    if (H5Sget_simple_extent_ndims(s) != 1 || H5Sget_simple_extent_npoints(s) != n) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' has %lld elements, expected %lld (nranks%s)",
+                     c->path, name, (long long)H5Sget_simple_extent_npoints(s), (long long)n,
+                     strcmp(name, PARTS_OFFSETS) == 0 ? " + 1" : "");
+        goto done;
+    }
+    if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
+        st = tf_pl_h5_fail(c->path, "cannot read dataset", name);
+done:
+    tf_pl_close_id(&s, H5Sclose);
+    tf_pl_close_id(&t, H5Tclose);
+    tf_pl_close_id(&d, H5Dclose);
+    return st;
+}
+
+/* Format 3.0: parts/ranks and parts/offsets, checked against each other. */
+static int read_part_tables(rctx *c, int nranks)
+{
+    tf_pl_parts *t = &c->parts;
+    t->nranks = nranks;
+    t->rank = calloc((size_t)nranks, sizeof *t->rank);
+    t->off = calloc(((size_t)nranks + 1) * N_COUNTS, sizeof *t->off);
+    if (!t->rank || !t->off)
+        return tf_fail(TF_ERR_NOMEM, "%s: out of memory for the tables of %d ranks", c->path,
+                       nranks);
+    hid_t mt = tf_pl_entry_type(0);
+    int st = mt < 0 ? tf_pl_h5_fail(c->path, "cannot make compound type for", PARTS_RANKS)
+                    : read_table(c, PARTS_RANKS, mt, nranks, t->rank);
+    tf_pl_close_id(&mt, H5Tclose);
+    if (st == TF_OK) {
+        mt = tf_pl_offsets_type(0);
+        st = mt < 0 ? tf_pl_h5_fail(c->path, "cannot make compound type for", PARTS_OFFSETS)
+                    : read_table(c, PARTS_OFFSETS, mt, (int64_t)nranks + 1, t->off);
+        tf_pl_close_id(&mt, H5Tclose);
+    }
+    if (st == TF_OK && (st = tf_pl_check_parts(t)) != TF_OK)
+        st = tf_fail_prefix(st, "%s", c->path);
+    return st;
+}
+
 /* Format 2.2: how the stored matrix relates to the matrix read (tf_plan.h).
  * A 2.1 file has none of it: normalisation none, symmetry unknown (0), not
  * transposed. */
@@ -350,7 +427,7 @@ static int read_comm(const rctx *c, hid_t f, int minor, tf_plan *p)
     return st;
 }
 
-static int read_header(const rctx *c, tf_plan *p)
+static int read_header(rctx *c, tf_plan *p)
 {
     hid_t f = c->root;
     char buf[64];
@@ -366,15 +443,18 @@ static int read_header(const rctx *c, tf_plan *p)
     int32_t ver[2];
     if ((st = read_attr(c, f, "", "format_version", H5T_INTEGER, H5T_NATIVE_INT32, 2, ver)))
         return st;
+    /* 3.0 changed the layout of the parts only: it has everything 2.4 has. */
+    int minor = ver[0] == 2 ? ver[1] : 4;
+    c->major = ver[0];
     if (ver[0] > TF_PLAN_VERSION_MAJOR)
         return tf_fail(TF_ERR_FORMAT,
                        "%s: plan format version %d.%d is newer than this twoface (%d.x); "
                        "re-plan or upgrade",
                        c->path, ver[0], ver[1], TF_PLAN_VERSION_MAJOR);
-    if (ver[0] < TF_PLAN_VERSION_MAJOR)
+    if (ver[0] < 2)
         return tf_fail(TF_ERR_FORMAT,
-                       "%s: plan format version %d.%d is older than this twoface (%d.x) reads; "
-                       "re-plan",
+                       "%s: plan format version %d.%d is older than this twoface (2.x, %d.x) "
+                       "reads; re-plan",
                        c->path, ver[0], ver[1], TF_PLAN_VERSION_MAJOR);
     /* A newer minor version only adds things, which we ignore. */
     char part[16], mode[16], crows[16];
@@ -406,7 +486,7 @@ static int read_header(const rctx *c, tf_plan *p)
         return tf_fail(TF_ERR_FORMAT, "%s: attribute 'collective_rows' = '%s' is not needed or stripe",
                        c->path, crows);
     p->coll_rows = kind;
-    if ((st = read_matrix_kind(c, f, ver[1], p)) || (st = read_comm(c, f, ver[1], p)))
+    if ((st = read_matrix_kind(c, f, minor, p)) || (st = read_comm(c, f, minor, p)))
         return st;
     p->coeffs.elem_bytes = tf_prec_bytes(p->comm); /* the model the plan was made with */
     for (int i = 0; i < TF_NCOEFFS; i++) {
@@ -481,7 +561,9 @@ static int read_header(const rctx *c, tf_plan *p)
         if (st != TF_OK)
             return st;
     }
-    uint64_t h = tf_pl_summary_checksum(p, p->all_stats);
+    if (c->major >= 3 && (st = read_part_tables(c, p->nranks)) != TF_OK)
+        return st;
+    uint64_t h = tf_pl_summary_checksum(p, p->all_stats, c->major >= 3 ? &c->parts : NULL);
     if (h != stored)
         return tf_fail(TF_ERR_FORMAT,
                        "%s: summary checksum mismatch (stored %016llx, computed %016llx): the "
@@ -559,6 +641,122 @@ done:
     return st;
 }
 
+/* Format 3.0: rank p's slice of part dataset `name` of count kind cnt,
+ * which must hold exactly what the offsets say: their last entry. */
+static int read_slice(const rctx *c, int rank, int i, void **data)
+{
+    const tf_pl_parts *t = &c->parts;
+    int kind = tf_pl_rank_arrays[i].kind, cnt = tf_pl_rank_arrays[i].count;
+    int64_t at = t->off[(size_t)rank * N_COUNTS + cnt];
+    int64_t end = t->off[(size_t)t->nranks * N_COUNTS + cnt];
+    int64_t n = tf_pl_entry_count(&t->rank[rank], cnt);
+    size_t es = tf_pl_kind_size(kind);
+    char name[64];
+    snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
+    *data = NULL;
+    int ex = link_exists(c->root, name);
+    if (ex < 0)
+        return tf_pl_h5_fail(c->path, "cannot look up dataset", name);
+    if (ex == 0)
+        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
+    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
+    if (d < 0)
+        return tf_pl_h5_fail(c->path, "cannot open dataset", name);
+    hid_t t5 = -1, s = -1, ms = -1;
+    int st = TF_OK;
+    hsize_t dims[1] = {0};
+    if ((t5 = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
+        st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
+        goto done;
+    }
+    H5T_class_t want = kind == K_F32 ? H5T_FLOAT : H5T_INTEGER;
+    if (H5Tget_class(t5) != want || H5Tget_size(t5) != es ||
+        (want == H5T_INTEGER && H5Tget_sign(t5) != H5T_SGN_2)) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not %s", c->path, name,
+                     kind == K_F32   ? "32-bit floating point"
+                     : kind == K_I32 ? "32-bit signed integer"
+                                     : "64-bit signed integer");
+        goto done;
+    }
+    if (H5Sget_simple_extent_ndims(s) != 1 || H5Sget_simple_extent_dims(s, dims, NULL) != 1) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not one-dimensional", c->path, name);
+        goto done;
+    }
+    if ((int64_t)dims[0] != end) {
+        st = tf_fail(TF_ERR_FORMAT,
+                     "%s: dataset '%s' has %lld elements, but %s/%s[%d] = %lld says where it ends",
+                     c->path, name, (long long)dims[0], PARTS_OFFSETS, tf_pl_count_names[cnt],
+                     t->nranks, (long long)end);
+        goto done;
+    }
+    if (n == 0)
+        goto done;
+    if ((uint64_t)n > SIZE_MAX / es || !(*data = malloc((size_t)n * es))) {
+        st = tf_fail(TF_ERR_NOMEM, "%s: dataset '%s': cannot allocate %lld elements for rank %d",
+                     c->path, name, (long long)n, rank);
+        goto done;
+    }
+    hsize_t start = (hsize_t)at, count = (hsize_t)n;
+    if (H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
+        (ms = H5Screate_simple(1, &count, NULL)) < 0 ||
+        H5Dread(d, tf_pl_kind_mtype(kind), ms, s, H5P_DEFAULT, *data) < 0) {
+        char det[256];
+        tf_pl_h5_detail(det);
+        st = tf_fail(TF_ERR_HDF5,
+                     "%s: cannot read dataset '%s', rank %d's slice %lld..%lld (HDF5: %s)",
+                     c->path, name, rank, (long long)at, (long long)(at + n - 1), det);
+        free(*data);
+        *data = NULL;
+    }
+done:
+    tf_pl_close_id(&ms, H5Sclose);
+    tf_pl_close_id(&s, H5Sclose);
+    tf_pl_close_id(&t5, H5Tclose);
+    tf_pl_close_id(&d, H5Dclose);
+    return st;
+}
+
+static int read_rank3(const rctx *c, const tf_plan *p, int rank, tf_rank_plan *rp)
+{
+    const tf_pl_rank_entry *e = &c->parts.rank[rank];
+    rp->rank = rank;
+    rp->row_begin = e->row_begin;
+    rp->nrows = e->nrows;
+    rp->brow_begin = e->brow_begin;
+    rp->nbrows = e->nbrows;
+    rp->coll_buf_rows = e->coll_buf_rows;
+    rp->fetch_buf_rows = e->fetch_buf_rows;
+    for (int k = 0; k < N_COUNTS; k++)
+        tf_pl_count_set(rp, k, tf_pl_entry_count(e, k));
+    int st = tf_pl_check_rank_scalars(p, rp);
+    if (st != TF_OK)
+        return tf_fail_prefix(st, "%s: %s[%d]", c->path, PARTS_RANKS, rank);
+    /* The +1 kinds follow from the scalars, checked above. */
+    for (int k = 0; k < N_COUNTS; k++)
+        if (k != N_ROWS1 && k != N_FBUF1 && tf_pl_entry_count(e, k) > tf_pl_count_bound(p, rp, k))
+            return tf_fail(TF_ERR_FORMAT,
+                           "%s: %s[%d]: %s length %lld, more than the %lld the header allows",
+                           c->path, PARTS_RANKS, rank, tf_pl_count_names[k],
+                           (long long)tf_pl_entry_count(e, k),
+                           (long long)tf_pl_count_bound(p, rp, k));
+    for (int i = 0; i < N_RANK_ARRAYS; i++) {
+        void *v;
+        if ((st = read_slice(c, rank, i, &v)) != TF_OK)
+            return st;
+        tf_pl_array_set(rp, i, v);
+    }
+    uint64_t h = tf_plan_rank_checksum(rp);
+    if (h != e->checksum)
+        return tf_fail(TF_ERR_FORMAT,
+                       "%s: rank %d's part: checksum mismatch (stored %016llx, computed %016llx): "
+                       "the file is damaged",
+                       c->path, rank, (unsigned long long)e->checksum, (unsigned long long)h);
+    if ((st = tf_plan_validate_rank(p, rp)) != TF_OK)
+        return tf_fail_prefix(st, "%s: rank %d's part", c->path, rank);
+    rp->stats = p->all_stats[rank];
+    return TF_OK;
+}
+
 /* The parts `rank` asks for (tf_plan_read), after the header. */
 static int read_parts(const rctx *c, tf_plan *out, int rank)
 {
@@ -573,7 +771,8 @@ static int read_parts(const rctx *c, tf_plan *out, int rank)
     out->n_parts = nparts; /* so that tf_plan_free sees partial parts */
     int st = TF_OK;
     for (int i = 0; i < nparts && st == TF_OK; i++)
-        st = read_rank(c, out, first + i, &out->parts[i]);
+        st = c->major >= 3 ? read_rank3(c, out, first + i, &out->parts[i])
+                           : read_rank(c, out, first + i, &out->parts[i]);
     return st;
 }
 
@@ -583,7 +782,7 @@ static int read_alt(const rctx *c, tf_plan *out, int rank)
 {
     char where[PATH_MAX + 32];
     snprintf(where, sizeof where, "%s (group '%s')", c->path, ALT_GROUP);
-    rctx a = {where, c->file, -1};
+    rctx a = {where, c->file, -1, 0, {0, NULL, NULL, {0}}};
     if ((a.root = H5Gopen2(c->file, ALT_GROUP, H5P_DEFAULT)) < 0)
         return tf_pl_h5_fail(c->path, "cannot open group", ALT_GROUP);
     int st = TF_OK;
@@ -597,6 +796,7 @@ static int read_alt(const rctx *c, tf_plan *out, int rank)
     if (st == TF_OK && (st = tf_plan_check_alt(out, out->alt)) != TF_OK)
         st = tf_fail_prefix(st, "%s", c->path);
     tf_pl_close_id(&a.root, H5Gclose);
+    tf_pl_parts_free(&a.parts);
     return st;
 }
 
@@ -638,7 +838,7 @@ int tf_plan_read(const char *path, int rank, tf_plan *out)
 
     tf_pl_quiet_state q;
     tf_pl_quiet_begin(&q);
-    rctx c = {path, -1, -1};
+    rctx c = {path, -1, -1, 0, {0, NULL, NULL, {0}}};
     hid_t fapl = -1;
     /* No file locking: a plan never changes once renamed into place, and
      * parallel file systems without flock() would make every rank fail. */
@@ -670,6 +870,7 @@ done:
     if (c.file >= 0 && H5Fclose(c.file) < 0 && st == TF_OK)
         st = tf_pl_h5_fail(path, "cannot close", path);
     tf_pl_close_id(&fapl, H5Pclose);
+    tf_pl_parts_free(&c.parts);
     H5Eclear2(H5E_DEFAULT);
     tf_pl_quiet_end(&q);
     if (st != TF_OK)

@@ -85,19 +85,24 @@ static int write_attr_str(const wctx *w, hid_t loc, const char *name, const char
     return st;
 }
 
-/* Pre-filtered contents of a dataset (tf_plan_write_encode.h): the raw
- * little-endian bytes of a compact one, or the chunks of a chunked one. */
-typedef struct {
-    const unsigned char *bytes;
-    const uint32_t *sizes; /* of each chunk */
-} enc_src;
+typedef enum { ST_EMPTY, ST_COMPACT, ST_CHUNKED } storage;
 
-/* Creates dataset `name` with the storage tf_pl_storage_of gives it and
- * fills it: from `data` through HDF5's filters, or, when `enc` is given,
- * with the chunks as they are (H5Dwrite_chunk). */
-static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char *name,
-                          hid_t ftype, hid_t mtype, size_t esize, int64_t n, const void *data,
-                          const enc_src *enc)
+/* Root datasets under COMPACT_BYTES are compact; part datasets (chunk > 0)
+ * are always chunked, their ranks' slices on chunk boundaries. */
+static storage storage_of(int64_t n, size_t esize, int64_t chunk)
+{
+    if (n <= 0)
+        return ST_EMPTY;
+    return !chunk && (size_t)n * esize < COMPACT_BYTES ? ST_COMPACT : ST_CHUNKED;
+}
+
+/* Creates dataset `name`: compact, or chunked with the plan's filter
+ * pipeline, in chunks of `chunk` elements (0: CHUNK_BYTES or less), and
+ * fills it from `data` through HDF5's filters; with data NULL it is left
+ * open in *out for the caller's H5Dwrite_chunk. */
+static int write_dset_to(const wctx *w, hid_t loc, const char *obj, const char *name,
+                         hid_t ftype, hid_t mtype, size_t esize, int64_t n, const void *data,
+                         int64_t chunk_len, hid_t *out)
 {
     hsize_t dims = (hsize_t)n;
     hid_t sp = H5Screate_simple(1, &dims, NULL);
@@ -107,11 +112,12 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
      * only make two writes of the same plan differ, and cost a clock read
      * and header space per dataset. */
     int ok = sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
-    tf_pl_storage kind = tf_pl_storage_of(n, esize);
-    hsize_t chunk = (hsize_t)tf_pl_chunk_len(n, esize);
-    if (ok && kind == TF_PL_COMPACT) {
+    storage kind = storage_of(n, esize, chunk_len);
+    int64_t cmax = (int64_t)(CHUNK_BYTES / esize);
+    hsize_t chunk = (hsize_t)(chunk_len ? chunk_len : n < cmax ? n : cmax);
+    if (ok && kind == ST_COMPACT) {
         ok = H5Pset_layout(dcpl, H5D_COMPACT) >= 0;
-    } else if (ok && kind == TF_PL_CHUNKED) {
+    } else if (ok && kind == ST_CHUNKED) {
         /* Zero-length datasets keep the default contiguous layout: a chunk
          * of size 0 is not allowed. */
         unsigned cd[1] = {(unsigned)w->level};
@@ -124,21 +130,15 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
     }
     if (ok)
         ok = (d = H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0;
-    if (ok && kind == TF_PL_COMPACT)
-        ok = H5Dwrite(d, enc ? ftype : mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                      enc ? enc->bytes : data) >= 0;
-    if (ok && kind == TF_PL_CHUNKED && !enc)
+    if (ok && kind != ST_EMPTY && data)
         ok = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
-    if (ok && kind == TF_PL_CHUNKED && enc) {
-        const unsigned char *b = enc->bytes;
-        for (hsize_t off = 0, k = 0; ok && off < dims; off += chunk, k++) {
-            ok = H5Dwrite_chunk(d, H5P_DEFAULT, 0, &off, enc->sizes[k], b) >= 0;
-            b += enc->sizes[k];
-        }
-    }
     char det[256] = "";
     if (!ok)
         tf_pl_h5_detail(det);
+    if (ok && out) {
+        *out = d;
+        d = -1;
+    }
     if (d >= 0 && H5Dclose(d) < 0 && ok) {
         ok = 0;
         tf_pl_h5_detail(det);
@@ -156,7 +156,7 @@ static int write_dset_enc(const wctx *w, hid_t loc, const char *obj, const char 
 static int write_dset(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
                       hid_t mtype, size_t esize, int64_t n, const void *data)
 {
-    return write_dset_enc(w, loc, obj, name, ftype, mtype, esize, n, data, NULL);
+    return write_dset_to(w, loc, obj, name, ftype, mtype, esize, n, data, 0, NULL);
 }
 
 /* Groups are made explicitly, without access times, rather than as the
@@ -188,7 +188,7 @@ static int make_folder(const wctx *w, hid_t loc, const char *name)
 }
 
 static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *date,
-                        const tf_rank_stats *stats)
+                        const tf_rank_stats *stats, const tf_pl_parts *parts)
 {
     char gen[sizeof p->generated_by];
     memcpy(gen, p->generated_by, sizeof gen);
@@ -227,7 +227,8 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         if (st)
             return st;
     }
-    if ((st = write_attr_u64(w, f, "", "summary_checksum", tf_pl_summary_checksum(p, stats))))
+    if ((st = write_attr_u64(w, f, "", "summary_checksum",
+                             tf_pl_summary_checksum(p, stats, parts))))
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
@@ -263,92 +264,199 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
     return st;
 }
 
-static int write_rank(const wctx *w, hid_t f, const tf_pl_enc_part *e)
+/* parts/: the tables, the folders and the 21 part datasets, left open in
+ * d[] for the chunks. */
+static int write_part_tables(const wctx *w, hid_t loc, const tf_pl_parts *t,
+                             hid_t d[N_RANK_ARRAYS])
 {
-    const tf_pl_enc_head *h = &e->h;
-    char gname[32];
-    snprintf(gname, sizeof gname, RANK_GROUP_FMT, (int)h->rank);
-    hid_t g;
-    int st0 = make_group(w, f, gname, 1, &g);
-    if (st0 != TF_OK)
-        return st0;
     int st;
-    if ((st = write_attr_i32(w, g, gname, "rank", (int32_t)h->rank)) ||
-        (st = write_attr_i64(w, g, gname, "row_begin", h->row_begin)) ||
-        (st = write_attr_i64(w, g, gname, "nrows", h->nrows)) ||
-        (st = write_attr_i64(w, g, gname, "brow_begin", h->brow_begin)) ||
-        (st = write_attr_i64(w, g, gname, "nbrows", h->nbrows)) ||
-        (st = write_attr_i64(w, g, gname, "coll_buf_rows", h->coll_buf_rows)) ||
-        (st = write_attr_i64(w, g, gname, "fetch_buf_rows", h->fetch_buf_rows)) ||
-        (st = write_attr_u64(w, g, gname, "checksum", h->checksum)))
-        goto done;
-    /* The folders of the array paths ("local/col": "local"), in table order. */
-    char folder[32] = "";
+    if ((st = make_folder(w, loc, PARTS_GROUP)))
+        return st;
+    hid_t ft = tf_pl_entry_type(1), mt = tf_pl_entry_type(0);
+    if (ft < 0 || mt < 0)
+        st = tf_pl_h5_fail(w->path, "cannot make compound type for", PARTS_RANKS);
+    else
+        st = write_dset(w, loc, "", PARTS_RANKS, ft, mt, sizeof(tf_pl_rank_entry), t->nranks,
+                        t->rank);
+    tf_pl_close_id(&ft, H5Tclose);
+    tf_pl_close_id(&mt, H5Tclose);
+    if (st)
+        return st;
+    ft = tf_pl_offsets_type(1);
+    mt = tf_pl_offsets_type(0);
+    if (ft < 0 || mt < 0)
+        st = tf_pl_h5_fail(w->path, "cannot make compound type for", PARTS_OFFSETS);
+    else
+        st = write_dset(w, loc, "", PARTS_OFFSETS, ft, mt, N_COUNTS * 8,
+                        (int64_t)t->nranks + 1, t->off);
+    tf_pl_close_id(&ft, H5Tclose);
+    tf_pl_close_id(&mt, H5Tclose);
+    /* The folders of the array paths ("local/col": "parts/local"), in table order. */
+    char folder[64] = "";
     for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
         const char *name = tf_pl_rank_arrays[i].name, *slash = strchr(name, '/');
-        size_t len = slash ? (size_t)(slash - name) : 0;
-        if (len && len < sizeof folder && (strncmp(folder, name, len) != 0 || folder[len])) {
-            memcpy(folder, name, len);
-            folder[len] = '\0';
-            st = make_folder(w, g, folder);
+        int len = slash ? (int)(slash - name) : 0;
+        char want[64];
+        snprintf(want, sizeof want, "%s/%.*s", PARTS_GROUP, len, name);
+        if (len && strcmp(folder, want) != 0) {
+            snprintf(folder, sizeof folder, "%s", want);
+            st = make_folder(w, loc, folder);
         }
     }
-    enc_src src = {e->bytes, e->sizes};
+    const int64_t *extent = &t->off[(size_t)t->nranks * N_COUNTS];
     for (int i = 0; i < N_RANK_ARRAYS && st == TF_OK; i++) {
-        int k = tf_pl_rank_arrays[i].kind;
-        size_t es = tf_pl_kind_size(k);
-        int64_t n = h->counts[tf_pl_rank_arrays[i].count];
-        st = write_dset_enc(w, g, gname, tf_pl_rank_arrays[i].name, tf_pl_kind_ftype(k),
-                            tf_pl_kind_mtype(k), es, n, NULL, &src);
-        tf_pl_storage s = tf_pl_storage_of(n, es);
-        if (s == TF_PL_COMPACT) {
-            src.bytes += (size_t)n * es;
-        } else if (s == TF_PL_CHUNKED) {
-            for (int64_t c = 0; c < h->nchunks[i]; c++)
-                src.bytes += src.sizes[c];
-            src.sizes += h->nchunks[i];
+        int k = tf_pl_rank_arrays[i].kind, c = tf_pl_rank_arrays[i].count;
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
+        st = write_dset_to(w, loc, "", name, tf_pl_kind_ftype(k), tf_pl_kind_mtype(k),
+                           tf_pl_kind_size(k), extent[c], NULL, t->chunk[c] ? t->chunk[c] : 1,
+                           &d[i]);
+    }
+    return st;
+}
+
+/* Places rank p's encoded chunks at its offsets. */
+static int write_rank_chunks(const wctx *w, const tf_pl_parts *t, hid_t d[N_RANK_ARRAYS],
+                             const tf_pl_enc_part *e)
+{
+    const tf_pl_enc_head *h = &e->h;
+    const unsigned char *b = e->bytes;
+    const uint32_t *sz = e->sizes;
+    for (int i = 0; i < N_RANK_ARRAYS; i++) {
+        int c = tf_pl_rank_arrays[i].count;
+        hsize_t at = (hsize_t)t->off[(size_t)h->rank * N_COUNTS + c];
+        for (int64_t j = 0; j < h->nchunks[i]; j++, at += (hsize_t)t->chunk[c]) {
+            if (H5Dwrite_chunk(d[i], H5P_DEFAULT, 0, &at, *sz, b) < 0) {
+                char name[64];
+                snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
+                return tf_pl_h5_fail(w->path, "cannot write a chunk of dataset", name);
+            }
+            b += *sz++;
         }
     }
-done:
-    if (H5Gclose(g) < 0 && st == TF_OK)
-        st = tf_pl_h5_fail(w->path, "cannot close group", gname);
+    return TF_OK;
+}
+
+/* A part that comes encoded (the distributed planner's ranks encode their
+ * own): its scalars are checked against the plan again. */
+static int check_head(const wctx *w, const tf_plan *plan, const tf_rank_stats *stats, int i,
+                      const tf_pl_enc_head *h)
+{
+    tf_rank_plan rp;
+    tf_pl_enc_scalars(h, &rp);
+    int st;
+    if (rp.rank != i)
+        return tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp.rank);
+    if ((st = tf_pl_check_rank_scalars(plan, &rp)) != TF_OK)
+        return tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write an invalid plan", w->path);
+    if (memcmp(&rp.stats, &stats[i], sizeof(tf_rank_stats)) != 0)
+        return tf_fail(TF_ERR_INTERNAL, "%s: refusing to write: rank %d's stats differ from "
+                                        "all_stats", w->path, i);
+    for (int c = 0; c < N_COUNTS; c++)
+        if (tf_pl_count_get(&rp, c) != h->counts[c])
+            return tf_fail(TF_ERR_INTERNAL, "%s: part %d: %s length %lld, its scalars say %lld",
+                           w->path, i, tf_pl_count_names[c], (long long)h->counts[c],
+                           (long long)tf_pl_count_get(&rp, c));
+    return TF_OK;
+}
+
+/* The part tables of `plan`: from its parts (each checked, and hashed for
+ * its checksum) or from the heads the source hands over. */
+static int make_tables(const wctx *w, const tf_plan *plan, const tf_rank_stats *stats, int alt,
+                       tf_pl_parts *t)
+{
+    memset(t, 0, sizeof *t);
+    t->nranks = plan->nranks;
+    t->rank = calloc((size_t)plan->nranks, sizeof *t->rank);
+    if (!t->rank)
+        return tf_fail(TF_ERR_NOMEM, "%s: out of memory for %d ranks", w->path, plan->nranks);
+    const tf_pl_enc_head *heads = NULL;
+    int st = TF_OK;
+    if (w->src && (st = w->src->heads(w->src->ctx, alt, &heads)) != TF_OK)
+        return st;
+    for (int i = 0; st == TF_OK && i < plan->nranks; i++) {
+        if (heads) {
+            const tf_pl_enc_head *h = &heads[i];
+            if ((st = check_head(w, plan, stats, i, h)) == TF_OK) {
+                tf_rank_plan rp;
+                tf_pl_enc_scalars(h, &rp);
+                tf_pl_entry_of(&rp, h->checksum, &t->rank[i]);
+            }
+        } else {
+            const tf_rank_plan *rp = &plan->parts[i];
+            if ((st = tf_plan_validate_rank(plan, rp)) != TF_OK)
+                st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write an invalid plan",
+                                    w->path);
+            else
+                tf_pl_entry_of(rp, tf_plan_rank_checksum(rp), &t->rank[i]);
+        }
+    }
+    if (st == TF_OK && (st = tf_pl_parts_layout(t)) != TF_OK)
+        st = tf_fail_prefix(st, "%s", w->path);
+    for (int i = 0; heads && st == TF_OK && i < plan->nranks; i++)
+        for (int c = 0; c < N_COUNTS; c++)
+            if (heads[i].chunk[c] != t->chunk[c] && heads[i].counts[c] > 0) {
+                st = tf_fail(TF_ERR_INTERNAL, "%s: part %d encoded in chunks of %lld for %s, "
+                                              "expected %lld", w->path, i,
+                             (long long)heads[i].chunk[c], tf_pl_count_names[c],
+                             (long long)t->chunk[c]);
+                break;
+            }
     return st;
 }
 
 /* Rank i's part: encoded here from the plan, or handed over encoded by the
- * source (the distributed planner's ranks encode their own parts); the
- * scalars of one that comes encoded are checked against the plan again. */
-static int write_part(const wctx *w, hid_t f, const tf_plan *plan, const tf_rank_stats *stats,
-                      int alt, int i)
+ * source; it must be what the tables say. */
+static int write_part(const wctx *w, const tf_plan *plan, const tf_pl_parts *t,
+                      hid_t d[N_RANK_ARRAYS], int alt, int i)
 {
     if (!w->src) {
         tf_pl_enc_part e;
-        int st = tf_pl_encode_part(plan, &plan->parts[i], w->level, &e);
+        int st = tf_pl_encode_part(plan, &plan->parts[i], w->level, t->chunk, &e);
         if (st != TF_OK)
             st = tf_fail_prefix(st, "%s", w->path);
         else
-            st = write_rank(w, f, &e);
+            st = write_rank_chunks(w, t, d, &e);
         tf_pl_enc_part_free(&e);
         return st;
     }
     const tf_pl_enc_part *e = NULL;
+    const tf_pl_enc_head *heads = NULL;
     int st = w->src->get(w->src->ctx, alt, i, &e);
-    tf_rank_plan rp;
     if (st == TF_OK)
-        tf_pl_enc_scalars(&e->h, &rp);
+        st = w->src->heads(w->src->ctx, alt, &heads);
     if (st == TF_OK && (st = tf_pl_enc_check(e)) != TF_OK)
         st = tf_fail_prefix(st, "%s", w->path);
-    if (st == TF_OK && rp.rank != i)
-        st = tf_fail(TF_ERR_INTERNAL, "%s: part %d handed over as rank %d", w->path, i, rp.rank);
-    if (st == TF_OK && (st = tf_pl_check_rank_scalars(plan, &rp)) != TF_OK)
-        st = tf_fail_prefix(TF_ERR_INTERNAL, "%s: refusing to write an invalid plan", w->path);
-    if (st == TF_OK && memcmp(&rp.stats, &stats[i], sizeof(tf_rank_stats)) != 0)
-        st = tf_fail(TF_ERR_INTERNAL, "%s: refusing to write: rank %d's stats differ from "
-                                      "all_stats", w->path, i);
+    if (st == TF_OK && memcmp(&e->h, &heads[i], sizeof e->h) != 0)
+        st = tf_fail(TF_ERR_INTERNAL, "%s: part %d differs from what its rank announced",
+                     w->path, i);
     if (st == TF_OK)
-        st = write_rank(w, f, e);
+        st = write_rank_chunks(w, t, d, e);
     if (e)
         w->src->release(w->src->ctx, alt, i);
+    return st;
+}
+
+/* One plan (the root's, or the runner-up's in its group): header, tables,
+ * part datasets and every part's chunks. */
+static int write_plan(const wctx *w, hid_t loc, const tf_plan *plan, const char *date,
+                      const tf_rank_stats *stats, int alt)
+{
+    tf_pl_parts t;
+    hid_t d[N_RANK_ARRAYS];
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        d[i] = -1;
+    int st = make_tables(w, plan, stats, alt, &t);
+    if (st == TF_OK)
+        st = write_header(w, loc, plan, date, stats, &t);
+    if (st == TF_OK)
+        st = write_part_tables(w, loc, &t, d);
+    for (int i = 0; st == TF_OK && i < plan->nranks; i++)
+        st = write_part(w, plan, &t, d, alt, i);
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        if (d[i] >= 0 && H5Dclose(d[i]) < 0 && st == TF_OK)
+            st = tf_pl_h5_fail(w->path, "cannot close dataset", tf_pl_rank_arrays[i].name);
+    tf_pl_parts_free(&t);
     return st;
 }
 
@@ -422,7 +530,7 @@ static int check_plan_to_write(const char *path, const tf_plan *p, const tf_rank
 {
     int st = tf_pl_validate_header(p);
     if (st == TF_OK && from_source) {
-        /* The parts come one at a time and are checked then (write_part). */
+        /* The parts come one at a time; their heads are checked first (make_tables). */
         if (!p->all_stats)
             return tf_fail(TF_ERR_ARG, "%s: a plan written part by part needs all_stats", path);
         *owned = NULL;
@@ -432,7 +540,7 @@ static int check_plan_to_write(const char *path, const tf_plan *p, const tf_rank
     if (st == TF_OK && (p->first_rank != 0 || p->n_parts != p->nranks || !p->parts))
         st = tf_fail(TF_ERR_ARG, "plan holds parts %d..%d of %d ranks; a plan file needs all",
                      p->first_rank, p->first_rank + p->n_parts - 1, p->nranks);
-    /* Each part's contents are checked when it is encoded (write_part). */
+    /* Each part's contents are checked before the tables are made (make_tables). */
     for (int i = 0; st == TF_OK && i < p->n_parts; i++)
         if (p->parts[i].rank != i)
             st = tf_fail(TF_ERR_FORMAT, "parts[%d] is rank %d", i, p->parts[i].rank);
@@ -551,9 +659,7 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     }
     tf_pl_close_id(&fcpl, H5Pclose);
     tf_pl_close_id(&fapl, H5Pclose);
-    int st = write_header(w, f, plan, date, stats);
-    for (int i = 0; st == TF_OK && i < plan->nranks; i++)
-        st = write_part(w, f, plan, stats, 0, i);
+    int st = write_plan(w, f, plan, date, stats, 0);
     if (st == TF_OK && plan->alt) {
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
@@ -561,9 +667,7 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
         hid_t g;
         st = make_group(w, f, ALT_GROUP, 1, &g);
         if (st == TF_OK)
-            st = write_header(&wa, g, plan->alt, date, alt_stats);
-        for (int i = 0; st == TF_OK && i < plan->alt->nranks; i++)
-            st = write_part(&wa, g, plan->alt, alt_stats, 1, i);
+            st = write_plan(&wa, g, plan->alt, date, alt_stats, 1);
         if (g >= 0 && H5Gclose(g) < 0 && st == TF_OK)
             st = tf_pl_h5_fail(w->path, "cannot close group", ALT_GROUP);
     }

@@ -13,19 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-tf_pl_storage tf_pl_storage_of(int64_t n, size_t esize)
-{
-    if (n <= 0)
-        return TF_PL_EMPTY;
-    return (size_t)n * esize < COMPACT_BYTES ? TF_PL_COMPACT : TF_PL_CHUNKED;
-}
-
-int64_t tf_pl_chunk_len(int64_t n, size_t esize)
-{
-    int64_t c = (int64_t)(CHUNK_BYTES / esize);
-    return c < n ? c : n;
-}
-
 /* H5_checksum_fletcher32 of HDF5 1.10: sums of 16-bit big-endian words,
  * folded every 360 words before they can overflow; an odd last byte is the
  * high half of a word. */
@@ -124,19 +111,14 @@ int tf_pl_enc_check(const tf_pl_enc_part *e)
     const tf_pl_enc_head *h = &e->h;
     int64_t chunks = 0, bytes = 0;
     for (int c = 0; c < N_COUNTS; c++)
-        if (h->counts[c] < 0)
-            return tf_fail(TF_ERR_INTERNAL, "part %lld: negative count", (long long)h->rank);
+        if (h->counts[c] < 0 || h->chunk[c] < 0 || h->chunk[c] > PART_CHUNK_ELEMS ||
+            (h->counts[c] > 0 && h->chunk[c] == 0))
+            return tf_fail(TF_ERR_INTERNAL, "part %lld: negative count or bad chunk length",
+                           (long long)h->rank);
     for (int i = 0; i < N_RANK_ARRAYS; i++) {
-        size_t es = tf_pl_kind_size(tf_pl_rank_arrays[i].kind);
-        int64_t n = h->counts[tf_pl_rank_arrays[i].count];
-        tf_pl_storage s = tf_pl_storage_of(n, es);
-        int64_t want = 0;
-        if (s == TF_PL_CHUNKED) {
-            int64_t c = tf_pl_chunk_len(n, es);
-            want = (n + c - 1) / c;
-        } else if (s == TF_PL_COMPACT) {
-            bytes += n * (int64_t)es;
-        }
+        int cnt = tf_pl_rank_arrays[i].count;
+        int64_t n = h->counts[cnt];
+        int64_t want = n > 0 ? (n + h->chunk[cnt] - 1) / h->chunk[cnt] : 0;
         if (h->nchunks[i] != want)
             return tf_fail(TF_ERR_INTERNAL, "part %lld: %s has %lld chunks, expected %lld",
                            (long long)h->rank, tf_pl_rank_arrays[i].name,
@@ -149,7 +131,7 @@ int tf_pl_enc_check(const tf_pl_enc_part *e)
     for (int64_t k = 0; k < chunks; k++)
         bytes += e->sizes[k];
     if (h->n_bytes != bytes)
-        return tf_fail(TF_ERR_INTERNAL, "part %lld: %lld bytes, its chunks and arrays need %lld",
+        return tf_fail(TF_ERR_INTERNAL, "part %lld: %lld bytes, its chunks need %lld",
                        (long long)h->rank, (long long)h->n_bytes, (long long)bytes);
     return TF_OK;
 }
@@ -170,7 +152,7 @@ void tf_pl_enc_scalars(const tf_pl_enc_head *h, tf_rank_plan *rp)
 }
 
 int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
-                      tf_pl_enc_part *out)
+                      const int64_t chunk[N_COUNTS], tf_pl_enc_part *out)
 {
     memset(out, 0, sizeof *out);
     int st = tf_plan_validate_rank(plan, rp);
@@ -187,8 +169,13 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
     h->nbrows = rp->nbrows;
     h->coll_buf_rows = rp->coll_buf_rows;
     h->fetch_buf_rows = rp->fetch_buf_rows;
-    for (int c = 0; c < N_COUNTS; c++)
+    for (int c = 0; c < N_COUNTS; c++) {
         h->counts[c] = tf_pl_count_get(rp, c);
+        h->chunk[c] = chunk[c];
+        if (h->counts[c] > 0 && (chunk[c] < 1 || chunk[c] > PART_CHUNK_ELEMS))
+            return tf_fail(TF_ERR_INTERNAL, "rank %d: chunk length %lld for %s", rp->rank,
+                           (long long)chunk[c], tf_pl_count_names[c]);
+    }
     h->checksum = tf_plan_rank_checksum(rp);
     h->stats = rp->stats;
 
@@ -196,13 +183,10 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
     size_t cap = 0, max_chunk = 0;
     for (int i = 0; i < N_RANK_ARRAYS; i++) {
         size_t es = tf_pl_kind_size(tf_pl_rank_arrays[i].kind);
-        int64_t n = h->counts[tf_pl_rank_arrays[i].count];
-        tf_pl_storage s = tf_pl_storage_of(n, es);
-        if (s == TF_PL_COMPACT)
-            cap += (size_t)n * es;
-        if (s != TF_PL_CHUNKED)
+        int cnt = tf_pl_rank_arrays[i].count;
+        int64_t n = h->counts[cnt], c = chunk[cnt];
+        if (n <= 0)
             continue;
-        int64_t c = tf_pl_chunk_len(n, es);
         h->nchunks[i] = (n + c - 1) / c;
         h->n_sizes += h->nchunks[i];
         size_t cb = (size_t)c * es;
@@ -225,14 +209,7 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
         size_t es = tf_pl_kind_size(tf_pl_rank_arrays[i].kind);
         int64_t n = h->counts[tf_pl_rank_arrays[i].count];
         const unsigned char *data = tf_pl_array_get(rp, i);
-        tf_pl_storage s = tf_pl_storage_of(n, es);
-        if (s == TF_PL_COMPACT) {
-            to_le(out->bytes + at, data, n, es);
-            at += (size_t)n * es;
-        }
-        if (s != TF_PL_CHUNKED)
-            continue;
-        int64_t c = tf_pl_chunk_len(n, es);
+        int64_t c = chunk[tf_pl_rank_arrays[i].count];
         for (int64_t first = 0; first < n; first += c, k++) {
             int64_t m = n - first < c ? n - first : c;
             size_t len;

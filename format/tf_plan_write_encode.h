@@ -1,15 +1,16 @@
-/* A rank's part of a plan, encoded as it will lie in the file: every array
- * that the writer stores chunked is cut into its chunks and run through the
- * datasets' filter pipeline (shuffle, zstd, Fletcher-32) here, and the
- * writer hands the finished chunks to H5Dwrite_chunk. Arrays the writer
- * stores compact (under COMPACT_BYTES) travel as their raw bytes.
+/* A rank's part of a plan, encoded as it will lie in the file (format 3.0):
+ * every array is cut into the chunks of its part dataset (every rank's
+ * arrays of one kind in one dataset, docs/plan-format.md), the last one
+ * padded with zeros, and run through the datasets' filter pipeline
+ * (shuffle, zstd, Fletcher-32) here; the writer hands the finished chunks
+ * to H5Dwrite_chunk at the rank's offset.
  *
  * Why: the distributed planner's ranks each encode their own parts, in
  * parallel, and rank 0, which writes the one file, only receives the
  * compressed bytes and places them; compressing, checksumming and checking
  * every part on rank 0 grew with P while the SpMM shrank (docs/scale.md,
  * "Planning at scale"). The bytes are those HDF5's own pipeline would
- * store, so the file is the same plan format (docs/plan-format.md).
+ * store, so the file is an ordinary HDF5 file.
  *
  * Internal to libtwoface (the plan writer and planner/tf_dist_write.c). */
 #ifndef TF_PLAN_WRITE_ENCODE_H
@@ -21,10 +22,11 @@
 
 /* Everything of a part but its arrays' bytes: fixed size, so it travels
  * between ranks as one message. */
-typedef struct {
+typedef struct tf_pl_enc_head {
     int64_t rank, row_begin, nrows, brow_begin, nbrows, coll_buf_rows, fetch_buf_rows;
     int64_t counts[N_COUNTS];       /* tf_pl_count_get of every count kind */
-    int64_t nchunks[N_RANK_ARRAYS]; /* 0: empty or stored compact */
+    int64_t chunk[N_COUNTS];        /* elements per chunk of every count kind */
+    int64_t nchunks[N_RANK_ARRAYS]; /* 0: empty */
     int64_t n_sizes;                /* chunks in all, the length of sizes[] */
     int64_t n_bytes;                /* length of bytes[] */
     uint64_t checksum;              /* tf_plan_rank_checksum of the part */
@@ -34,26 +36,22 @@ typedef struct {
 typedef struct tf_pl_enc_part {
     tf_pl_enc_head h;
     uint32_t *sizes;      /* filtered size of each chunk, arrays in tf_pl_rank_arrays order */
-    unsigned char *bytes; /* per array in order: its raw bytes (compact) or its chunks */
+    unsigned char *bytes; /* the chunks, one after the other */
 } tf_pl_enc_part;
 
-/* How the writer stores a 1-D array of n elements of esize bytes. */
-typedef enum { TF_PL_EMPTY, TF_PL_COMPACT, TF_PL_CHUNKED } tf_pl_storage;
-tf_pl_storage tf_pl_storage_of(int64_t n, size_t esize);
-/* Elements per chunk of a chunked array of n elements. */
-int64_t tf_pl_chunk_len(int64_t n, size_t esize);
-
 /* Checks part rp against plan (tf_plan_validate_rank, and its stats against
- * plan->all_stats when present), then encodes it for zstd `level` (0: no
- * shuffle and no zstd, only Fletcher-32). *out is overwritten; free it with
+ * plan->all_stats when present), then encodes it in chunks of chunk[c]
+ * elements for its arrays of count kind c (the same on every rank:
+ * tf_pl_chunks_of the longest slices) for zstd `level` (0: no shuffle and
+ * no zstd, only Fletcher-32). *out is overwritten; free it with
  * tf_pl_enc_part_free, also after a failure. */
 int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
-                      tf_pl_enc_part *out);
+                      const int64_t chunk[N_COUNTS], tf_pl_enc_part *out);
 void tf_pl_enc_part_free(tf_pl_enc_part *e);
 
 /* Checks that an encoded part's chunk counts and byte counts agree with its
- * counts, so that the writer can walk its bytes (a part received from
- * another rank). TF_OK or TF_ERR_INTERNAL naming the part. */
+ * counts and chunk lengths, so that the writer can walk its bytes (a part
+ * received from another rank). TF_OK or TF_ERR_INTERNAL naming the part. */
 int tf_pl_enc_check(const tf_pl_enc_part *e);
 
 /* The part's scalars and counts back in a tf_rank_plan without arrays, for

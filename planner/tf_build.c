@@ -433,10 +433,13 @@ static int build_stripe_table(const tf_analysis *an, tf_plan *plan)
     return TF_OK;
 }
 
-int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+static int build_range(const tf_csr *a, int64_t row_base, int p0, int p1,
+                       const tf_analysis *an, int keep_arrays, tf_plan *plan);
+
+static int build_parts(const tf_csr *a, const tf_analysis *an, int keep_arrays, tf_plan *plan)
 {
     int P = plan->nranks;
-    int st = tf_build_parts_range(a, 0, 0, P, an, plan);
+    int st = build_range(a, 0, 0, P, an, keep_arrays, plan);
     if (st)
         return st;
     plan->all_stats = calloc((size_t)P, sizeof *plan->all_stats);
@@ -445,8 +448,37 @@ int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
     return build_send(plan);
 }
 
-int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
-                         const tf_analysis *an, tf_plan *plan)
+int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+{
+    return build_parts(a, an, 1, plan);
+}
+
+int tf_build_parts_lean(const tf_csr *a, const tf_analysis *an, tf_plan *plan)
+{
+    return build_parts(a, an, 0, plan);
+}
+
+/* What a part keeps without its arrays: the schedules, the runs and the
+ * statistics, which the send side and the predicted time need. */
+static void drop_arrays(tf_rank_plan *rp)
+{
+    free(rp->loc_ptr);
+    free(rp->loc_idx);
+    free(rp->loc_val);
+    free(rp->coll_ptr);
+    free(rp->coll_idx);
+    free(rp->coll_val);
+    free(rp->fetch_rows);
+    free(rp->fet_ptr);
+    free(rp->fet_idx);
+    free(rp->fet_val);
+    rp->loc_ptr = rp->coll_ptr = rp->fet_ptr = NULL;
+    rp->loc_idx = rp->coll_idx = rp->fet_idx = rp->fetch_rows = NULL;
+    rp->loc_val = rp->coll_val = rp->fet_val = NULL;
+}
+
+static int build_range(const tf_csr *a, int64_t row_base, int p0, int p1,
+                       const tf_analysis *an, int keep_arrays, tf_plan *plan)
 {
     int np = p1 - p0;
     plan->parts = calloc((size_t)(np > 0 ? np : 1), sizeof *plan->parts);
@@ -462,6 +494,8 @@ int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
 #pragma omp parallel for schedule(dynamic, 1)
     for (int p = p0; p < p1; p++) {
         int s = build_rank(a, row_base, an, plan, p, &plan->parts[p - p0]);
+        if (s == TF_OK && !keep_arrays)
+            drop_arrays(&plan->parts[p - p0]);
         if (s != TF_OK) {
 #pragma omp critical
             {
@@ -475,4 +509,16 @@ int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
     if (failed != TF_OK)
         return tf_fail(failed, "%s", msg);
     return TF_OK;
+}
+
+int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
+                         const tf_analysis *an, tf_plan *plan)
+{
+    return build_range(a, row_base, p0, p1, an, 1, plan);
+}
+
+int tf_build_parts_range_lean(const tf_csr *a, int64_t row_base, int p0, int p1,
+                              const tf_analysis *an, tf_plan *plan)
+{
+    return build_range(a, row_base, p0, p1, an, 0, plan);
 }

@@ -20,6 +20,16 @@ int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan);
 int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
                          const tf_analysis *an, tf_plan *plan);
 
+/* tf_build_parts and tf_build_parts_range without the parts' arrays (local, collective and fetch CSR/CSC
+ * and fetch_rows, left NULL): each part's are freed as soon as it is
+ * built, so a candidate plan can be predicted, and compared with others,
+ * in the memory of its schedules and statistics. Such a plan is only for
+ * tf_plan_predicted_time and tf_plan_free; building it again in full
+ * gives the same schedules and statistics. */
+int tf_build_parts_lean(const tf_csr *a, const tf_analysis *an, tf_plan *plan);
+int tf_build_parts_range_lean(const tf_csr *a, int64_t row_base, int p0, int p1,
+                              const tf_analysis *an, tf_plan *plan);
+
 /* The owner side of rank part rq's statistics, from its send schedule
  * (rows sent, peers sent to), then its predicted times: the last step of
  * a part, once its send schedule and fetch_peers_sent are known. */

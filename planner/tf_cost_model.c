@@ -73,7 +73,21 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
     s->t_fetch_half = s->t_fetch_comm + s->t_fetch_comp;
     s->t_total = tf_cost_rank_time(c, s->t_local, s->t_coll_comm, s->t_coll_comp,
                                    s->t_fetch_comm, s->t_fetch_comp) +
-                 s->t_sync;
+                 s->t_sync + tf_cost_round(c, k, s);
+}
+
+double tf_cost_round(const tf_coeffs *c, int k, const tf_rank_stats *s)
+{
+    if (elem_bytes(c) != 2.0)
+        return 0.0;
+    /* One float32 element read, rounded and stored per exported element,
+     * priced like one element of B through the local kernel: both are a
+     * pass over float32 rows with a few operations per value. The
+     * collective's rows are rounded by their sender as it packs them, once
+     * per recipient. A fetched row is rounded by its owner before READY,
+     * which the fetcher waits for; the counts give no rank's rows fetched by
+     * others, so the fetcher is charged its own fetched rows. */
+    return c->gamma_local * (double)(s->coll_rows_sent + s->fetch_rows) * k;
 }
 
 double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers)

@@ -31,6 +31,11 @@ double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);
  * K float32 values the cache holds. 0 without a cache. */
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k);
 
+/* bf16 (elem_bytes 2): the rounding of the rows that travel, added to the
+ * rank's time before both halves (nothing is sent or fetched before it);
+ * 0 for float32. docs/cost-model.md, "Precision of what travels". */
+double tf_cost_round(const tf_coeffs *c, int k, const tf_rank_stats *s);
+
 /* Per-SpMM synchronisation of a rank with fetch_peers fetch peers (owners it
  * fetches from plus ranks fetching from it). */
 double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers);

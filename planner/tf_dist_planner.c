@@ -8,6 +8,7 @@
 #include "tf_dist_prepare.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_mem_trace.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
 #include "tf_plan_perm.h"
@@ -288,7 +289,8 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
 /* One candidate plan (the analysis classified for it): this rank's parts,
  * the send side, every rank's statistics and, on rank 0, the stripe table. */
 static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
-                           const tf_plan *hdr, int mode, const int *first_part, tf_plan *out)
+                           const tf_plan *hdr, int mode, const int *first_part, int lean,
+                           tf_plan *out)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -308,7 +310,10 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
     if (st == TF_OK) {
         memcpy(out->row_off, hdr->row_off, (size_t)(P + 1) * sizeof *out->row_off);
         memcpy(out->brow_off, hdr->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
-        st = tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1], an, out);
+        st = lean ? tf_build_parts_range_lean(&a->loc, a->row0, first_part[me],
+                                              first_part[me + 1], an, out)
+                  : tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1],
+                                         an, out);
     }
     st = tf_agree(comm, st);
     if (st == TF_OK)
@@ -414,6 +419,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
         band[r] = row_off[first_part[r]];
     if ((st = tf_dist_redistribute(comm, a, band, &mine)))
         goto done;
+    tf_mem_trace("partition");
     t1 = MPI_Wtime();
     tf_plan_header_init(&hdr, mine.m, mine.n, mine.nnz_total, checksum, o);
     hdr.row_off = row_off;
@@ -425,6 +431,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     if (st)
         goto done;
     an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
+    tf_mem_trace("analyse");
     t2 = MPI_Wtime();
     /* Candidates as in tf_planner.c: the mode asked for, and in twoface
      * mode the two pure plans beside the greedy result. The analysis does
@@ -432,6 +439,10 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     const int64_t T = an.ss_off[P];
     double t_classify = 0, t_build = 0;
     const char *cls = NULL;
+    /* A third candidate is built lean (tf_build.h): only two are ever
+     * kept, so it is built in full again only if it is one of them, after
+     * the other is freed. Two plans' arrays beside A, never three. */
+    int lean = -1;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
         if (i > 0 && (o->mode != TF_MODE_TWOFACE || o->no_pure_check ||
@@ -448,8 +459,12 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
                    (size_t)T);
         }
         double c1 = MPI_Wtime();
+        tf_mem_trace("classify");
+        if (have[0] + have[1] + have[2] == 2)
+            lean = i;
         if (st == TF_OK)
-            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, &cand[i]);
+            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, lean == i, &cand[i]);
+        tf_mem_trace(i == 0 ? "build 1st" : i == 1 ? "build fetch" : "build coll");
         t_classify += c1 - c0;
         t_build += MPI_Wtime() - c1;
         if (st == TF_OK) {
@@ -460,12 +475,37 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
         }
     }
     t3 = t2 + t_classify;
-    t4 = t3 + t_build;
-    if (st)
+    if (st) {
+        t4 = t3 + t_build;
         goto done;
+    }
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check) {
         int chosen, runner, alt_mode;
         tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
+        for (int i = 0; i < 3; i++)
+            if (have[i] && i != chosen && i != runner) {
+                tf_plan_free(&cand[i]);
+                have[i] = 0;
+            }
+        tf_mem_trace("choose");
+        if (lean >= 0 && have[lean]) {
+            /* The lean candidate is kept: its arrays now, with the
+             * classification it was built from still in an.ss_class (the
+             * last one set). */
+            double c1 = MPI_Wtime();
+            int mode = lean == 0 ? o->mode : lean == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+            tf_plan_free(&cand[lean]);
+            have[lean] = 0;
+            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, 0, &cand[lean]);
+            have[lean] = st == TF_OK;
+            t_build += MPI_Wtime() - c1;
+            tf_mem_trace("rebuild");
+            if (st) {
+                t4 = t3 + t_build;
+                goto done;
+            }
+        }
+        t4 = t3 + t_build;
         *out = cand[chosen];
         out->mode = TF_MODE_TWOFACE;
         have[chosen] = 0;
@@ -486,6 +526,7 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
             goto done;
         }
     } else {
+        t4 = t3 + t_build;
         *out = cand[0];
         have[0] = 0;
     }

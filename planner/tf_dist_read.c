@@ -228,7 +228,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     int64_t hint = S > D ? (int64_t)((__int128)h->declared * (end - start) / (S - D)) : 0;
     if (h->symmetry != TF_MM_GENERAL)
         hint *= 2;
-    st = tf_coo_init(&coo, h->m, h->n, hint + 16);
+    st = tf_coo_init_ones(&coo, h->m, h->n, hint + 16);
     if (!st)
         st = parse_range(c, fd, buf, start, end, first_line, 0, &seen, &coo, &err_line);
     int64_t before = exscan(c->comm, c->rank, seen), total = sum(c->comm, seen);
@@ -250,7 +250,7 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     }
     free(buf);
     buf = NULL;
-    st = tf_coo_init(&mine, h->m, h->n, 0); /* the exchange sizes it */
+    st = tf_coo_init_ones(&mine, h->m, h->n, 0); /* the exchange sizes it */
     st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
         st = tf_row_exchange(c->comm, h->m, &coo, &mine, c->round);
@@ -374,9 +374,9 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
     memset(&mine, 0, sizeof mine);
     int st = scratch ? TF_OK : tf_fail(TF_ERR_NOMEM, "cannot allocate a text buffer");
     if (!st)
-        st = tf_coo_init(&part, h->m, h->n, 0);
+        st = tf_coo_init_ones(&part, h->m, h->n, 0);
     if (!st)
-        st = tf_coo_init(&mine, h->m, h->n, 0);
+        st = tf_coo_init_ones(&mine, h->m, h->n, 0);
     st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     int64_t total = 0;
     for (int64_t fin[2] = {0, 0}; !st && !fin[0];) {
@@ -393,7 +393,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
         MPI_Bcast(fin, 2, MPI_INT64_T, 0, c->comm);
         int64_t seen = 0;
         if (!st && !part.row)
-            st = tf_coo_init(&part, h->m, h->n, 0); /* the exchange freed it */
+            st = tf_coo_init_ones(&part, h->m, h->n, 0); /* the exchange freed it */
         if (!st && len) {
             st = tf_mm_parse_lines(c->path, h, text, len, first, 0, &seen, &part, &err_line);
             key = err_line;

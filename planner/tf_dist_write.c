@@ -87,8 +87,17 @@ typedef struct {
     const int *first_part;
     int Q;
     tf_pl_enc_part *own[2]; /* this rank's parts, encoded: plan's and runner-up's */
+    tf_pl_enc_head *heads[2]; /* every rank's heads, gathered before the write */
     tf_pl_enc_part got;     /* a part received, until released */
 } root_ctx;
+
+static int root_heads(void *ctx, int alt, const tf_pl_enc_head **h)
+{
+    root_ctx *c = ctx;
+    *h = c->heads[alt];
+    return *h ? TF_OK : tf_fail(TF_ERR_INTERNAL, "no heads gathered for the %s",
+                                alt ? "runner-up" : "plan");
+}
 
 static int holder_of(const root_ctx *c, int p)
 {
@@ -121,8 +130,65 @@ static void root_release(void *ctx, int alt, int p)
     tf_pl_enc_part_free(&((root_ctx *)ctx)->got);
 }
 
+/* The chunk lengths of pl's part datasets, which every rank must encode
+ * with: from the longest slice of every count kind over all ranks. */
+static int agree_chunks(MPI_Comm comm, const tf_plan *pl, int64_t chunk[N_COUNTS])
+{
+    int64_t mine[N_COUNTS] = {0}, all[N_COUNTS];
+    for (int i = 0; pl && i < pl->n_parts; i++)
+        for (int c = 0; c < N_COUNTS; c++) {
+            int64_t n = tf_pl_count_get(&pl->parts[i], c);
+            if (n > mine[c])
+                mine[c] = n;
+        }
+    if (MPI_Allreduce(mine, all, N_COUNTS, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return tf_fail(TF_ERR_MPI, "agreeing on the plan's chunk lengths failed");
+    tf_pl_chunks_of(all, chunk);
+    return TF_OK;
+}
+
+/* Rank 0 gathers the heads of every part of pl (NULL on other ranks):
+ * the tables it writes before any part's bytes. */
+static int gather_heads(MPI_Comm comm, const tf_plan *pl, const tf_pl_enc_part *own,
+                        const int *first_part, tf_pl_enc_head **out)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    *out = NULL;
+    int n = pl ? pl->n_parts : 0, st = TF_OK;
+    tf_pl_enc_head *mine = malloc((size_t)(n ? n : 1) * sizeof *mine);
+    int *counts = NULL, *displs = NULL;
+    if (me == 0) {
+        counts = malloc((size_t)Q * sizeof *counts);
+        displs = malloc((size_t)Q * sizeof *displs);
+        *out = pl ? malloc((size_t)pl->nranks * sizeof **out) : NULL;
+    }
+    int ok = mine != NULL && (me != 0 || (counts && displs && (!pl || *out)));
+    for (int i = 0; mine && i < n; i++)
+        mine[i] = own[i].h;
+    for (int x = 0; me == 0 && ok && x < Q; x++) {
+        counts[x] = (first_part[x + 1] - first_part[x]) * (int)sizeof **out;
+        displs[x] = first_part[x] * (int)sizeof **out;
+    }
+    st = tf_agree(comm, ok ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for part heads"));
+    if (st == TF_OK && pl &&
+        MPI_Gatherv(mine, n * (int)sizeof *mine, MPI_BYTE, me == 0 ? *out : NULL, counts, displs,
+                    MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        st = tf_fail(TF_ERR_MPI, "gathering the plan parts' heads failed");
+    free(mine);
+    free(counts);
+    free(displs);
+    if (st != TF_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* Encodes this rank's parts of pl into *out (n_parts of them). */
-static int encode_own(const char *path, const tf_plan *pl, int zstd_level, tf_pl_enc_part **out)
+static int encode_own(const char *path, const tf_plan *pl, int zstd_level,
+                      const int64_t chunk[N_COUNTS], tf_pl_enc_part **out)
 {
     *out = NULL;
     if (!pl || pl->n_parts == 0)
@@ -131,7 +197,7 @@ static int encode_own(const char *path, const tf_plan *pl, int zstd_level, tf_pl
     if (!*out)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d plan parts", pl->n_parts);
     for (int i = 0; i < pl->n_parts; i++) {
-        int st = tf_pl_encode_part(pl, &pl->parts[i], zstd_level, &(*out)[i]);
+        int st = tf_pl_encode_part(pl, &pl->parts[i], zstd_level, chunk, &(*out)[i]);
         if (st != TF_OK)
             return tf_fail_prefix(st, "%s", path);
     }
@@ -162,20 +228,33 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     /* Every rank checks, checksums and compresses its own parts at once, in
      * parallel; rank 0 then only places the finished chunks. */
     tf_pl_enc_part *own[2] = {NULL, NULL};
-    int st = encode_own(path, plan, zstd_level, &own[0]);
+    tf_pl_enc_head *heads[2] = {NULL, NULL};
+    int64_t chunk[2][N_COUNTS];
+    int st = agree_chunks(comm, plan, chunk[0]);
     if (st == TF_OK)
-        st = encode_own(path, plan->alt, zstd_level, &own[1]);
+        st = agree_chunks(comm, plan->alt, chunk[1]);
+    if (st == TF_OK)
+        st = encode_own(path, plan, zstd_level, chunk[0], &own[0]);
+    if (st == TF_OK)
+        st = encode_own(path, plan->alt, zstd_level, chunk[1], &own[1]);
     st = tf_agree(comm, st);
+    if (st == TF_OK)
+        st = gather_heads(comm, plan, own[0], first_part, &heads[0]);
+    if (st == TF_OK)
+        st = gather_heads(comm, plan->alt, own[1], first_part, &heads[1]);
     if (st != TF_OK) {
         free_own(plan, own[0]);
         if (plan->alt)
             free_own(plan->alt, own[1]);
+        free(heads[0]);
+        free(heads[1]);
         free(first_part);
         return st;
     }
     if (me == 0) {
-        root_ctx c = {comm, plan, first_part, Q, {own[0], own[1]}, {{0}, NULL, NULL}};
-        tf_plan_part_source src = {root_get, root_release, &c};
+        root_ctx c = {comm, plan, first_part, Q, {own[0], own[1]}, {heads[0], heads[1]},
+                      {{0}, NULL, NULL}};
+        tf_plan_part_source src = {root_heads, root_get, root_release, &c};
         st = tf_plan_write_source(path, plan, zstd_level, &src);
         tf_pl_enc_part_free(&c.got);
         /* Whoever still waits to be asked is told to stop. */
@@ -206,6 +285,8 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     free_own(plan, own[0]);
     if (plan->alt)
         free_own(plan->alt, own[1]);
+    free(heads[0]);
+    free(heads[1]);
     free(first_part);
     return tf_agree(comm, st);
 }

@@ -6,6 +6,7 @@
 #include "tf_outpath.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,13 @@ void tf_explain_matrix(FILE *f, const tf_plan *plan)
 }
 
 /* What B rows travel as, and what bf16 is predicted to save: the model run
- * again on the same plan with float32's byte terms. The model charges the
- * bytes only; the owner's rounding of its exported rows and the receivers'
- * widening are memory passes it does not see. Where a transfer is itself a
- * memory copy (one shared-memory node) they cost about what the halved copy
- * saves (docs/benchmarks.md, "bfloat16"), so the line says so for every bf16
- * plan: the coefficients do not tell a network from shared memory. */
+ * again on the same plan with float32's byte terms and no rounding. The
+ * model charges the owners' rounding of the rows that travel
+ * (tf_cost_round), so where that outweighs the halved bytes - a transfer
+ * that is itself a cheap copy, a rank that sends more than it computes -
+ * the line says bf16 does not pay. The receivers' widening happens in the
+ * kernels' loads, whose coefficients were measured on float32 rows: not
+ * charged. */
 static void explain_comm(FILE *f, const tf_plan *plan, double worst)
 {
     if (plan->comm != TF_PREC_BF16) {
@@ -39,9 +41,12 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
     }
     tf_coeffs c32 = plan->coeffs;
     c32.elem_bytes = 4;
-    double worst32 = 0;
+    double worst32 = 0, round = 0;
     for (int p = 0; p < plan->nranks; p++) {
         tf_rank_stats s = plan->all_stats[p];
+        double r = tf_cost_round(&plan->coeffs, plan->k_planned, &s);
+        if (r > round)
+            round = r;
         tf_cost_predict(&c32, plan->k_planned, &s);
         if (s.t_total > worst32)
             worst32 = s.t_total;
@@ -49,11 +54,13 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
     double saved = worst32 > 0 ? 1.0 - worst / worst32 : 0.0;
     fprintf(f, "comm: bf16 (B rows travel as bfloat16, 2 bytes per element; each remote product "
                "off by at most 2^-8 relative): predicted %.3f ms vs %.3f ms with f32 for this split "
-               "(%.0f%% less, bytes only); not charged: the owner's rounding of the rows it "
-               "exports and the receivers' widening, which on one shared-memory node, where a "
-               "transfer is a copy, cost about what the halved copy saves: bf16 pays where rows "
-               "cross a network (docs/benchmarks.md)\n",
-            1e3 * worst, 1e3 * worst32, 100.0 * saved);
+               "(%.0f%% %s), the owners' rounding of the rows that travel included (at most "
+               "%.3f ms on a rank; the receivers' widening is not charged)%s\n",
+            1e3 * worst, 1e3 * worst32, 100.0 * fabs(saved), saved >= 0 ? "less" : "more",
+            1e3 * round,
+            worst >= worst32 ? ": bf16 does not pay here, the rounding costs more than the "
+                               "halved bytes save; plan and run with --comm f32"
+                             : "");
 }
 
 void tf_explain_print(FILE *f, const tf_plan *plan)

@@ -94,7 +94,8 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
     return TF_OK;
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, tf_plan *out);
+static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, int lean,
+                     tf_plan *out);
 
 /* The twoface plan is the greedy hybrid unless a pure plan is predicted
  * within TF_HYBRID_MARGIN of it (or faster), compared on the built plans,
@@ -109,9 +110,9 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t ch
      * then needs no second build. */
     tf_plan cand[3];
     double t[3];
-    int have[3] = {0, 0, 0};
+    int have[3] = {0, 0, 0}, lean = 0;
     memset(cand, 0, sizeof cand);
-    int st = build_one(a, o, checksum, &cand[0]);
+    int st = build_one(a, o, checksum, 0, &cand[0]);
     if (st)
         return st;
     have[0] = 1;
@@ -125,7 +126,10 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t ch
             continue;
         tf_plan_options po = *o;
         po.mode = mode;
-        if ((st = build_one(a, &po, checksum, &cand[i])) == TF_OK) {
+        /* A third candidate is built lean (tf_build.h) and in full again
+         * only if kept, so that two plans' arrays are held, never three. */
+        lean = i == 2 && have[1];
+        if ((st = build_one(a, &po, checksum, lean, &cand[i])) == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
         }
@@ -138,6 +142,23 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t ch
     }
     int chosen, runner, alt_mode;
     tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
+    for (int i = 0; i < 3; i++)
+        if (have[i] && i != chosen && i != runner) {
+            tf_plan_free(&cand[i]);
+            have[i] = 0;
+        }
+    if (lean && have[2]) {
+        /* cand[2] was built lean and is kept: in full now. */
+        tf_plan_options po = *o;
+        po.mode = TF_MODE_COLLECTIVE;
+        tf_plan_free(&cand[2]);
+        if ((st = build_one(a, &po, checksum, 0, &cand[2]))) {
+            for (int i = 0; i < 2; i++)
+                if (have[i])
+                    tf_plan_free(&cand[i]);
+            return st;
+        }
+    }
     *out = cand[chosen];
     out->mode = TF_MODE_TWOFACE; /* what was asked, whatever the classes */
     if (runner >= 0) {
@@ -201,7 +222,7 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     uint64_t checksum = tf_plan_fingerprint(a, o->normalization);
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
         return choose_twoface(a, o, checksum, out);
-    return build_one(a, o, checksum, out);
+    return build_one(a, o, checksum, 0, out);
 }
 
 /* --partition metis: the METIS order once (not once per candidate plan),
@@ -306,7 +327,8 @@ void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64
     strftime(out->creation_date, sizeof out->creation_date, "%Y-%m-%dT%H:%M:%SZ", &tmv);
 }
 
-static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, tf_plan *out)
+static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, int lean,
+                     tf_plan *out)
 {
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
@@ -352,7 +374,7 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksu
     }
     double t3 = omp_get_wtime();
     if (!st)
-        st = tf_build_parts(a, &an, out);
+        st = lean ? tf_build_parts_lean(a, &an, out) : tf_build_parts(a, &an, out);
     double t4 = omp_get_wtime();
     /* Added up: a twoface plan's candidates each count. */
     if (o->timing) {

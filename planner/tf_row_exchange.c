@@ -1,7 +1,9 @@
-/* One MPI_Alltoallv per round over packed 16-byte entries (row, col, value
- * together, so one message per peer). The number of rounds is agreed first
- * (the largest pair count over the communicator), so every rank makes the
- * same collective calls even when it has nothing to send. */
+/* One MPI_Alltoallv per round over packed entries (row, col, value
+ * together, so one message per peer): 16 bytes, or 8 when no rank's
+ * entries have values other than 1 (tf_coo_init_ones: a pattern matrix
+ * travels and is held without its values). The number of rounds is agreed
+ * first (the largest pair count over the communicator), so every rank
+ * makes the same collective calls even when it has nothing to send. */
 #include "tf_row_exchange.h"
 #include "tf_dcsr.h"
 #include "tf_error.h"
@@ -14,6 +16,39 @@ typedef struct {
     int32_t row, col;
     double val;
 } entry;
+
+/* An entry of a matrix without values. */
+typedef struct {
+    int32_t row, col;
+} entry_ones;
+
+static void put(unsigned char *buf, int vals, int64_t at, const tf_coo *c, int64_t e)
+{
+    if (vals) {
+        entry *x = (entry *)buf + at;
+        x->row = c->row[e];
+        x->col = c->col[e];
+        x->val = c->val[e];
+    } else {
+        entry_ones *x = (entry_ones *)buf + at;
+        x->row = c->row[e];
+        x->col = c->col[e];
+    }
+}
+
+static void get(const unsigned char *buf, int vals, int64_t at, tf_coo *c, int64_t e)
+{
+    if (vals) {
+        const entry *x = (const entry *)buf + at;
+        c->row[e] = x->row;
+        c->col[e] = x->col;
+        c->val[e] = x->val;
+    } else {
+        const entry_ones *x = (const entry_ones *)buf + at;
+        c->row[e] = x->row;
+        c->col[e] = x->col;
+    }
+}
 
 int tf_row_owner(int64_t m, int Q, int64_t i)
 {
@@ -41,10 +76,10 @@ static int reserve(tf_coo *c, int64_t more)
     int32_t *k = realloc(c->col, (size_t)cap * sizeof *k);
     if (k)
         c->col = k;
-    double *v = realloc(c->val, (size_t)cap * sizeof *v);
+    double *v = c->val ? realloc(c->val, (size_t)cap * sizeof *v) : NULL;
     if (v)
         c->val = v;
-    if (!r || !k || !v)
+    if (!r || !k || (c->val && !v))
         return tf_fail(TF_ERR_NOMEM, "cannot hold %lld received entries", (long long)(c->n + more));
     c->cap = cap;
     return TF_OK;
@@ -61,10 +96,18 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
             *out = *in;
             *in = t;
         } else if (!(st = reserve(out, in->n))) {
-            memcpy(out->row + out->n, in->row, (size_t)in->n * sizeof *in->row);
-            memcpy(out->col + out->n, in->col, (size_t)in->n * sizeof *in->col);
-            memcpy(out->val + out->n, in->val, (size_t)in->n * sizeof *in->val);
-            out->n += in->n;
+            if (in->val || out->val) { /* one has values: both need them */
+                st = tf_coo_values(in);
+                if (!st)
+                    st = tf_coo_values(out);
+            }
+            if (!st) {
+                memcpy(out->row + out->n, in->row, (size_t)in->n * sizeof *in->row);
+                memcpy(out->col + out->n, in->col, (size_t)in->n * sizeof *in->col);
+                if (out->val)
+                    memcpy(out->val + out->n, in->val, (size_t)in->n * sizeof *in->val);
+                out->n += in->n;
+            }
         }
         tf_coo_free(in);
         return st;
@@ -77,10 +120,16 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     int *sc = calloc((size_t)Q, sizeof *sc), *rc = calloc((size_t)Q, sizeof *rc);
     int *sd = calloc((size_t)Q, sizeof *sd), *rd = calloc((size_t)Q, sizeof *rd);
     int *dest = NULL;
-    entry *packed = NULL, *sbuf = NULL, *rbuf = NULL;
+    unsigned char *packed = NULL, *sbuf = NULL, *rbuf = NULL;
     MPI_Datatype et = MPI_DATATYPE_NULL;
     if (!scount || !rcount || !soff || !roff || !sc || !rc || !sd || !rd)
         st = tf_fail(TF_ERR_NOMEM, "cannot allocate the exchange counts");
+    /* Values travel if any rank has some; then every rank's entries get them. */
+    int vals = in->val || out->val;
+    MPI_Allreduce(MPI_IN_PLACE, &vals, 1, MPI_INT, MPI_MAX, comm);
+    if (!st && vals && !(st = tf_coo_values(in)))
+        st = tf_coo_values(out);
+    const size_t esz = vals ? sizeof(entry) : sizeof(entry_ones);
     if (round_entries < 1)
         round_entries = 1;
     if (round_entries > INT_MAX / Q)
@@ -89,7 +138,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     int64_t n = in->n;
     if (!st) {
         dest = malloc((size_t)(n ? n : 1) * sizeof *dest);
-        packed = malloc((size_t)(n ? n : 1) * sizeof *packed);
+        packed = malloc((size_t)(n ? n : 1) * esz);
         if (!dest || !packed)
             st = tf_fail(TF_ERR_NOMEM, "cannot pack %lld entries for the exchange", (long long)n);
     }
@@ -102,12 +151,8 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
             soff[q + 1] = soff[q] + scount[q];
         int64_t *pos = roff; /* borrowed as a cursor until the counts arrive */
         memcpy(pos, soff, (size_t)Q * sizeof *pos);
-        for (int64_t e = 0; e < n; e++) {
-            entry *x = &packed[pos[dest[e]]++];
-            x->row = in->row[e];
-            x->col = in->col[e];
-            x->val = in->val[e];
-        }
+        for (int64_t e = 0; e < n; e++)
+            put(packed, vals, pos[dest[e]]++, in, e);
         memset(roff, 0, ((size_t)Q + 1) * sizeof *roff);
         tf_coo_free(in); /* packed holds them now: never both for long */
     }
@@ -123,8 +168,8 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     if (!st)
         st = reserve(out, roff[Q]);
     if (!st) {
-        sbuf = malloc((size_t)Q * (size_t)round_entries * sizeof *sbuf);
-        rbuf = malloc((size_t)Q * (size_t)round_entries * sizeof *rbuf);
+        sbuf = malloc((size_t)Q * (size_t)round_entries * esz);
+        rbuf = malloc((size_t)Q * (size_t)round_entries * esz);
         if (!sbuf || !rbuf)
             st = tf_fail(TF_ERR_NOMEM, "cannot allocate the exchange buffers");
     }
@@ -136,7 +181,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, comm);
     if (all[1] && !st)
         st = tf_fail(TF_ERR_MPI, "another rank failed while exchanging entries");
-    MPI_Type_contiguous((int)sizeof(entry), MPI_BYTE, &et);
+    MPI_Type_contiguous((int)esz, MPI_BYTE, &et);
     MPI_Type_commit(&et);
     for (int64_t k = 0; k < all[0] && !all[1]; k++) {
         int64_t from = k * round_entries;
@@ -148,19 +193,16 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
             sd[q] = so;
             rd[q] = ro;
             if (sc[q])
-                memcpy(sbuf + so, packed + soff[q] + from, (size_t)sc[q] * sizeof *sbuf);
+                memcpy(sbuf + (size_t)so * esz, packed + (size_t)(soff[q] + from) * esz,
+                       (size_t)sc[q] * esz);
             so += sc[q];
             ro += rc[q];
         }
         MPI_Alltoallv(sbuf, sc, sd, et, rbuf, rc, rd, et, comm);
         for (int q = 0; q < Q; q++) {
             int64_t at = base + roff[q] + from;
-            for (int x = 0; x < rc[q]; x++) {
-                const entry *y = &rbuf[rd[q] + x];
-                out->row[at + x] = y->row;
-                out->col[at + x] = y->col;
-                out->val[at + x] = y->val;
-            }
+            for (int x = 0; x < rc[q]; x++)
+                get(rbuf, vals, rd[q] + x, out, at + x);
         }
     }
     if (!st)

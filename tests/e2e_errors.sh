@@ -223,12 +223,12 @@ size=$(wc -c <"$good")
 head -c $((size / 2)) "$good" >"$work/trunc.h5"
 exec_fails "truncated plan ($((size / 2)) of $size bytes)" 3 "trunc.h5: .*damaged" "$work/trunc.h5"
 cp "$good" "$work/flip.h5"
-"$HELPER" --flip-chunk "$work/flip.h5" rank_000001/local/col
-exec_fails "flipped byte in a compressed chunk" 3 "rank_000001/local/col.*checksum" \
+"$HELPER" --flip-chunk "$work/flip.h5" local/col 1
+exec_fails "flipped byte in a compressed chunk" 3 "parts/local/col', rank 1's slice.*checksum" \
     "$work/flip.h5"
 cp "$good" "$work/drop.h5"
-"$HELPER" --drop-group "$work/drop.h5" 1
-exec_fails "rank group missing" 3 "rank_000001.*missing" "$work/drop.h5"
+"$HELPER" --drop "$work/drop.h5" parts/fetch/colptr
+exec_fails "part dataset missing" 3 "parts/fetch/colptr' is missing" "$work/drop.h5"
 exec_fails "plan for 4 ranks run on 3" 3 "plan is for 4 ranks, but 3 ranks are running" \
     "$work/good4.h5"
 exec_fails "plan for 3 ranks run on 4" 4 "plan is for 3 ranks, but 4 ranks are running" "$good"
@@ -236,12 +236,12 @@ exec_fails "plan for 3 ranks run on 4" 4 "plan is for 3 ranks, but 4 ranks are r
 exec_fails "fingerprint does not match the parts" 3 "fp.h5.*fingerprint mismatch" "$work/fp.h5"
 # Only rank 2 cannot load its part: ranks 0 and 1 must not wait for it.
 cp "$good" "$work/rank2.h5"
-"$HELPER" --edit "$work/rank2.h5" rank_000002/local/val
-exec_fails "only rank 2's part damaged (edited value)" 3 "rank_000002.*checksum mismatch" \
+"$HELPER" --edit "$work/rank2.h5" local/val 2
+exec_fails "only rank 2's part damaged (edited value)" 3 "rank 2's part: checksum mismatch" \
     "$work/rank2.h5"
 cp "$work/good4.h5" "$work/rank2of4.h5"
-"$HELPER" --drop-group "$work/rank2of4.h5" 2
-exec_fails "only rank 2's group missing, 4 ranks" 4 "rank_000002" "$work/rank2of4.h5"
+"$HELPER" --flip-chunk "$work/rank2of4.h5" local/col 2
+exec_fails "only rank 2's chunk damaged, 4 ranks" 4 "rank 2's slice" "$work/rank2of4.h5"
 
 # ---- 4. B files for --b ------------------------------------------------------
 

@@ -76,6 +76,30 @@ static void hub_matrix(tf_csr *a)
     tf_coo_free(&coo);
 }
 
+/* hub_matrix, and a block of rows that each want only a few rows of the hub
+ * (3 nonzeros in its 48 rows, scattered): those ranks fetch hub rows that
+ * others receive by the collective, so one owner's rows travel both ways. */
+static void overlap_matrix(tf_csr *a)
+{
+    tf_csr h;
+    hub_matrix(&h);
+    tf_coo coo;
+    if (tf_coo_init(&coo, 300, 300, 16) != TF_OK)
+        abort();
+    for (int64_t i = 0; i < h.nrows; i++)
+        for (int64_t e = h.rowptr[i]; e < h.rowptr[i + 1]; e++) {
+            int sparse = i >= 150 && i < 225 && h.col[e] < 48;
+            if (sparse && i % 16 != 0)
+                continue; /* this block keeps a hub entry on one row in 16 */
+            if (tf_coo_push(&coo, (int32_t)i, h.col[e], h.val[e]) != TF_OK)
+                abort();
+        }
+    tf_csr_free(&h);
+    if (tf_csr_from_coo(a, &coo) != TF_OK)
+        abort();
+    tf_coo_free(&coo);
+}
+
 static void options(tf_plan_options *o, int mode, int prec)
 {
     tf_plan_options_default(o);
@@ -419,6 +443,93 @@ START_TEST(plan_choice_and_trial)
 }
 END_TEST
 
+/* The pack's rounding (the collective rounds float32 B as it packs, and
+ * copies from the window only rows fetchers read too) sends the bits the
+ * window's export held before: every received row, collective and fetched,
+ * is tf_bf16 of the owner's B, and C is bitwise the same whether the
+ * collective packs every destination (the fused rounding), some (auto), or
+ * none (zero-copy from the window: the rounding into the window that every
+ * bf16 row used to take). A fixed summation order makes C comparable: two
+ * threads, one of them fetching one run at a time into its accumulator,
+ * merged after the collective group's local and collective parts. */
+START_TEST(pack_round_sends_the_window_bits)
+{
+    static const char *const names[3] = {"never", "auto", "always"};
+    tf_csr a;
+    overlap_matrix(&a);
+    const int k = 13; /* a vector body and a scalar tail in the rounding */
+    int from_window = 0, rounded_in_pack = 0;
+    for (int mode = 0; mode < 3; mode++) {
+        tf_handle *h = NULL;
+        ck_assert(all_true(open_mem(&a, mode, TF_PREC_F32, &h) == TF_OK));
+        const tf_rank_plan *rp = h->rp;
+        size_t csz = (size_t)(rp->nrows > 0 ? rp->nrows : 1) * (size_t)k;
+        float *c[3];
+        for (int pm = 0; pm < 3; pm++) {
+            setenv("TWOFACE_COLL_PACK", names[pm], 1);
+            tf_exec_options opt;
+            tf_exec_options_default(&opt);
+            opt.comm = TF_COMM_BF16;
+            opt.threads = 2;
+            opt.threads_fetch = 1;
+            opt.max_requests = 1;
+            tf_spmm_ctx *ctx = NULL;
+            ck_assert(all_true(tf_spmm_ctx_create(h, k, &opt, NULL, &ctx) == TF_OK));
+            unsetenv("TWOFACE_COLL_PACK");
+            ck_assert(pm == 0 ? ctx->n_pack_dst == 0
+                              : pm == 1 || ctx->n_pack_dst == ctx->n_dst);
+            int shared = 0;
+            for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
+                if (ctx->pack_from_xb && ctx->pack_from_xb[r])
+                    from_window++;
+                else
+                    rounded_in_pack++;
+                shared |= ctx->pack_from_xb && ctx->pack_from_xb[r];
+            }
+            /* At 4 ranks every rank wants the hub: a collective plan packs
+             * it for 3 destinations, rounded once into the window. */
+            if (mode == TF_MODE_COLLECTIVE && pm == 2 && g_size == 4)
+                ck_assert(any_rank(shared));
+            c[pm] = malloc(csz * sizeof(float));
+            ck_assert_ptr_nonnull(c[pm]);
+            for (int rep = 0; rep < 2; rep++) { /* B changes between SpMMs */
+                uint64_t seed = 700 + (uint64_t)(10 * mode + rep);
+                if (rp->nbrows > 0)
+                    tf_dense_fill(ctx->b, seed, rp->brow_begin, rp->nbrows, k);
+                ck_assert(all_true(tf_spmm_run(ctx, c[pm]) == TF_OK));
+                const uint16_t *cb = ctx->coll_buf, *fb = ctx->fetch_buf;
+                int ok = 1;
+                for (int64_t r = 0; r < rp->coll_buf_rows; r++)
+                    for (int x = 0; x < k; x++)
+                        ok &= cb[r * k + x] ==
+                              tf_bf16_from_f32(tf_dense_value(seed, h->coll_gcol[r], x));
+                for (int64_t r = 0; r < rp->fetch_buf_rows; r++)
+                    for (int x = 0; x < k; x++)
+                        ok &= fb[r * k + x] ==
+                              tf_bf16_from_f32(tf_dense_value(seed, h->fetch_gcol[r], x));
+                ck_assert_msg(all_true(ok), "%s, TWOFACE_COLL_PACK=%s: a received row is not "
+                                            "the owner's B rounded", tf_mode_name(mode), names[pm]);
+                ck_assert(error_vs(h, &a, k, seed, 1, c[pm]) < TOL);
+            }
+            tf_spmm_ctx_destroy(ctx);
+        }
+        for (int pm = 1; pm < 3; pm++)
+            ck_assert_msg(all_true(memcmp(c[0], c[pm], (size_t)rp->nrows * k * sizeof(float)) == 0),
+                          "%s: C with TWOFACE_COLL_PACK=%s differs from never", tf_mode_name(mode),
+                          names[pm]);
+        for (int pm = 0; pm < 3; pm++)
+            free(c[pm]);
+        tf_close(h);
+    }
+    /* Both sources of the pack were used. */
+    if (g_size > 1)
+        ck_assert(any_rank(rounded_in_pack > 0));
+    if (g_size > 2)
+        ck_assert(any_rank(from_window > 0));
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* The baselines move B as bf16 when asked, as twoface does: the rounded
  * reference to float32 summation (shift at c = 1: a rank's own block is
  * its only float32 one), half the bytes. */
@@ -478,6 +589,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, mismatch_is_agreed);
     tcase_add_test(tc, plan_choice_and_trial);
     tcase_add_test(tc, baselines_follow);
+    tcase_add_test(tc, pack_round_sends_the_window_bits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,7 +6,9 @@
  * array by array and bit for bit (a metis plan on more than one rank: the
  * serial plan on its permutation). Plans for P below, equal to and above the
  * number of ranks, with ranks holding no rows. Checks are reduced over the
- * ranks (all_true) so that all fail together and none hangs. */
+ * ranks (all_true) so that all fail together and none hangs. The twoface
+ * mode's third candidate, built lean, is checked both when it is kept (and
+ * built again in full) and when it is dropped. */
 #include "tf_test.h"
 
 #include "tf_dist_planner.h"
@@ -28,6 +30,8 @@
 #include <unistd.h>
 
 static int g_rank, g_size;
+/* The runner-up's mode of the last plan_matrix (-1: none). */
+static int g_alt_mode;
 
 static int all_true(int ok)
 {
@@ -177,6 +181,7 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
                   "plan differs: %lld x %lld, P %d, partition %d, mode %d, norm %d", (long long)m,
                   (long long)n, P, partition, mode, norm);
     const char *classes = tf_plan_classes(&sp);
+    g_alt_mode = sp.alt ? sp.alt->mode : -1;
     tf_plan_free(&sp);
     tf_plan_free(&dp);
     free(perm);
@@ -266,14 +271,10 @@ START_TEST(test_plans_prepared)
 }
 END_TEST
 
-START_TEST(test_plans_hybrid)
+/* Every row uses a few of the first 64 columns (hubs owned by the first
+ * ranks, wanted by every rank) and a few others. */
+static void hub_matrix(tf_csr *a)
 {
-    /* The classification's rounds at work: every row uses a few of the first
-     * 64 columns (hubs owned by ranks 0 and 1, wanted by every rank) and a
-     * few others, and the coefficients make the hubs' owners the
-     * bottleneck, so recipients are split between fetch and collective -
-     * the case where the rounds' exchanged counts decide the plan, which
-     * must still not depend on the number of planning ranks. */
     const int64_t n = 640;
     tf_coo coo;
     ck_assert_int_eq(tf_coo_init(&coo, n, n, 8 * n), TF_OK);
@@ -286,9 +287,20 @@ START_TEST(test_plans_hybrid)
             ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
         }
     }
-    tf_csr a;
-    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
     tf_coo_free(&coo);
+}
+
+START_TEST(test_plans_hybrid)
+{
+    /* The classification's rounds at work: every row uses a few of the first
+     * 64 columns (hubs owned by ranks 0 and 1, wanted by every rank) and a
+     * few others, and the coefficients make the hubs' owners the
+     * bottleneck, so recipients are split between fetch and collective -
+     * the case where the rounds' exchanged counts decide the plan, which
+     * must still not depend on the number of planning ranks. */
+    tf_csr a;
+    hub_matrix(&a);
     tf_coeffs c;
     memset(&c, 0, sizeof c);
     c.alpha_coll = 1e-6;
@@ -301,6 +313,41 @@ START_TEST(test_plans_hybrid)
         const char *cls =
             plan_matrix(&a, P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 1);
         ck_assert_msg(strcmp(cls, "hybrid") == 0, "P = %d: classes %s, not hybrid", P, cls);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(test_plans_third_kept)
+{
+    /* A hybrid classification, so that all three candidates are built and
+     * the third (all-collective) lean. With cheap collectives it is the
+     * runner-up, built again in full; with dearer ones the all-fetch plan
+     * is, and the lean one is dropped. Both must give the serial plan. */
+    tf_csr a;
+    hub_matrix(&a);
+    static const struct {
+        double beta_coll, alpha_fetch;
+        int P, alt_mode;
+    } cases[] = {
+        {1e-9, 1e-5, 5, TF_MODE_COLLECTIVE},
+        {1e-9, 1e-5, 16, TF_MODE_COLLECTIVE},
+        {2e-9, 5e-6, 5, TF_MODE_FETCH},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        tf_coeffs c;
+        memset(&c, 0, sizeof c);
+        c.alpha_coll = 1e-6;
+        c.beta_coll = cases[k].beta_coll;
+        c.alpha_fetch = cases[k].alpha_fetch;
+        c.beta_fetch = 1e-9;
+        c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+        c.threads = 2;
+        const char *cls =
+            plan_matrix(&a, cases[k].P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
+        ck_assert_msg(strcmp(cls, "hybrid") == 0 && g_alt_mode == cases[k].alt_mode,
+                      "case %zu: classes %s, runner-up mode %d, expected hybrid and %d", k, cls,
+                      g_alt_mode, cases[k].alt_mode);
     }
     tf_csr_free(&a);
 }
@@ -432,6 +479,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plans_modes);
     tcase_add_test(tc, test_plans_prepared);
     tcase_add_test(tc, test_plans_hybrid);
+    tcase_add_test(tc, test_plans_third_kept);
     tcase_add_test(tc, test_write);
     suite_add_tcase(s, tc);
     return s;

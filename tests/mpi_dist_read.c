@@ -1,6 +1,7 @@
 /* tf_dist_read at every rank count run_tests uses: the bands equal the
  * serial reader's matrix row-sliced, bitwise, for every Matrix Market
- * variant (general, symmetric, skew, pattern, integer, duplicates summed in
+ * variant (general, symmetric, skew, pattern, integer, values all 1 but on
+ * the last rank (held without values elsewhere), duplicates summed in
  * file order, comments and blank lines between entries, CRLF, no final
  * newline, fewer lines than ranks), with tiny blocks and exchange rounds so
  * that every boundary is crossed, for gzip and zstd input, and for HDF5 CSR
@@ -74,10 +75,12 @@ static uint64_t rng(uint64_t *s)
     return *s;
 }
 
-enum { G_GENERAL, G_SYMMETRIC, G_SKEW, G_PATTERN, G_INTEGER };
-static const char *const field_of[] = {"real", "real", "real", "pattern", "integer"};
+/* G_ONES: real values, all 1 but the last few entries, so that the first
+ * ranks hold their entries without values and the last one gets some. */
+enum { G_GENERAL, G_SYMMETRIC, G_SKEW, G_PATTERN, G_INTEGER, G_ONES };
+static const char *const field_of[] = {"real", "real", "real", "pattern", "integer", "real"};
 static const char *const sym_of[] = {"general", "symmetric", "skew-symmetric", "general",
-                                     "general"};
+                                     "general", "general"};
 
 /* A file of `kind` with `entries` entries (many duplicates, values with 17
  * significant digits so that summing order shows), comment and blank lines
@@ -86,7 +89,7 @@ static char *gen(int kind, int64_t m, int64_t n, int64_t entries, uint64_t seed,
                  size_t *len)
 {
     sbuf b = {0};
-    if (kind != G_GENERAL && kind != G_PATTERN && kind != G_INTEGER)
+    if (kind != G_GENERAL && kind != G_PATTERN && kind != G_INTEGER && kind != G_ONES)
         n = m;
     put(&b, "%%%%MatrixMarket matrix coordinate %s %s\n%% made by mpi_dist_read\n",
         field_of[kind], sym_of[kind]);
@@ -112,6 +115,9 @@ static char *gen(int kind, int64_t m, int64_t n, int64_t entries, uint64_t seed,
             put(&b, rng(&s) % 2 ? "%% comment %lld\n" : "\n", (long long)e);
         if (kind == G_PATTERN)
             put(&b, "%lld %lld", (long long)i, (long long)j);
+        else if (kind == G_ONES)
+            put(&b, "%lld %lld %s", (long long)i, (long long)j,
+                e + 3 < entries ? "1" : "0.1");
         else if (kind == G_INTEGER)
             put(&b, "%lld\t%lld  %lld", (long long)i, (long long)j,
                 (long long)(rng(&s) % 2001) - 1000);
@@ -235,6 +241,7 @@ START_TEST(every_variant_equals_the_serial_read)
         {G_GENERAL, 37, 29, 400, 1},  {G_GENERAL, 37, 29, 400, 0},
         {G_SYMMETRIC, 31, 31, 300, 1}, {G_SKEW, 23, 23, 200, 1},
         {G_PATTERN, 40, 17, 250, 0},  {G_INTEGER, 19, 50, 300, 1},
+        {G_ONES, 23, 19, 400, 1},     /* duplicates of 1 and 0.1 */
         {G_GENERAL, 3, 3, 2, 1},      /* fewer lines than ranks: empty ranges */
         {G_GENERAL, 5, 4, 0, 1},      /* no entries at all */
         {G_GENERAL, 2, 9, 1, 0},      /* one entry, no final newline */

@@ -13,13 +13,19 @@
  *                                          (N+1 rows) | one-d | float64 |
  *                                          nan | inf (element (N-1, K-1)
  *                                          not finite; twoface-gcn --features)
- *   mpi_errors --drop-group PLAN RANK      deletes group rank_RANK
- *   mpi_errors --edit PLAN DATASET         changes element 0 of DATASET
- *                                          through HDF5 (HDF5's own checks
- *                                          stay valid: only our checksum
- *                                          can notice)
- *   mpi_errors --flip-chunk PLAN DATASET   flips a byte in the middle of the
- *                                          first compressed chunk of DATASET
+ *   mpi_errors --drop PLAN OBJECT          deletes a dataset or group
+ *   mpi_errors --edit PLAN DATASET [RANK]  changes element 0 of DATASET, or
+ *                                          with RANK the first element of
+ *                                          rank RANK's slice of part array
+ *                                          DATASET ("local/val": in
+ *                                          parts/local/val), through HDF5
+ *                                          (HDF5's own checks stay valid:
+ *                                          only our checksum can notice)
+ *   mpi_errors --flip-chunk PLAN DATASET [RANK]
+ *                                          flips a byte in the middle of the
+ *                                          first compressed chunk of DATASET,
+ *                                          or of rank RANK's slice of part
+ *                                          array DATASET
  *   mpi_errors --bad-fingerprint IN OUT    rewrites IN with another matrix
  *                                          fingerprint in its header
  * Each prints nothing and exits 0 on success, else one line and 1. */
@@ -29,6 +35,7 @@
 #include "tf_error.h"
 #include "tf_h5zstd.h"
 #include "tf_plan_io.h"
+#include "tf_plan_layout.h"
 #include "tf_planner.h"
 #include "twoface.h"
 
@@ -106,21 +113,56 @@ static int make_b(const char *path, const char *kind, int64_t n, int64_t k)
     return e < 0 ? surgery_fail("writing the B dataset", path) : TF_OK;
 }
 
-static int drop_group(const char *path, int rank)
+static int drop_object(const char *path, const char *obj)
 {
-    char g[32];
-    snprintf(g, sizeof g, "rank_%06d", rank);
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     if (f < 0)
         return surgery_fail("H5Fopen", path);
-    herr_t e = H5Ldelete(f, g, H5P_DEFAULT);
+    herr_t e = H5Ldelete(f, obj, H5P_DEFAULT);
     H5Fclose(f);
     return e < 0 ? surgery_fail("H5Ldelete", path) : TF_OK;
 }
 
+/* Where rank `rank`'s slice of part array `array` ("local/col") starts in
+ * parts/<array>, and that dataset's name, from parts/offsets (format 3.0). */
+static int slice_of(const char *path, const char *array, int rank, char *dset, size_t n,
+                    hsize_t *at)
+{
+    int cnt = -1;
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        if (strcmp(tf_pl_rank_arrays[i].name, array) == 0)
+            cnt = tf_pl_rank_arrays[i].count;
+    if (cnt < 0)
+        return tf_fail(TF_ERR_ARG, "'%s' is not a part array", array);
+    snprintf(dset, n, "%s/%s", PARTS_GROUP, array);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return surgery_fail("H5Fopen", path);
+    hid_t d = H5Dopen2(f, PARTS_OFFSETS, H5P_DEFAULT);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, 8);
+    hid_t fs = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t one = 1, r = (hsize_t)rank;
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    int64_t v = -1;
+    int ok = d >= 0 && fs >= 0 && H5Tinsert(mt, tf_pl_count_names[cnt], 0, H5T_NATIVE_INT64) >= 0 &&
+             H5Sselect_hyperslab(fs, H5S_SELECT_SET, &r, NULL, &one, NULL) >= 0 &&
+             H5Dread(d, mt, ms, fs, H5P_DEFAULT, &v) >= 0;
+    H5Sclose(ms);
+    if (fs >= 0)
+        H5Sclose(fs);
+    H5Tclose(mt);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Fclose(f);
+    if (!ok)
+        return surgery_fail("reading parts/offsets", path);
+    *at = (hsize_t)v;
+    return TF_OK;
+}
+
 /* Element 0 of an integer or float dataset changes (x -> x + 1), through
  * HDF5, so that its checksums and filters stay valid. */
-static int edit_dataset(const char *path, const char *dset)
+static int edit_dataset(const char *path, const char *dset, hsize_t first)
 {
     if (tf_h5zstd_register() != TF_OK)
         return TF_ERR_HDF5;
@@ -132,10 +174,10 @@ static int edit_dataset(const char *path, const char *dset)
     hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
     hid_t t = d >= 0 ? H5Dget_type(d) : -1;
     hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-    if (d < 0 || sp < 0 || t < 0 || n < 1) {
+    if (d < 0 || sp < 0 || t < 0 || n < 1 + (hssize_t)first) {
         st = surgery_fail("opening a non-empty dataset", dset);
     } else {
-        hsize_t at[1] = {0}, one[1] = {1};
+        hsize_t at[1] = {first}, one[1] = {1};
         hid_t ms = H5Screate_simple(1, one, NULL);
         H5Sselect_elements(sp, H5S_SELECT_SET, 1, at);
         double v = 0;
@@ -157,7 +199,7 @@ static int edit_dataset(const char *path, const char *dset)
     return st;
 }
 
-static int flip_chunk(const char *path, const char *dset, long *where)
+static int flip_chunk(const char *path, const char *dset, hsize_t first, long *where)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
@@ -168,8 +210,9 @@ static int flip_chunk(const char *path, const char *dset, long *where)
     unsigned mask = 0;
     haddr_t addr = 0;
     hsize_t size = 0;
+    off[0] = first;
     int ok = sp >= 0 && H5Dget_num_chunks(d, sp, &nchunks) >= 0 && nchunks > 0 &&
-             H5Dget_chunk_info(d, sp, 0, off, &mask, &addr, &size) >= 0 && size > 8;
+             H5Dget_chunk_info_by_coord(d, off, &mask, &addr, &size) >= 0 && size > 8;
     if (sp >= 0)
         H5Sclose(sp);
     if (d >= 0)
@@ -209,13 +252,19 @@ static int helper_main(int argc, char **argv)
         st = make_not_a_plan(argv[2]);
     else if (strcmp(mode, "--b") == 0 && argc == 6)
         st = make_b(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
-    else if (strcmp(mode, "--drop-group") == 0 && argc == 4)
-        st = drop_group(argv[2], atoi(argv[3]));
-    else if (strcmp(mode, "--edit") == 0 && argc == 4)
-        st = edit_dataset(argv[2], argv[3]);
-    else if (strcmp(mode, "--flip-chunk") == 0 && argc == 4) {
+    else if (strcmp(mode, "--drop") == 0 && argc == 4)
+        st = drop_object(argv[2], argv[3]);
+    else if ((strcmp(mode, "--edit") == 0 || strcmp(mode, "--flip-chunk") == 0) &&
+             (argc == 4 || argc == 5)) {
+        char dset[96];
+        hsize_t first = 0;
+        snprintf(dset, sizeof dset, "%s", argv[3]);
+        st = argc == 5 ? slice_of(argv[2], argv[3], atoi(argv[4]), dset, sizeof dset, &first)
+                       : TF_OK;
         long at;
-        st = flip_chunk(argv[2], argv[3], &at);
+        if (st == TF_OK)
+            st = mode[2] == 'e' ? edit_dataset(argv[2], dset, first)
+                                : flip_chunk(argv[2], dset, first, &at);
     } else if (strcmp(mode, "--bad-fingerprint") == 0 && argc == 4)
         st = bad_fingerprint(argv[2], argv[3]);
     else
@@ -301,17 +350,24 @@ static void remove_path(const char *path)
         unlink(path);
 }
 
-static char g_last_rank_group[64];
-static void set_last_rank(void) { snprintf(g_last_rank_group, sizeof g_last_rank_group, "rank_%06d", g_size - 1); }
+static char g_last_rank_part[64];
+static void set_last_rank(void)
+{
+    snprintf(g_last_rank_part, sizeof g_last_rank_part, "rank %d's", g_size - 1);
+}
 
 static int damage_edit_last_rank(const char *path)
 {
     char d[96];
-    snprintf(d, sizeof d, "%s/local/rowptr", g_last_rank_group);
-    return edit_dataset(path, d);
+    hsize_t at;
+    int st = slice_of(path, "local/rowptr", g_size - 1, d, sizeof d, &at);
+    return st ? st : edit_dataset(path, d, at);
 }
 
-static int damage_drop_last_rank(const char *path) { return drop_group(path, g_size - 1); }
+static int damage_drop_part_dataset(const char *path)
+{
+    return drop_object(path, "parts/fetch/colptr");
+}
 
 static int damage_flip_last_rank(const char *path)
 {
@@ -321,17 +377,19 @@ static int damage_flip_last_rank(const char *path)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char d[96];
         long at;
-        snprintf(d, sizeof d, "%s/%s", g_last_rank_group, names[i]);
+        hsize_t first;
         H5E_auto2_t fn;
         void *data;
         H5Eget_auto2(H5E_DEFAULT, &fn, &data);
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-        int st = flip_chunk(path, d, &at);
+        int st = slice_of(path, names[i], g_size - 1, d, sizeof d, &first);
+        if (st == TF_OK)
+            st = flip_chunk(path, d, first, &at);
         H5Eset_auto2(H5E_DEFAULT, fn, data);
         if (st == TF_OK)
             return TF_OK;
     }
-    return tf_fail(TF_ERR_INTERNAL, "%s: no chunked dataset in %s", path, g_last_rank_group);
+    return tf_fail(TF_ERR_INTERNAL, "%s: no chunk of the last rank's part to damage", path);
 }
 
 static int damage_fingerprint(const char *path) { return bad_fingerprint(path, path); }
@@ -343,7 +401,7 @@ START_TEST(one_rank_part_edited)
 {
     char path[512], msg[1024];
     plan_file("edited", damage_edit_last_rank, path, sizeof path);
-    open_fails_everywhere(path, TF_ERR_FORMAT, g_last_rank_group, msg, sizeof msg);
+    open_fails_everywhere(path, TF_ERR_FORMAT, g_last_rank_part, msg, sizeof msg);
     ck_assert_msg(strstr(msg, "checksum") != NULL, "%s", msg);
     ck_assert_msg(strncmp(msg, path, strlen(path)) == 0, "does not name the file: %s", msg);
     remove_path(path);
@@ -356,19 +414,19 @@ START_TEST(one_rank_chunk_flipped)
 {
     char path[512], msg[1024];
     plan_file("flipped", damage_flip_last_rank, path, sizeof path);
-    open_fails_everywhere(path, TF_ERR_HDF5, g_last_rank_group, msg, sizeof msg);
+    open_fails_everywhere(path, TF_ERR_HDF5, g_last_rank_part, msg, sizeof msg);
     ck_assert_msg(strstr(msg, "checksum") != NULL, "%s", msg);
     ck_assert_msg(strncmp(msg, path, strlen(path)) == 0, "does not name the file: %s", msg);
     remove_path(path);
 }
 END_TEST
 
-/* The last rank's group is missing. */
-START_TEST(one_rank_group_missing)
+/* A part dataset is missing: every rank fails alike. */
+START_TEST(part_dataset_missing)
 {
     char path[512], msg[1024];
-    plan_file("dropped", damage_drop_last_rank, path, sizeof path);
-    open_fails_everywhere(path, TF_ERR_FORMAT, g_last_rank_group, msg, sizeof msg);
+    plan_file("dropped", damage_drop_part_dataset, path, sizeof path);
+    open_fails_everywhere(path, TF_ERR_FORMAT, "'parts/fetch/colptr'", msg, sizeof msg);
     ck_assert_msg(strstr(msg, "missing") != NULL, "%s", msg);
     remove_path(path);
 }
@@ -442,7 +500,7 @@ static Suite *make_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, one_rank_part_edited);
     tcase_add_test(tc, one_rank_chunk_flipped);
-    tcase_add_test(tc, one_rank_group_missing);
+    tcase_add_test(tc, part_dataset_missing);
     tcase_add_test(tc, fingerprint_mismatch_in_file);
     tcase_add_test(tc, files_that_are_not_plans);
     suite_add_tcase(s, tc);

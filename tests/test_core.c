@@ -37,6 +37,49 @@ START_TEST(coo_to_csr_sorts_and_sums)
 }
 END_TEST
 
+/* A matrix started without values (tf_coo_init_ones) gives the CSR the same
+ * matrix with values holds, whether it stays without them (duplicates count
+ * 1 each; long unsorted rows too) or gets them at its first value that is
+ * not 1. */
+static void build_both(int ones_then, tf_csr *with, tf_csr *without)
+{
+    tf_coo a, b;
+    ck_assert_int_eq(tf_coo_init(&a, 4, 80, 1), TF_OK);
+    ck_assert_int_eq(tf_coo_init_ones(&b, 4, 80, 1), TF_OK);
+    ck_assert_ptr_null(b.val);
+    for (int e = 0; e < 300; e++) {
+        int32_t r = (int32_t)((e * 7) % 4), c = (int32_t)((e * 37 + 11) % 80);
+        double v = ones_then && e == 250 ? 0.1 : 1.0;
+        ck_assert_int_eq(tf_coo_push(&a, r, c, v), TF_OK);
+        ck_assert_int_eq(tf_coo_push(&b, r, c, v), TF_OK);
+    }
+    ck_assert(ones_then ? b.val != NULL : b.val == NULL);
+    ck_assert_int_eq(tf_csr_from_coo(with, &a), TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(without, &b), TF_OK);
+    tf_coo_free(&a);
+    tf_coo_free(&b);
+}
+
+START_TEST(coo_without_values_equals_coo_with_ones)
+{
+    for (int ones_then = 0; ones_then < 2; ones_then++) {
+        tf_csr x, y;
+        build_both(ones_then, &x, &y);
+        ck_assert_int_eq(x.nnz, y.nnz);
+        ck_assert_int_eq(tf_csr_validate(&y), TF_OK);
+        ck_assert_mem_eq(x.rowptr, y.rowptr, 5 * sizeof *x.rowptr);
+        ck_assert_mem_eq(x.col, y.col, (size_t)x.nnz * sizeof *x.col);
+        ck_assert_mem_eq(x.val, y.val, (size_t)x.nnz * sizeof *x.val);
+        float most = 0;
+        for (int64_t k = 0; k < y.nnz; k++)
+            most = y.val[k] > most ? y.val[k] : most;
+        ck_assert(most > 1.0f); /* duplicates were summed, not dropped */
+        tf_csr_free(&x);
+        tf_csr_free(&y);
+    }
+}
+END_TEST
+
 START_TEST(csr_sum_out_of_float_range)
 {
     tf_coo coo;
@@ -208,6 +251,7 @@ static Suite *suite(void)
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, coo_to_csr_sorts_and_sums);
+    tcase_add_test(tc, coo_without_values_equals_coo_with_ones);
     tcase_add_test(tc, csr_sum_out_of_float_range);
     tcase_add_test(tc, csr_validate_catches_unsorted);
     tcase_add_test(tc, partition_rows_balanced_and_more_parts_than_rows);

@@ -15,6 +15,7 @@
 #include "tf_partition.h"
 #include "tf_plan.h"
 #include "tf_plan_io.h"
+#include "tf_plan_layout.h"
 #include "tf_plan_write_encode.h"
 
 #include <hdf5.h>
@@ -514,6 +515,119 @@ static void patch_attr(hid_t loc, const char *obj, const char *name, hid_t mtype
     H5Oclose(o);
 }
 
+static int64_t extent_of(hid_t f, const char *name)
+{
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    ck_assert_int_ge(d, 0);
+    hid_t sp = H5Dget_space(d);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    H5Sclose(sp);
+    H5Dclose(d);
+    return (int64_t)n;
+}
+
+/* Stores the summary checksum of plan p with part tables t (NULL: a 2.x
+ * file), as a tool that rewrote the file consistently would. */
+static void resign_summary(hid_t f, const tf_plan *p, const tf_pl_parts *t)
+{
+    tf_rank_stats *st = xmalloc((size_t)p->nranks * sizeof *st);
+    for (int r = 0; r < p->nranks; r++)
+        st[r] = p->all_stats ? p->all_stats[r] : p->parts[r].stats;
+    uint64_t h = tf_pl_summary_checksum(p, st, t);
+    free(st);
+    patch_attr(f, ".", "summary_checksum", H5T_NATIVE_UINT64, &h);
+}
+
+/* Replaces the part tables of an open 3.0 file by t (any number of
+ * elements) and re-signs the summary: only the reader's structural checks
+ * of the tables stand between such a file and a bad read. */
+static void rewrite_tables(hid_t f, const tf_plan *p, const tf_pl_parts *t, int n_entries,
+                           int n_offsets)
+{
+    const char *names[2] = {"parts/ranks", "parts/offsets"};
+    hid_t ft[2] = {tf_pl_entry_type(1), tf_pl_offsets_type(1)};
+    hid_t mt[2] = {tf_pl_entry_type(0), tf_pl_offsets_type(0)};
+    const void *data[2] = {t->rank, t->off};
+    hsize_t n[2] = {(hsize_t)n_entries, (hsize_t)n_offsets};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_ge(H5Ldelete(f, names[i], H5P_DEFAULT), 0);
+        hid_t sp = H5Screate_simple(1, &n[i], NULL);
+        hid_t d = H5Dcreate2(f, names[i], ft[i], sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        ck_assert_int_ge(d, 0);
+        ck_assert_int_ge(H5Dwrite(d, mt[i], H5S_ALL, H5S_ALL, H5P_DEFAULT, data[i]), 0);
+        H5Dclose(d);
+        H5Sclose(sp);
+        H5Tclose(ft[i]);
+        H5Tclose(mt[i]);
+    }
+    resign_summary(f, p, t);
+}
+
+/* Rewrites an open 3.0 file of plan p (no runner-up) in the layout of
+ * format 2.4, one group rank_%06d per rank, with p's arrays: what the 2.x
+ * reader path reads. */
+static void to_format_2(hid_t f, const tf_plan *p)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_attr_phase_change(gcpl, 64, 48);
+    for (int r = 0; r < p->nranks; r++) {
+        const tf_rank_plan *rp = &p->parts[r];
+        char g[32];
+        snprintf(g, sizeof g, "rank_%06d", r);
+        hid_t gid = H5Gcreate2(f, g, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+        ck_assert_int_ge(gid, 0);
+        const char *an[] = {"row_begin", "nrows", "brow_begin", "nbrows", "coll_buf_rows",
+                            "fetch_buf_rows"};
+        const int64_t av[] = {rp->row_begin,    rp->nrows,         rp->brow_begin,
+                              rp->nbrows,       rp->coll_buf_rows, rp->fetch_buf_rows};
+        hid_t sp = H5Screate(H5S_SCALAR);
+        for (int i = 0; i < 8; i++) {
+            hid_t ft = i == 0 ? H5T_STD_I32LE : i == 7 ? H5T_STD_U64LE : H5T_STD_I64LE;
+            uint64_t ck = tf_plan_rank_checksum(rp);
+            int32_t rk = r;
+            hid_t a = H5Acreate2(gid, i == 0 ? "rank" : i == 7 ? "checksum" : an[i - 1], ft, sp,
+                                 H5P_DEFAULT, H5P_DEFAULT);
+            ck_assert_int_ge(a, 0);
+            ck_assert_int_ge(H5Awrite(a, i == 0 ? H5T_NATIVE_INT32
+                                         : i == 7 ? H5T_NATIVE_UINT64
+                                                  : H5T_NATIVE_INT64,
+                                      i == 0 ? (const void *)&rk
+                                      : i == 7 ? (const void *)&ck
+                                               : (const void *)&av[i - 1]),
+                             0);
+            H5Aclose(a);
+        }
+        H5Sclose(sp);
+        const char *folders[] = {"local", "collective", "send", "fetch"};
+        for (int i = 0; i < 4; i++) {
+            hid_t sub = H5Gcreate2(gid, folders[i], H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            ck_assert_int_ge(sub, 0);
+            H5Gclose(sub);
+        }
+        for (int i = 0; i < N_RANK_ARRAYS; i++) {
+            int k = tf_pl_rank_arrays[i].kind;
+            hsize_t n = (hsize_t)tf_pl_count_get(rp, tf_pl_rank_arrays[i].count);
+            hid_t s = H5Screate_simple(1, &n, NULL);
+            hid_t d = H5Dcreate2(gid, tf_pl_rank_arrays[i].name, tf_pl_kind_ftype(k), s,
+                                 H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            ck_assert_int_ge(d, 0);
+            if (n)
+                ck_assert_int_ge(H5Dwrite(d, tf_pl_kind_mtype(k), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                          tf_pl_array_get(rp, i)),
+                                 0);
+            H5Dclose(d);
+            H5Sclose(s);
+        }
+        H5Gclose(gid);
+    }
+    H5Pclose(gcpl);
+    ck_assert_int_ge(H5Ldelete(f, "parts", H5P_DEFAULT), 0);
+    int32_t v[2] = {2, 4};
+    patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
+    resign_summary(f, p, NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* Round trips                                                           */
 
@@ -965,6 +1079,7 @@ START_TEST(matrix_kind_attributes_roundtrip_and_2_1_files)
 
     /* A file of 2.1 has none of the four: none, unknown symmetry, not transposed. */
     hid_t f = open_rw(g_path);
+    to_format_2(f, &g_plan);
     int32_t v[2] = {2, 1};
     patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
     const char *added[] = {"normalization", "symmetric", "transposed", "transpose_of"};
@@ -1042,6 +1157,7 @@ START_TEST(comm_attribute_roundtrip_and_2_2_files)
 
     /* 2.2 has no comm: float32. */
     hid_t f = open_rw(g_path);
+    to_format_2(f, &g_plan);
     int32_t v[2] = {2, 2};
     patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
     ck_assert_int_ge(H5Adelete(f, "comm"), 0);
@@ -1073,8 +1189,9 @@ START_TEST(comm_attribute_roundtrip_and_2_2_files)
 END_TEST
 
 /* Rewrites g_path's rank_stats with its first `keep` members only and
- * stamps the file 2.`minor`: the file an older writer made. */
-static void strip_rank_stats(int keep, int minor)
+ * stamps the file `major`.`minor` (a 2.x file gets the 2.x layout of the
+ * parts): the file an older writer made. */
+static void strip_rank_stats(int keep, int major, int minor)
 {
     hid_t f = open_rw(g_path);
     hid_t d = H5Dopen2(f, "rank_stats", H5P_DEFAULT);
@@ -1101,15 +1218,17 @@ static void strip_rank_stats(int keep, int minor)
     H5Sclose(sp);
     H5Tclose(old);
     H5Tclose(t);
-    int32_t v[2] = {2, minor};
+    if (major == 2)
+        to_format_2(f, &g_plan);
+    int32_t v[2] = {major, minor};
     patch_attr(f, ".", "format_version", H5T_NATIVE_INT32, v);
     H5Fclose(f);
 }
 
-/* Format 2.4 added the reuse counts to rank_stats, 2.5 the rows of C; an
+/* Format 2.4 added the reuse counts to rank_stats, 3.1 the rows of C; an
  * older file lacks those members (its plans were made without the terms):
  * they read as 0 and the summary checksum it was written with still holds,
- * a 2.4 file's with its reuse counts set included. */
+ * a 3.0 or 2.4 file's with its reuse counts set included. */
 START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
 {
     write_fixture();
@@ -1121,7 +1240,7 @@ START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
     ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
     check_roundtrip(g_path, &g_plan); /* nonzero counts travel */
 
-    /* 2.4: reuse counts set, no rows. */
+    /* 3.0 and 2.4: reuse counts set, no rows. */
     int64_t miss = 0;
     for (int r = 0; r < g_plan.nranks; r++) {
         g_plan.parts[r].stats.rows_local = g_plan.parts[r].stats.rows_coll = 0;
@@ -1130,7 +1249,10 @@ START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
     }
     ck_assert_int_gt(miss, 0);
     ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
-    strip_rank_stats(26, 4);
+    strip_rank_stats(26, 3, 0);
+    check_roundtrip(g_path, &g_plan);
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    strip_rank_stats(26, 2, 4);
     check_roundtrip(g_path, &g_plan);
 
     /* 2.3: neither. */
@@ -1139,7 +1261,7 @@ START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
         g_plan.all_stats[r] = g_plan.parts[r].stats;
     }
     ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
-    strip_rank_stats(24, 3);
+    strip_rank_stats(24, 2, 3);
     check_roundtrip(g_path, &g_plan);
     drop_fixture();
 }
@@ -1250,11 +1372,12 @@ START_TEST(flipped_byte_in_compressed_chunk)
     ck_assert_int_eq(tf_h5zstd_register(), TF_OK);
     haddr_t addr;
     hsize_t size;
-    chunk_location(g_path, "rank_000000/local/col", &addr, &size);
+    chunk_location(g_path, "parts/local/col", &addr, &size);
     ck_assert_uint_gt(size, 16);
     xor_byte(g_path, (long)(addr + size / 2), 0x10);
     ck_assert_int_ne(read_fails(g_path, 0), TF_OK);
-    assert_msg_has("rank_000000/local/col");
+    assert_msg_has("'parts/local/col', rank 0's slice");
+    assert_msg_has("Fletcher32");
     /* Only what is read is checked: the header and rank 2 are intact. */
     tf_plan ok;
     ck_assert_int_eq(tf_plan_read(g_path, 2, &ok), TF_OK);
@@ -1299,18 +1422,30 @@ START_TEST(flipped_bytes_anywhere_never_go_unnoticed)
 }
 END_TEST
 
-START_TEST(checksum_catches_edit_of_compact_dataset)
+START_TEST(checksum_catches_edit_of_part_dataset)
 {
     write_fixture();
-    /* send/dst of rank 2 is small, hence compact and without Fletcher-32:
-     * only the rank checksum can notice the change. */
+    /* Rewritten through HDF5, so Fletcher-32 is recomputed: only the rank
+     * checksum can notice the change. */
     hid_t f = open_rw(g_path);
     int32_t v = (g_plan.parts[2].send_dst[0] + 1) % 3;
     ck_assert_int_gt(g_plan.parts[2].n_send, 0);
-    patch_dset(f, "rank_000002/send/dst", H5T_NATIVE_INT32, 0, &v);
+    int64_t at[1];
+    hid_t d = H5Dopen2(f, "parts/offsets", H5P_DEFAULT);
+    hid_t mt = H5Tcreate(H5T_COMPOUND, 8);
+    H5Tinsert(mt, "send", 0, H5T_NATIVE_INT64);
+    hsize_t two = 2, one = 1;
+    hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &one, NULL);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &two, NULL, &one, NULL);
+    ck_assert_int_ge(H5Dread(d, mt, ms, fs, H5P_DEFAULT, at), 0);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Tclose(mt);
+    H5Dclose(d);
+    patch_dset(f, "parts/send/dst", H5T_NATIVE_INT32, (hsize_t)at[0], &v);
     H5Fclose(f);
     ck_assert_int_eq(read_fails(g_path, 2), TF_ERR_FORMAT);
-    assert_msg_has("rank_000002");
+    assert_msg_has("rank 2's part");
     assert_msg_has("checksum mismatch");
     tf_plan ok;
     ck_assert_int_eq(tf_plan_read(g_path, 0, &ok), TF_OK);
@@ -1327,16 +1462,22 @@ static void edit_and_resign(int rank, const char *dset, int32_t *array, int64_t 
 {
     int32_t saved = array[at];
     array[at] = bad;
-    uint64_t h = tf_plan_rank_checksum(&g_plan.parts[rank]);
+    tf_pl_parts t;
+    ck_assert_int_eq(tf_pl_parts_of_plan(&g_plan, &t), TF_OK);
     array[at] = saved;
-    char cut[700], grp[32], full[96];
+    char cut[700], full[96];
     snprintf(cut, sizeof cut, "%s/edit.h5", g_dir);
-    snprintf(grp, sizeof grp, "rank_%06d", rank);
-    snprintf(full, sizeof full, "%s/%s", grp, dset);
+    snprintf(full, sizeof full, "parts/%s", dset);
+    int cnt = -1;
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        if (strcmp(tf_pl_rank_arrays[i].name, dset) == 0)
+            cnt = tf_pl_rank_arrays[i].count;
+    ck_assert_int_ge(cnt, 0);
     copy_file(g_path, cut);
     hid_t f = open_rw(cut);
-    patch_dset(f, full, H5T_NATIVE_INT32, (hsize_t)at, &bad);
-    patch_attr(f, grp, "checksum", H5T_NATIVE_UINT64, &h);
+    patch_dset(f, full, H5T_NATIVE_INT32, (hsize_t)(t.off[rank * N_COUNTS + cnt] + at), &bad);
+    rewrite_tables(f, &g_plan, &t, t.nranks, t.nranks + 1);
+    tf_pl_parts_free(&t);
     H5Fclose(f);
     ck_assert_int_eq(read_fails(cut, rank), TF_ERR_FORMAT);
     assert_msg_has(expect);
@@ -1361,26 +1502,28 @@ START_TEST(wrong_type_or_size_names_the_dataset)
     write_fixture();
     hid_t f = open_rw(g_path);
     /* fetch/val rewritten as integers, local/val one element short. */
-    ck_assert_int_ge(H5Ldelete(f, "rank_000002/fetch/val", H5P_DEFAULT), 0);
-    hsize_t n = (hsize_t)g_plan.parts[2].fet_nnz;
+    hsize_t n = (hsize_t)extent_of(f, "parts/fetch/val");
+    ck_assert_int_ge(H5Ldelete(f, "parts/fetch/val", H5P_DEFAULT), 0);
     hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t d = H5Dcreate2(f, "rank_000002/fetch/val", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+    hid_t d = H5Dcreate2(f, "parts/fetch/val", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
                          H5P_DEFAULT);
     H5Dclose(d);
     H5Sclose(sp);
-    ck_assert_int_ge(H5Ldelete(f, "rank_000000/local/val", H5P_DEFAULT), 0);
-    n = (hsize_t)g_plan.parts[0].loc_nnz - 1;
+    H5Fclose(f);
+    read_fails(g_path, 2);
+    assert_msg_has("'parts/fetch/val' is not 32-bit floating point");
+    f = open_rw(g_path);
+    n = (hsize_t)extent_of(f, "parts/local/val") - 1;
+    ck_assert_int_ge(H5Ldelete(f, "parts/local/val", H5P_DEFAULT), 0);
     sp = H5Screate_simple(1, &n, NULL);
-    d = H5Dcreate2(f, "rank_000000/local/val", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+    d = H5Dcreate2(f, "parts/local/val", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
                    H5P_DEFAULT);
     H5Dclose(d);
     H5Sclose(sp);
-    ck_assert_int_ge(H5Ldelete(f, "rank_000000/fetch/colptr", H5P_DEFAULT), 0);
     H5Fclose(f);
-    read_fails(g_path, 2);
-    assert_msg_has("'rank_000002/fetch/val' is not 32-bit floating point");
     read_fails(g_path, 0);
-    assert_msg_has("'rank_000000/local/val' has");
+    assert_msg_has("'parts/local/val' has");
+    assert_msg_has("says where it ends");
     drop_fixture();
 }
 END_TEST
@@ -1389,6 +1532,22 @@ START_TEST(missing_rank_group_and_dataset)
 {
     write_fixture();
     hid_t f = open_rw(g_path);
+    ck_assert_int_ge(H5Ldelete(f, "parts/fetch/colptr", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 1), TF_ERR_FORMAT);
+    assert_msg_has("dataset 'parts/fetch/colptr' is missing");
+    read_fails(g_path, TF_PLAN_READ_ALL);
+    tf_plan ok;
+    ck_assert_int_eq(tf_plan_read(g_path, TF_PLAN_READ_HEADER, &ok), TF_OK);
+    tf_plan_free(&ok);
+
+    /* A 2.x file: one group per rank. */
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_OK);
+    f = open_rw(g_path);
+    to_format_2(f, &g_plan);
+    H5Fclose(f);
+    check_roundtrip(g_path, &g_plan);
+    f = open_rw(g_path);
     ck_assert_int_ge(H5Ldelete(f, "rank_000001", H5P_DEFAULT), 0);
     ck_assert_int_ge(H5Ldelete(f, "rank_000002/fetch/colptr", H5P_DEFAULT), 0);
     H5Fclose(f);
@@ -1398,13 +1557,129 @@ START_TEST(missing_rank_group_and_dataset)
     read_fails(g_path, 2);
     assert_msg_has("dataset 'rank_000002/fetch/colptr' is missing");
     /* Ranks whose part is intact still load. */
-    tf_plan ok;
     ck_assert_int_eq(tf_plan_read(g_path, 0, &ok), TF_OK);
     ck_assert_ptr_null(rank_diff(&g_plan.parts[0], &ok.parts[0]));
     tf_plan_free(&ok);
     ck_assert_int_eq(tf_plan_read(g_path, TF_PLAN_READ_HEADER, &ok), TF_OK);
     tf_plan_free(&ok);
     drop_fixture();
+}
+END_TEST
+
+/* Format 3.0: the part tables, damaged behind a valid summary checksum. */
+START_TEST(bad_part_tables_are_one_line_errors)
+{
+    write_fixture();
+    char cut[700];
+    snprintf(cut, sizeof cut, "%s/tables.h5", g_dir);
+    tf_pl_parts t;
+    ck_assert_int_eq(tf_pl_parts_of_plan(&g_plan, &t), TF_OK);
+    const int P = t.nranks;
+    ck_assert_int_eq(P, 3);
+    int64_t *off = t.off;
+    const int L = N_LOC, F = N_FBUF1;
+    ck_assert_int_gt(off[1 * N_COUNTS + L], 0);
+    /* The layout: every slice on a chunk boundary, the last chunk padded. */
+    for (int p = 0; p < P; p++)
+        for (int c = 0; c < N_COUNTS; c++)
+            ck_assert_int_eq(off[p * N_COUNTS + c] % (t.chunk[c] ? t.chunk[c] : 1), 0);
+
+    /* Offsets that go down. */
+    copy_file(g_path, cut);
+    hid_t f = open_rw(cut);
+    int64_t keep = off[2 * N_COUNTS + L];
+    off[2 * N_COUNTS + L] = off[1 * N_COUNTS + L] - 1;
+    rewrite_tables(f, &g_plan, &t, P, P + 1);
+    off[2 * N_COUNTS + L] = keep;
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, 0), TF_ERR_FORMAT);
+    assert_msg_has("dataset 'parts/offsets': local[2]");
+    assert_msg_has("must not decrease");
+
+    /* A slice longer than its room. */
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    int64_t keep_nnz = t.rank[0].loc_nnz;
+    t.rank[0].loc_nnz = off[1 * N_COUNTS + L] + 1;
+    rewrite_tables(f, &g_plan, &t, P, P + 1);
+    t.rank[0].loc_nnz = keep_nnz;
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, 1), TF_ERR_FORMAT);
+    assert_msg_has("rank 0's 'local' slice");
+    assert_msg_has("does not fit");
+
+    /* The last offset past the end of the datasets. */
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    keep = off[P * N_COUNTS + F];
+    off[P * N_COUNTS + F] += t.chunk[F];
+    rewrite_tables(f, &g_plan, &t, P, P + 1);
+    off[P * N_COUNTS + F] = keep;
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, 0), TF_ERR_FORMAT);
+    assert_msg_has("'parts/fetch/colptr' has");
+    assert_msg_has("parts/offsets/colptr[3]");
+
+    /* Tables for the wrong number of ranks. */
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    rewrite_tables(f, &g_plan, &t, P - 1, P + 1);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, TF_PLAN_READ_HEADER), TF_ERR_FORMAT);
+    assert_msg_has("dataset 'parts/ranks' has 2 elements, expected 3 (nranks)");
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    rewrite_tables(f, &g_plan, &t, P, P);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, 0), TF_ERR_FORMAT);
+    assert_msg_has("dataset 'parts/offsets' has 3 elements, expected 4 (nranks + 1)");
+
+    /* A negative length. */
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    t.rank[1].n_send = -4;
+    rewrite_tables(f, &g_plan, &t, P, P + 1);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, 0), TF_ERR_FORMAT);
+    assert_msg_has("n_send[1] = -4 is out of range");
+    tf_pl_parts_free(&t);
+
+    /* Without re-signing, the summary checksum notices any table edit. */
+    copy_file(g_path, cut);
+    f = open_rw(cut);
+    hid_t ft = tf_pl_entry_type(0);
+    tf_pl_rank_entry e[3];
+    hid_t d = H5Dopen2(f, "parts/ranks", H5P_DEFAULT);
+    ck_assert_int_ge(H5Dread(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, e), 0);
+    e[2].checksum ^= 1;
+    ck_assert_int_ge(H5Dwrite(d, ft, H5S_ALL, H5S_ALL, H5P_DEFAULT, e), 0);
+    H5Dclose(d);
+    H5Tclose(ft);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(cut, TF_PLAN_READ_HEADER), TF_ERR_FORMAT);
+    assert_msg_has("summary checksum mismatch");
+    drop_fixture();
+}
+END_TEST
+
+/* Plans written by 2.x (the fuzzing seeds are 2.2 files) still load. */
+START_TEST(format_2_files_still_load)
+{
+    const char *names[] = {"s8_3ranks.h5", "metis_gcn_3ranks.h5", "mix3_fetch.h5"};
+    for (int i = 0; i < 3; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus_plan/%s", tf_test_srcdir(), names[i]);
+        tf_plan p;
+        ck_assert_msg(tf_plan_read(path, TF_PLAN_READ_ALL, &p) == TF_OK, "%s",
+                      tf_error_message());
+        ck_assert_int_eq(p.n_parts, p.nranks);
+        int64_t nnz = 0;
+        for (int r = 0; r < p.n_parts; r++)
+            nnz += p.parts[r].loc_nnz + p.parts[r].coll_nnz + p.parts[r].fet_nnz;
+        ck_assert_int_eq(nnz, p.nnz);
+        tf_plan_free(&p);
+    }
+    assert_no_open_ids();
 }
 END_TEST
 
@@ -1543,10 +1818,12 @@ static Suite *suite(void)
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
         T(flipped_bytes_anywhere_never_go_unnoticed),
-        T(checksum_catches_edit_of_compact_dataset),
+        T(checksum_catches_edit_of_part_dataset),
         T(structural_checks_behind_valid_checksums),
         T(wrong_type_or_size_names_the_dataset),
         T(missing_rank_group_and_dataset),
+        T(bad_part_tables_are_one_line_errors),
+        T(format_2_files_still_load),
         T(summary_checksum_covers_global_arrays),
         T(write_into_missing_directory),
         T(write_under_file_size_limit),
