@@ -1,6 +1,7 @@
 /* Status agreement and MPI error text (tf_agree.h). */
 #include "tf_agree.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +23,11 @@ int tf_agree(MPI_Comm comm, int status)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     int mine = status != TF_OK ? rank : size, first = size;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    /* Agreements end phases, so a rank often waits here for a slower one:
+     * asleep, not spinning (tf_idle.h). */
+    MPI_Request rq;
+    if (MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &rq) != MPI_SUCCESS ||
+        tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "MPI_Allreduce failed while agreeing on a status");
     if (first == size)
         return TF_OK;

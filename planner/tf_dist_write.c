@@ -2,6 +2,7 @@
 #include "tf_dist_comm.h"
 #include "tf_dist_planner.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_plan_io.h"
 #include "tf_plan_layout.h"
 #include "tf_plan_write_encode.h"
@@ -264,7 +265,10 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     } else {
         for (;;) {
             int ask[2];
-            if (MPI_Recv(ask, 2, MPI_INT, 0, TAG_ASK, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            /* Asleep between tests: rank 0 may write for seconds. */
+            MPI_Request rq;
+            if (MPI_Irecv(ask, 2, MPI_INT, 0, TAG_ASK, comm, &rq) != MPI_SUCCESS ||
+                tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
                 st = tf_fail(TF_ERR_MPI, "rank %d: waiting for rank 0 to ask for a part failed",
                              me);
                 break;

@@ -1,0 +1,16 @@
+/* Waiting for a request without keeping a core busy: for ranks that have
+ * nothing to do while another rank works alone (rank 0 writing the plan
+ * file while the others wait to be asked for their parts). */
+#ifndef TF_IDLE_H
+#define TF_IDLE_H
+
+#include <mpi.h>
+
+/* MPI_Wait(req, status), but after the first millisecond the request is
+ * tested every 100 microseconds with the thread asleep in between. Returns
+ * MPI's error code, like MPI_Wait. A build with TF_MPI_WAIT_BLOCKING (the
+ * SMPI build, where a host sleep would count as simulated compute) calls
+ * MPI_Wait. */
+int tf_mpi_wait_idle(MPI_Request *req, MPI_Status *status);
+
+#endif

@@ -1,0 +1,62 @@
+/* tf_mpi_wait_idle (mpi/tf_idle.c; run by tests/run_tests.sh at 1-4 ranks):
+ * a message that comes late (after the first millisecond, when the wait
+ * sleeps between tests) and one that is already there both complete with
+ * their data and status; a null request returns at once. */
+#include "tf_test.h"
+
+#include "tf_idle.h"
+
+#include <mpi.h>
+#include <time.h>
+
+static int g_rank, g_size;
+
+/* Every rank receives from the next one (itself at one rank), which sends
+ * after `delay_ms`. */
+static void ring(int delay_ms)
+{
+    int to = (g_rank + g_size - 1) % g_size, from = (g_rank + 1) % g_size;
+    int got = -1, mine = 1000 + g_rank;
+    MPI_Request rq, sq;
+    ck_assert_int_eq(MPI_Irecv(&got, 1, MPI_INT, from, 7, MPI_COMM_WORLD, &rq), MPI_SUCCESS);
+    if (delay_ms > 0) {
+        struct timespec d = {0, (long)delay_ms * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    ck_assert_int_eq(MPI_Isend(&mine, 1, MPI_INT, to, 7, MPI_COMM_WORLD, &sq), MPI_SUCCESS);
+    MPI_Status st;
+    ck_assert_int_eq(tf_mpi_wait_idle(&rq, &st), MPI_SUCCESS);
+    ck_assert_int_eq(got, 1000 + from);
+    ck_assert_int_eq(st.MPI_SOURCE, from);
+    ck_assert(rq == MPI_REQUEST_NULL);
+    ck_assert_int_eq(tf_mpi_wait_idle(&sq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+}
+
+START_TEST(late_message) { ring(20); }
+END_TEST
+
+START_TEST(message_already_there) { ring(0); }
+END_TEST
+
+START_TEST(null_request)
+{
+    MPI_Request rq = MPI_REQUEST_NULL;
+    ck_assert_int_eq(tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE), MPI_SUCCESS);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    Suite *s = suite_create("mpi_idle");
+    TCase *tc = tcase_create("idle");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, late_message);
+    tcase_add_test(tc, message_already_there);
+    tcase_add_test(tc, null_request);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(int argc, char **argv) { return tf_test_run_mpi(&argc, &argv, make_suite); }
