@@ -25,12 +25,17 @@ int tf_agree(MPI_Comm comm, int status)
     int mine = status != TF_OK ? rank : size, first = size;
     /* Agreements end phases, so a rank often waits here for a slower one:
      * asleep, not spinning (tf_idle.h). */
-    MPI_Request rq;
-    if (MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm, &rq) != MPI_SUCCESS ||
-        tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    if (tf_mpi_allreduce_idle(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "MPI_Allreduce failed while agreeing on a status");
     if (first == size)
         return TF_OK;
+    return tf_agree_adopt(comm, first, status);
+}
+
+int tf_agree_adopt(MPI_Comm comm, int first, int status)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
     int st = status;
     char msg[AGREE_MSG_MAX];
     memset(msg, 0, sizeof msg);

@@ -12,6 +12,11 @@
  * function returns it; else TF_OK. Collective over comm. */
 int tf_agree(MPI_Comm comm, int status);
 
+/* The end of every agreement: every rank takes rank `first`'s status
+ * (TF_ERR_INTERNAL if that is TF_OK) and message, recorded with tf_fail, and
+ * returns it. Collective over comm; `first` is the same on every rank. */
+int tf_agree_adopt(MPI_Comm comm, int first, int status);
+
 /* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
  * <MPI's error string>". */
 int tf_mpi_fail(int err, const char *what);

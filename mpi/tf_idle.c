@@ -31,3 +31,11 @@ int tf_mpi_wait_idle(MPI_Request *req, MPI_Status *status)
     }
 #endif
 }
+
+int tf_mpi_allreduce_idle(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm)
+{
+    MPI_Request rq;
+    int err = MPI_Iallreduce(send, recv, count, type, op, comm, &rq);
+    return err != MPI_SUCCESS ? err : tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE);
+}

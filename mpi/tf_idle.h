@@ -13,4 +13,8 @@
  * MPI_Wait. */
 int tf_mpi_wait_idle(MPI_Request *req, MPI_Status *status);
 
+/* MPI_Allreduce, waited for with tf_mpi_wait_idle. Returns MPI's error code. */
+int tf_mpi_allreduce_idle(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                          MPI_Comm comm);
+
 #endif
