@@ -56,7 +56,8 @@ static void *big_realloc(void *p, size_t bytes)
     return q;
 }
 
-int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
+/* Room for cap_hint entries (at least 16), with a values array or without. */
+static int coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint, int values)
 {
     memset(coo, 0, sizeof *coo);
     coo->nrows = nrows;
@@ -65,8 +66,9 @@ int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
         cap_hint = 16;
     coo->row = big_malloc((size_t)cap_hint * sizeof *coo->row);
     coo->col = big_malloc((size_t)cap_hint * sizeof *coo->col);
-    coo->val = big_malloc((size_t)cap_hint * sizeof *coo->val);
-    if (!coo->row || !coo->col || !coo->val) {
+    if (values)
+        coo->val = big_malloc((size_t)cap_hint * sizeof *coo->val);
+    if (!coo->row || !coo->col || (values && !coo->val)) {
         tf_coo_free(coo);
         return tf_fail(TF_ERR_NOMEM, "cannot allocate %lld matrix entries",
                        (long long)cap_hint);
@@ -75,22 +77,14 @@ int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
     return TF_OK;
 }
 
+int tf_coo_init(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
+{
+    return coo_init(coo, nrows, ncols, cap_hint, 1);
+}
+
 int tf_coo_init_ones(tf_coo *coo, int64_t nrows, int64_t ncols, int64_t cap_hint)
 {
-    memset(coo, 0, sizeof *coo);
-    coo->nrows = nrows;
-    coo->ncols = ncols;
-    if (cap_hint < 16)
-        cap_hint = 16;
-    coo->row = big_malloc((size_t)cap_hint * sizeof *coo->row);
-    coo->col = big_malloc((size_t)cap_hint * sizeof *coo->col);
-    if (!coo->row || !coo->col) {
-        tf_coo_free(coo);
-        return tf_fail(TF_ERR_NOMEM, "cannot allocate %lld matrix entries",
-                       (long long)cap_hint);
-    }
-    coo->cap = cap_hint;
-    return TF_OK;
+    return coo_init(coo, nrows, ncols, cap_hint, 0);
 }
 
 int tf_coo_values(tf_coo *coo)
