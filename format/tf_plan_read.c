@@ -178,6 +178,21 @@ static int link_exists(hid_t loc, const char *name)
     return ex < 0 ? -1 : ex > 0;
 }
 
+/* Opens dataset `name` below loc into *d; `shown` is its name in messages.
+ * A missing dataset is TF_ERR_FORMAT, damaged metadata TF_ERR_HDF5. */
+static int open_dset(const rctx *c, hid_t loc, const char *name, const char *shown, hid_t *d)
+{
+    *d = -1;
+    int ex = link_exists(loc, name);
+    if (ex < 0)
+        return tf_pl_h5_fail(c->path, "cannot look up dataset", shown);
+    if (ex == 0)
+        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, shown);
+    if ((*d = H5Dopen2(loc, name, H5P_DEFAULT)) < 0)
+        return tf_pl_h5_fail(c->path, "cannot open dataset", shown);
+    return TF_OK;
+}
+
 /* Reads a 1-D dataset of `kind` with exactly `expect` elements, or, if
  * expect < 0, with any number up to `max` (returned in *count). A dataset
  * of zero elements gives *data = NULL. */
@@ -187,16 +202,11 @@ static int read_dset(const rctx *c, hid_t loc, const char *obj, const char *name
     char full[192];
     snprintf(full, sizeof full, "%s%s%s", obj, obj[0] ? "/" : "", name);
     *data = NULL;
-    int ex = link_exists(loc, name);
-    if (ex < 0)
-        return tf_pl_h5_fail(c->path, "cannot look up dataset", full);
-    if (ex == 0)
-        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, full);
-    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-    if (d < 0)
-        return tf_pl_h5_fail(c->path, "cannot open dataset", full);
+    hid_t d;
+    int st = open_dset(c, loc, name, full, &d);
+    if (st != TF_OK)
+        return st;
     hid_t t = -1, s = -1;
-    int st = TF_OK;
     hsize_t dims[1] = {0};
     if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
         st = tf_pl_h5_fail(c->path, "cannot inspect dataset", full);
@@ -251,16 +261,11 @@ done:
 static int read_stats(const rctx *c, tf_plan *p)
 {
     const char *name = "rank_stats";
-    int ex = link_exists(c->root, name);
-    if (ex < 0)
-        return tf_pl_h5_fail(c->path, "cannot look up dataset", name);
-    if (ex == 0)
-        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
-    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
-    if (d < 0)
-        return tf_pl_h5_fail(c->path, "cannot open dataset", name);
+    hid_t d;
+    int st = open_dset(c, c->root, name, name, &d);
+    if (st != TF_OK)
+        return st;
     hid_t t = -1, s = -1, mt = -1;
-    int st = TF_OK;
     if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
         st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
         goto done;
@@ -311,16 +316,11 @@ done:
  * type mt (its members matched by name, every one required). */
 static int read_table(const rctx *c, const char *name, hid_t mt, int64_t n, void *buf)
 {
-    int ex = link_exists(c->root, name);
-    if (ex < 0)
-        return tf_pl_h5_fail(c->path, "cannot look up dataset", name);
-    if (ex == 0)
-        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
-    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
-    if (d < 0)
-        return tf_pl_h5_fail(c->path, "cannot open dataset", name);
+    hid_t d;
+    int st = open_dset(c, c->root, name, name, &d);
+    if (st != TF_OK)
+        return st;
     hid_t t = -1, s = -1;
-    int st = TF_OK;
     if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
         st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
         goto done;
@@ -654,16 +654,11 @@ static int read_slice(const rctx *c, int rank, int i, void **data)
     char name[64];
     snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
     *data = NULL;
-    int ex = link_exists(c->root, name);
-    if (ex < 0)
-        return tf_pl_h5_fail(c->path, "cannot look up dataset", name);
-    if (ex == 0)
-        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is missing", c->path, name);
-    hid_t d = H5Dopen2(c->root, name, H5P_DEFAULT);
-    if (d < 0)
-        return tf_pl_h5_fail(c->path, "cannot open dataset", name);
+    hid_t d;
+    int st = open_dset(c, c->root, name, name, &d);
+    if (st != TF_OK)
+        return st;
     hid_t t5 = -1, s = -1, ms = -1;
-    int st = TF_OK;
     hsize_t dims[1] = {0};
     if ((t5 = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
         st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
