@@ -39,3 +39,11 @@ int tf_mpi_allreduce_idle(const void *send, void *recv, int count, MPI_Datatype 
     int err = MPI_Iallreduce(send, recv, count, type, op, comm, &rq);
     return err != MPI_SUCCESS ? err : tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE);
 }
+
+int tf_mpi_alltoall_idle(const void *send, int scount, MPI_Datatype stype, void *recv,
+                         int rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    MPI_Request rq;
+    int err = MPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, &rq);
+    return err != MPI_SUCCESS ? err : tf_mpi_wait_idle(&rq, MPI_STATUS_IGNORE);
+}

@@ -1,6 +1,7 @@
 #include "tf_dist_comm.h"
 #include "tf_error.h"
 #include "tf_agree.h"
+#include "tf_idle.h"
 
 #include <stdlib.h>
 
@@ -48,7 +49,7 @@ int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *s
 {
     int Q;
     MPI_Comm_size(comm, &Q);
-    if (MPI_Alltoall(send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
+    if (tf_mpi_alltoall_idle(send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "MPI_Alltoall of counts failed");
     int64_t s = 0, t = 0;
     for (int q = 0; q < Q; q++) {
@@ -69,13 +70,13 @@ int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *s
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v)
 {
     uint64_t t = 0;
-    MPI_Allreduce(&v, &t, 1, MPI_UINT64_T, MPI_SUM, comm);
+    tf_mpi_allreduce_idle(&v, &t, 1, MPI_UINT64_T, MPI_SUM, comm);
     return t;
 }
 
 int64_t tf_dist_sum_i64(MPI_Comm comm, int64_t v)
 {
     int64_t t = 0;
-    MPI_Allreduce(&v, &t, 1, MPI_INT64_T, MPI_SUM, comm);
+    tf_mpi_allreduce_idle(&v, &t, 1, MPI_INT64_T, MPI_SUM, comm);
     return t;
 }

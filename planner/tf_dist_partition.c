@@ -3,6 +3,7 @@
 #include "tf_dist_planner.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_partition.h"
 #include "tf_plan_perm.h"
 
@@ -552,7 +553,7 @@ int tf_dist_perm_apply(MPI_Comm comm, tf_dcsr *a, int nparts, const int32_t *par
         for (int64_t i = 0; i < nr; i++)
             cnt[part[i]]++;
         if (MPI_Exscan(cnt, before, nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
-            MPI_Allreduce(MPI_IN_PLACE, cnt, nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+            tf_mpi_allreduce_idle(MPI_IN_PLACE, cnt, nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Exscan of part sizes failed");
         st = tf_agree(comm, st);
     }

@@ -8,6 +8,7 @@
 #include "tf_dist_prepare.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_mem_trace.h"
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
@@ -53,7 +54,7 @@ static int bands_nnz(MPI_Comm comm, const tf_dcsr *a, int P, int64_t *off)
         }
         cand[p] = a->row0 + lo;
     }
-    int rc = MPI_Allreduce(MPI_IN_PLACE, cand, P, MPI_INT64_T, MPI_MIN, comm);
+    int rc = tf_mpi_allreduce_idle(MPI_IN_PLACE, cand, P, MPI_INT64_T, MPI_MIN, comm);
     off[0] = 0;
     for (int p = 0; p < P; p++)
         off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
@@ -142,7 +143,7 @@ static int classify_sum(int64_t *v, int64_t n, int op, int status, void *ctx)
         return status;
     /* Planning rank r holds the plan ranks after rank r - 1's. */
     int rc = op == TF_CLASSIFY_SUM
-                 ? MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm)
+                 ? tf_mpi_allreduce_idle(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm)
                  : MPI_Exscan(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm);
     if (rc != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "MPI_%s of classification counts failed",

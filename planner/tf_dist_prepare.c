@@ -2,6 +2,7 @@
 #include "tf_dist_comm.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_partition.h"
 #include "tf_fingerprint.h"
 #include "tf_normalize.h"
@@ -189,7 +190,7 @@ static int is_symmetric(MPI_Comm comm, const tf_dcsr *a, int *sym)
                 (memcmp(t.loc.col, a->loc.col, (size_t)a->loc.nnz * 4) == 0 &&
                  memcmp(t.loc.val, a->loc.val, (size_t)a->loc.nnz * 4) == 0));
     tf_dcsr_free(&t);
-    MPI_Allreduce(&mine, sym, 1, MPI_INT, MPI_LAND, comm);
+    tf_mpi_allreduce_idle(&mine, sym, 1, MPI_INT, MPI_LAND, comm);
     return TF_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "tf_dist_read.h"
 #include "tf_agree_key.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_h5csr.h"
 #include "tf_mm_read.h"
 #include "tf_row_exchange.h"
@@ -54,7 +55,7 @@ static int64_t exscan(MPI_Comm comm, int rank, int64_t v)
 static int64_t sum(MPI_Comm comm, int64_t v)
 {
     int64_t s = 0;
-    MPI_Allreduce(&v, &s, 1, MPI_INT64_T, MPI_SUM, comm);
+    tf_mpi_allreduce_idle(&v, &s, 1, MPI_INT64_T, MPI_SUM, comm);
     return s;
 }
 

@@ -1,6 +1,7 @@
 #include "tf_dist_rows.h"
 #include "tf_dist_comm.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 #include "tf_partition.h"
 
 #include <stdlib.h>
@@ -82,7 +83,7 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
         b[2 * q] = rows.send[q];
         b[2 * q + 1] = nz.send[q];
     }
-    if (MPI_Alltoall(b, 2, MPI_INT64_T, b + 2 * Q, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
+    if (tf_mpi_alltoall_idle(b, 2, MPI_INT64_T, b + 2 * Q, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
         st = tf_fail(TF_ERR_MPI, "MPI_Alltoall of row and nonzero counts failed");
         goto done;
     }

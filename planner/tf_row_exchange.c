@@ -7,6 +7,7 @@
 #include "tf_row_exchange.h"
 #include "tf_dcsr.h"
 #include "tf_error.h"
+#include "tf_idle.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -126,7 +127,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
         st = tf_fail(TF_ERR_NOMEM, "cannot allocate the exchange counts");
     /* Values travel if any rank has some; then every rank's entries get them. */
     int vals = in->val || out->val;
-    MPI_Allreduce(MPI_IN_PLACE, &vals, 1, MPI_INT, MPI_MAX, comm);
+    tf_mpi_allreduce_idle(MPI_IN_PLACE, &vals, 1, MPI_INT, MPI_MAX, comm);
     if (!st && vals && !(st = tf_coo_values(in)))
         st = tf_coo_values(out);
     const size_t esz = vals ? sizeof(entry) : sizeof(entry_ones);
@@ -161,7 +162,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     /* Every rank takes part in the counting collectives even after a local
      * failure, and all agree whether to go on: Alltoallv needs matching
      * counts on both sides. */
-    MPI_Alltoall(scount, 1, MPI_INT64_T, rcount, 1, MPI_INT64_T, comm);
+    tf_mpi_alltoall_idle(scount, 1, MPI_INT64_T, rcount, 1, MPI_INT64_T, comm);
     for (int q = 0; q < Q; q++)
         roff[q + 1] = roff[q] + rcount[q];
     int64_t base = out->n;
@@ -178,7 +179,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
         if (scount[q] > most)
             most = scount[q];
     int64_t mine[2] = {(most + round_entries - 1) / round_entries, st != TF_OK}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, comm);
+    tf_mpi_allreduce_idle(mine, all, 2, MPI_INT64_T, MPI_MAX, comm);
     if (all[1] && !st)
         st = tf_fail(TF_ERR_MPI, "another rank failed while exchanging entries");
     MPI_Type_contiguous((int)esz, MPI_BYTE, &et);

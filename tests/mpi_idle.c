@@ -1,12 +1,15 @@
 /* tf_mpi_wait_idle (mpi/tf_idle.c; run by tests/run_tests.sh at 1-4 ranks):
  * a message that comes late (after the first millisecond, when the wait
  * sleeps between tests) and one that is already there both complete with
- * their data and status; a null request returns at once. */
+ * their data and status; a null request returns at once. The all-to-all
+ * and all-reduce of counts built on it deliver every rank's block when one
+ * rank arrives late. */
 #include "tf_test.h"
 
 #include "tf_idle.h"
 
 #include <mpi.h>
+#include <stdint.h>
 #include <time.h>
 
 static int g_rank, g_size;
@@ -45,6 +48,28 @@ START_TEST(null_request)
 }
 END_TEST
 
+/* Rank 0 arrives 20 ms late, so the others wait past the spinning phase. */
+START_TEST(counts_with_a_late_rank)
+{
+    if (g_rank == 0) {
+        struct timespec d = {0, 20L * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    int64_t send[4], recv[4];
+    for (int q = 0; q < g_size; q++)
+        send[q] = 100 * g_rank + q;
+    ck_assert_int_eq(tf_mpi_alltoall_idle(send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T,
+                                          MPI_COMM_WORLD),
+                     MPI_SUCCESS);
+    for (int q = 0; q < g_size; q++)
+        ck_assert_int_eq(recv[q], 100 * q + g_rank);
+    int64_t v = g_rank + 1, sum = 0;
+    ck_assert_int_eq(tf_mpi_allreduce_idle(&v, &sum, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD),
+                     MPI_SUCCESS);
+    ck_assert_int_eq(sum, (int64_t)g_size * (g_size + 1) / 2);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -55,6 +80,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, late_message);
     tcase_add_test(tc, message_already_there);
     tcase_add_test(tc, null_request);
+    if (g_size <= 4) /* the test's arrays */
+        tcase_add_test(tc, counts_with_a_late_rank);
     suite_add_tcase(s, tc);
     return s;
 }
