@@ -90,6 +90,9 @@ struct tf_spmm_ctx {
     int owns_win;
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
+    /* The window is an MPI_Win_allocate_shared one (tf_coll_shm.c): every
+     * rank's memory is mapped into every other rank. */
+    int win_shared;
 
     void *coll_buf;  /* coll_buf_rows * K elements of es bytes */
     void *fetch_buf; /* fetch_buf_rows * K elements of es bytes */
@@ -127,6 +130,21 @@ struct tf_spmm_ctx {
      * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
     int coll_v;
     int *v_sdispl, *v_rdispl;
+
+    /* Shared-memory transport of the collective (tf_coll_shm.c): instead of
+     * the exchange, each receiver copies its stripes straight from the
+     * owners' window memory into coll_buf. Segments are runs of stripes
+     * merged when both sides are contiguous; shm_split (n_coll_threads + 1
+     * bounds) gives each collective thread segments of about equal bytes.
+     * Entry and exit barriers on shm_comm stand in for the messages. */
+    int coll_shm;
+    MPI_Comm shm_comm;
+    int64_t n_shm_seg;
+    const char **shm_src;  /* address in the owner's B */
+    int64_t *shm_dst;      /* byte offset in coll_buf */
+    int64_t *shm_bytes;
+    int64_t *shm_split;
+    MPI_Request shm_exit;  /* the exit barrier of the running SpMM */
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -218,6 +236,33 @@ int tf_coll_pack_mode(int *mode);
 int tf_coll_pack_sources(tf_spmm_ctx *ctx);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
+
+/* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|off (unset: auto), the same on
+ * every rank (collective, agreed). */
+int tf_coll_shm_mode(MPI_Comm comm, int *on);
+/* Allocates the window: shared when `want` on every rank and every rank of
+ * the communicator is on this node; else, or when the shared allocation
+ * fails anywhere, MPI_Win_allocate. Collective, agreed; sets win, xb,
+ * win_shared. */
+int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want);
+/* The copy schedule from the owners' window memory and the barrier
+ * communicator (collective, agreed; win_shared and f32 only). */
+int tf_coll_shm_setup(tf_spmm_ctx *ctx);
+void tf_coll_shm_free(tf_spmm_ctx *ctx);
+/* Entry of an SpMM: this rank's B is written; posts the entry barrier. */
+int tf_coll_shm_enter(tf_spmm_ctx *ctx, MPI_Request *req);
+/* The entry barrier completed: orders this rank's reads after the owners'
+ * writes (before any copy, on the thread that saw the barrier). */
+void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
+/* After tf_coll_shm_arrived: copies part `part` of `parts` of this
+ * rank's segments (parts = n_coll_threads, or 1 for all of them). */
+void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
+/* The same, every part, with `threads` OpenMP threads. */
+void tf_coll_shm_copy_all(tf_spmm_ctx *ctx, int threads);
+/* After the copies of this rank: posts the exit barrier. */
+int tf_coll_shm_copied(tf_spmm_ctx *ctx);
+/* Before returning: every reader of this rank's B is done. */
+int tf_coll_shm_leave(tf_spmm_ctx *ctx);
 
 /* tf_export.c (bf16 only): which of my rows others read from the window -
  * the runs they fetch and the collective's zero-copy stripes - (collective,
