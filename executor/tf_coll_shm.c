@@ -12,22 +12,33 @@
  * message, and coll_buf ends up byte for byte as the exchange leaves it.
  *
  * Why the reads are safe (the MPI-3 unified model; the documented pattern
- * is a barrier between two MPI_Win_sync calls):
+ * is MPI_Win_sync, a synchronisation between the processes, MPI_Win_sync):
  *  - a reader reads an owner's B only after the owner wrote it: the owner
  *    enters the SpMM after its caller's stores to B, calls MPI_Win_sync (a
  *    memory barrier over the window: its stores are visible before what
- *    follows) and posts the entry barrier; the reader copies only once that
- *    barrier completed - so every owner has posted it - and after its own
- *    MPI_Win_sync, so its loads are not satisfied from before.
+ *    follows) and sends READY to each rank reading from it; the reader
+ *    copies from an owner only once READY arrived from every owner it
+ *    reads, and after its own MPI_Win_sync, so its loads are not satisfied
+ *    from before.
  *  - an owner overwrites B only after every reader is done: a reader
  *    finishes its copies (all threads that copy synchronise with the one
- *    that posts), calls MPI_Win_sync and posts the exit barrier; the owner
- *    returns from the SpMM - after which its caller may write B - only once
- *    the exit barrier completed, which needs every reader's post.
- * The barriers live on a communicator of their own, so that no other
- * collective of the caller or of the executor can be matched with them.
- * The window is locked (MPI_Win_lock_all) for its lifetime, since
- * MPI_Win_sync needs a passive-target epoch.
+ *    that sends), calls MPI_Win_sync and sends DONE to each owner it read;
+ *    the owner returns from the SpMM - after which its caller may write B -
+ *    only once DONE arrived from each of its readers.
+ * READY of the next SpMM cannot be taken for this one's: each pair's
+ * messages of one tag are matched in order, and a reader posts its next
+ * READY receive only after this SpMM's completed. The messages live on a
+ * communicator of their own, so that nothing else can match them. The
+ * window is locked (MPI_Win_lock_all) for its lifetime, since MPI_Win_sync
+ * needs a passive-target epoch.
+ *
+ * Pairwise messages rather than two MPI_Ibarrier: a barrier completes only
+ * after log2(P) rounds in which every rank calls into MPI, and a rank in
+ * its local part does so only between chunks, so one rank with more local
+ * work held every other rank at the exit barrier (cnr-2000, P = 4,
+ * K = 128: the collective's wait grew from 2 to 12 ms, max over ranks).
+ * A zero-byte send completes at once; DONE needs no progress by the owner
+ * until it waits for it.
  *
  * Not with bf16 (the window then holds only the rounded rows the exchange
  * sends zero-copy or fetchers read, tf_export.c): bf16 keeps the exchange.
@@ -38,6 +49,8 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { TAG_READY = 1, TAG_DONE = 2 };
 
 int tf_coll_shm_mode(MPI_Comm comm, int *on)
 {
@@ -107,8 +120,25 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want)
     return tf_agree(h->comm, st);
 }
 
+static void free_requests(MPI_Request *r, int n)
+{
+    for (int i = 0; r && i < n; i++)
+        if (r[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&r[i]);
+    free(r);
+}
+
 void tf_coll_shm_free(tf_spmm_ctx *ctx)
 {
+    free_requests(ctx->shm_ready_recv, ctx->shm_n_src);
+    free_requests(ctx->shm_done_send, ctx->shm_n_src);
+    free_requests(ctx->shm_ready_send, ctx->shm_n_rd);
+    free_requests(ctx->shm_done_recv, ctx->shm_n_rd);
+    free(ctx->shm_src_rank);
+    free(ctx->shm_rd_rank);
+    ctx->shm_ready_recv = ctx->shm_done_send = ctx->shm_ready_send = ctx->shm_done_recv = NULL;
+    ctx->shm_src_rank = ctx->shm_rd_rank = NULL;
+    ctx->shm_n_src = ctx->shm_n_rd = 0;
     if (ctx->shm_comm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->shm_comm);
     free(ctx->shm_src);
@@ -198,26 +228,142 @@ static int shm_describe(tf_spmm_ctx *ctx)
     return TF_OK;
 }
 
+/* Who reads from whom, from the rows each rank reads of each peer (one
+ * MPI_Alltoall), checked against this rank's send schedule as the exchange
+ * checks it; then the persistent READY/DONE requests. */
+static int shm_peers(tf_spmm_ctx *ctx)
+{
+    tf_handle *h = ctx->h;
+    const tf_rank_plan *rp = h->rp;
+    const int P = h->nranks;
+    int64_t *mine = calloc((size_t)P, sizeof *mine), *theirs = calloc((size_t)P, sizeof *theirs);
+    int64_t *sent = calloc((size_t)P, sizeof *sent);
+    int st = TF_OK;
+    if (!mine || !theirs || !sent)
+        st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
+    for (int64_t r = 0; st == TF_OK && r < rp->n_recv; r++)
+        mine[rp->recv_src[r]] += rp->recv_rows[r];
+    for (int64_t r = 0; st == TF_OK && r < rp->n_send; r++) {
+        if (rp->send_dst[r] < 0 || rp->send_dst[r] >= P)
+            st = tf_fail(TF_ERR_FORMAT, "rank %d: sends a stripe to rank %d", h->rank,
+                         rp->send_dst[r]);
+        else
+            sent[rp->send_dst[r]] += rp->send_rows[r];
+    }
+    int ok = st == TF_OK, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
+    if (all_ok) {
+        int err = MPI_Alltoall(mine, 1, MPI_INT64_T, theirs, 1, MPI_INT64_T, h->comm);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Alltoall");
+    }
+    for (int q = 0; all_ok && st == TF_OK && q < P; q++) {
+        if (theirs[q] != sent[q])
+            st = tf_fail(TF_ERR_FORMAT,
+                         "plan schedules disagree: rank %d expects %lld B rows from rank %d, "
+                         "which sends %lld",
+                         q, (long long)theirs[q], h->rank, (long long)sent[q]);
+        ctx->shm_n_src += mine[q] > 0;
+        ctx->shm_n_rd += theirs[q] > 0;
+    }
+    size_t ns = (size_t)ctx->shm_n_src + 1, nr = (size_t)ctx->shm_n_rd + 1;
+    if (st == TF_OK) {
+        ctx->shm_src_rank = malloc(ns * sizeof(int));
+        ctx->shm_rd_rank = malloc(nr * sizeof(int));
+        ctx->shm_ready_recv = malloc(ns * sizeof(MPI_Request));
+        ctx->shm_done_send = malloc(ns * sizeof(MPI_Request));
+        ctx->shm_ready_send = malloc(nr * sizeof(MPI_Request));
+        ctx->shm_done_recv = malloc(nr * sizeof(MPI_Request));
+        if (!ctx->shm_src_rank || !ctx->shm_rd_rank || !ctx->shm_ready_recv ||
+            !ctx->shm_done_send || !ctx->shm_ready_send || !ctx->shm_done_recv)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
+    }
+    if (st == TF_OK) {
+        for (size_t i = 0; i < ns; i++)
+            ctx->shm_ready_recv[i] = ctx->shm_done_send[i] = MPI_REQUEST_NULL;
+        for (size_t i = 0; i < nr; i++)
+            ctx->shm_ready_send[i] = ctx->shm_done_recv[i] = MPI_REQUEST_NULL;
+        int a = 0, b = 0;
+        for (int q = 0; q < P; q++) {
+            if (mine[q] > 0)
+                ctx->shm_src_rank[a++] = q;
+            if (theirs[q] > 0)
+                ctx->shm_rd_rank[b++] = q;
+        }
+        /* Zero-byte messages; a static dummy so no rank passes NULL. */
+        static char dummy;
+        int err = MPI_SUCCESS;
+        for (int i = 0; i < ctx->shm_n_src && err == MPI_SUCCESS; i++) {
+            err = MPI_Recv_init(&dummy, 0, MPI_BYTE, ctx->shm_src_rank[i], TAG_READY,
+                                ctx->shm_comm, &ctx->shm_ready_recv[i]);
+            if (err == MPI_SUCCESS)
+                err = MPI_Send_init(&dummy, 0, MPI_BYTE, ctx->shm_src_rank[i], TAG_DONE,
+                                    ctx->shm_comm, &ctx->shm_done_send[i]);
+        }
+        for (int i = 0; i < ctx->shm_n_rd && err == MPI_SUCCESS; i++) {
+            err = MPI_Send_init(&dummy, 0, MPI_BYTE, ctx->shm_rd_rank[i], TAG_READY,
+                                ctx->shm_comm, &ctx->shm_ready_send[i]);
+            if (err == MPI_SUCCESS)
+                err = MPI_Recv_init(&dummy, 0, MPI_BYTE, ctx->shm_rd_rank[i], TAG_DONE,
+                                    ctx->shm_comm, &ctx->shm_done_recv[i]);
+        }
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Send_init/MPI_Recv_init");
+    }
+    free(mine);
+    free(theirs);
+    free(sent);
+    return st;
+}
+
 int tf_coll_shm_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     ctx->coll_shm = 1;
     int st = shm_describe(ctx);
-    if (st == TF_OK) {
-        int err = MPI_Comm_dup(h->comm, &ctx->shm_comm);
-        if (err != MPI_SUCCESS) {
-            ctx->shm_comm = MPI_COMM_NULL;
-            st = tf_mpi_fail(err, "MPI_Comm_dup");
-        }
+    st = tf_agree(h->comm, st);
+    if (st)
+        return st;
+    int err = MPI_Comm_dup(h->comm, &ctx->shm_comm);
+    if (err != MPI_SUCCESS) {
+        ctx->shm_comm = MPI_COMM_NULL;
+        st = tf_mpi_fail(err, "MPI_Comm_dup");
     }
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK)
+        st = shm_peers(ctx);
     return tf_agree(h->comm, st);
 }
 
-int tf_coll_shm_enter(tf_spmm_ctx *ctx, MPI_Request *req)
+int tf_coll_shm_enter(tf_spmm_ctx *ctx)
 {
-    MPI_Win_sync(ctx->win);
-    int err = MPI_Ibarrier(ctx->shm_comm, req);
-    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Ibarrier (entry)");
+    int err = MPI_SUCCESS;
+    if (ctx->shm_n_rd > 0) {
+        err = MPI_Startall(ctx->shm_n_rd, ctx->shm_done_recv);
+        MPI_Win_sync(ctx->win); /* my B is written: visible before READY */
+        if (err == MPI_SUCCESS)
+            err = MPI_Startall(ctx->shm_n_rd, ctx->shm_ready_send);
+    }
+    if (err == MPI_SUCCESS && ctx->shm_n_src > 0)
+        err = MPI_Startall(ctx->shm_n_src, ctx->shm_ready_recv);
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Startall (READY)");
+}
+
+int tf_coll_shm_test(tf_spmm_ctx *ctx, int *flag)
+{
+    *flag = 1;
+    if (ctx->shm_n_src == 0)
+        return TF_OK;
+    int err = MPI_Testall(ctx->shm_n_src, ctx->shm_ready_recv, flag, MPI_STATUSES_IGNORE);
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Testall (READY)");
+}
+
+int tf_coll_shm_wait(tf_spmm_ctx *ctx)
+{
+    if (ctx->shm_n_src == 0)
+        return TF_OK;
+    int err = MPI_Waitall(ctx->shm_n_src, ctx->shm_ready_recv, MPI_STATUSES_IGNORE);
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Waitall (READY)");
 }
 
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
@@ -253,14 +399,23 @@ void tf_coll_shm_copy_all(tf_spmm_ctx *ctx, int threads)
 
 int tf_coll_shm_copied(tf_spmm_ctx *ctx)
 {
-    MPI_Win_sync(ctx->win);
-    int err = MPI_Ibarrier(ctx->shm_comm, &ctx->shm_exit);
-    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Ibarrier (exit)");
+    if (ctx->shm_n_src == 0)
+        return TF_OK;
+    MPI_Win_sync(ctx->win); /* my loads of their B are done before DONE */
+    int err = MPI_Startall(ctx->shm_n_src, ctx->shm_done_send);
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Startall (DONE)");
 }
 
 int tf_coll_shm_leave(tf_spmm_ctx *ctx)
 {
-    int err = MPI_Wait(&ctx->shm_exit, MPI_STATUS_IGNORE);
+    int err = MPI_SUCCESS;
+    if (ctx->shm_n_rd > 0) {
+        err = MPI_Waitall(ctx->shm_n_rd, ctx->shm_done_recv, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = MPI_Waitall(ctx->shm_n_rd, ctx->shm_ready_send, MPI_STATUSES_IGNORE);
+    }
+    if (err == MPI_SUCCESS && ctx->shm_n_src > 0)
+        err = MPI_Waitall(ctx->shm_n_src, ctx->shm_done_send, MPI_STATUSES_IGNORE);
     MPI_Win_sync(ctx->win);
-    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Wait (exit barrier)");
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Waitall (DONE)");
 }

@@ -136,7 +136,9 @@ struct tf_spmm_ctx {
      * owners' window memory into coll_buf. Segments are runs of stripes
      * merged when both sides are contiguous; shm_split (n_coll_threads + 1
      * bounds) gives each collective thread segments of about equal bytes.
-     * Entry and exit barriers on shm_comm stand in for the messages. */
+     * Zero-byte READY (owner to reader: my B is written) and DONE (reader to
+     * owner: copied) messages on shm_comm, persistent, stand in for the
+     * exchange's. */
     int coll_shm;
     MPI_Comm shm_comm;
     int64_t n_shm_seg;
@@ -144,7 +146,10 @@ struct tf_spmm_ctx {
     int64_t *shm_dst;      /* byte offset in coll_buf */
     int64_t *shm_bytes;
     int64_t *shm_split;
-    MPI_Request shm_exit;  /* the exit barrier of the running SpMM */
+    int shm_n_src, shm_n_rd; /* ranks I read from, ranks reading from me */
+    int *shm_src_rank, *shm_rd_rank;
+    MPI_Request *shm_ready_recv, *shm_done_send; /* shm_n_src each */
+    MPI_Request *shm_ready_send, *shm_done_recv; /* shm_n_rd each */
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -249,19 +254,22 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want);
  * communicator (collective, agreed; win_shared and f32 only). */
 int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
-/* Entry of an SpMM: this rank's B is written; posts the entry barrier. */
-int tf_coll_shm_enter(tf_spmm_ctx *ctx, MPI_Request *req);
-/* The entry barrier completed: orders this rank's reads after the owners'
- * writes (before any copy, on the thread that saw the barrier). */
+/* Entry of an SpMM: this rank's B is written; READY to its readers. */
+int tf_coll_shm_enter(tf_spmm_ctx *ctx);
+/* Whether READY came from every owner I read from (*flag), or waits for it. */
+int tf_coll_shm_test(tf_spmm_ctx *ctx, int *flag);
+int tf_coll_shm_wait(tf_spmm_ctx *ctx);
+/* READY came from every owner: orders this rank's reads after the owners'
+ * writes (before any copy, on the thread that saw them). */
 void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
 /* After tf_coll_shm_arrived: copies part `part` of `parts` of this
  * rank's segments (parts = n_coll_threads, or 1 for all of them). */
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
 /* The same, every part, with `threads` OpenMP threads. */
 void tf_coll_shm_copy_all(tf_spmm_ctx *ctx, int threads);
-/* After the copies of this rank: posts the exit barrier. */
+/* After every copy of this rank: DONE to the owners. */
 int tf_coll_shm_copied(tf_spmm_ctx *ctx);
-/* Before returning: every reader of this rank's B is done. */
+/* Before returning: DONE from every reader of this rank's B. */
 int tf_coll_shm_leave(tf_spmm_ctx *ctx);
 
 /* tf_export.c (bf16 only): which of my rows others read from the window -

@@ -121,7 +121,6 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
         ctx->shm_comm = MPI_COMM_NULL;
-        ctx->shm_exit = MPI_REQUEST_NULL;
         ctx->row_type = MPI_DATATYPE_NULL;
         ctx->bf16 = opt->comm == TF_COMM_BF16;
         ctx->es = ctx->bf16 ? sizeof(uint16_t) : sizeof(float);

@@ -21,9 +21,11 @@
  * DONE; an owner returns only after DONE from all its fetchers. The
  * collective through MPI needs nothing: its sends are posted after entry
  * and completed before returning. The collective through shared memory
- * (tf_coll_shm.c) replaces the exchange by an entry barrier, the receiver's
- * copy from its owners' B, and an exit barrier completed before returning;
- * the copy is the collective's transfer and is timed as coll_wait. */
+ * (tf_coll_shm.c) replaces the exchange by the same pairwise protocol: an
+ * owner sends READY to its readers at entry, a reader copies from its
+ * owners' B once READY came from all of them and sends DONE, an owner
+ * returns after DONE from all its readers; the copy is the collective's
+ * transfer and is timed as coll_wait. */
 #include "tf_exec.h"
 #include "tf_kernels.h"
 
@@ -101,8 +103,8 @@ static int run_completed(tf_spmm_ctx *ctx, int64_t r)
     return TF_OK;
 }
 
-/* Shared-memory collective, single thread driving: the entry barrier
- * completed, so every owner's B is written; copy, then tell the owners. */
+/* Shared-memory collective: READY came from every owner, so their B is
+ * written; copy, then tell the owners. */
 static int coll_shm_fill(tf_spmm_ctx *ctx, int threads)
 {
     tf_coll_shm_arrived(ctx);
@@ -110,7 +112,7 @@ static int coll_shm_fill(tf_spmm_ctx *ctx, int threads)
     return tf_coll_shm_copied(ctx);
 }
 
-/* The shared-memory collective's exit barrier: no rank reads my B any more. */
+/* The shared-memory collective's end: no rank reads my B any more. */
 static int coll_shm_finish(tf_spmm_ctx *ctx)
 {
     if (!ctx->coll_shm)
@@ -172,7 +174,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     }
     if (ctx->any_coll) {
         t = MPI_Wtime();
-        st = ctx->coll_shm ? tf_coll_shm_enter(ctx, &ft->req[CI]) : tf_coll_start(ctx, &ft->req[CI]);
+        st = ctx->coll_shm ? tf_coll_shm_enter(ctx) : tf_coll_start(ctx, &ft->req[CI]);
         ctx->timing.coll_wait += MPI_Wtime() - t;
         if (st)
             return st;
@@ -189,8 +191,9 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         if (!coll_done) { /* progress; its compute must wait for the local part */
             int flag = 0;
             t = MPI_Wtime();
-            MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
-            if (flag && ctx->coll_shm)
+            if (!ctx->coll_shm)
+                MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
+            else if ((st = tf_coll_shm_test(ctx, &flag)) == TF_OK && flag)
                 st = coll_shm_fill(ctx, ctx->threads);
             ctx->timing.coll_wait += MPI_Wtime() - t;
             if (st)
@@ -233,6 +236,22 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
         ctx->timing.coll_comp += MPI_Wtime() - t;
     }
+    /* The shared-memory collective has no request in req[]: its owners'
+     * READY is waited for here (they sent it on entry; fetches in flight
+     * complete meanwhile). */
+    if (ctx->coll_shm && !coll_done) {
+        t = MPI_Wtime();
+        st = tf_coll_shm_wait(ctx);
+        if (st == TF_OK)
+            st = coll_shm_fill(ctx, ctx->threads);
+        double t1 = MPI_Wtime();
+        ctx->timing.coll_wait += t1 - t;
+        if (st)
+            return st;
+        coll_done = 1;
+        coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
+        ctx->timing.coll_comp += MPI_Wtime() - t1;
+    }
 
     while (runs_done < n_runs || !coll_done) {
         int outc = 0;
@@ -253,13 +272,6 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
             int i = ft->done_idx[x];
             if (i == CI) {
                 coll_now = 1;
-                if (ctx->coll_shm) {
-                    t = MPI_Wtime();
-                    st = coll_shm_fill(ctx, ctx->threads);
-                    ctx->timing.coll_wait += MPI_Wtime() - t;
-                    if (st)
-                        return st;
-                }
             } else if (i < RO) {
                 ctx->owner_ready[i - 1] = 1;
                 nready++;
@@ -358,8 +370,8 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
         return st;
     double tp1 = MPI_Wtime();
     ctx->timing.sync += tp1 - tp;
-    if (ctx->any_coll && (st = ctx->coll_shm ? tf_coll_shm_enter(ctx, &coll_req)
-                                             : tf_coll_start(ctx, &coll_req)))
+    if (ctx->any_coll &&
+        (st = ctx->coll_shm ? tf_coll_shm_enter(ctx) : tf_coll_start(ctx, &coll_req)))
         return st;
     ctx->timing.coll_wait += MPI_Wtime() - tp1;
     atomic_int coll_ready = 0, owners_ready = 0, failed = 0, copied = 0;
@@ -380,7 +392,8 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                 if (coll_req != MPI_REQUEST_NULL &&
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                     atomic_store(&failed, 1);
-                if (ctx->coll_shm && coll_shm_fill(ctx, 1) != TF_OK)
+                if (ctx->coll_shm &&
+                    (tf_coll_shm_wait(ctx) != TF_OK || coll_shm_fill(ctx, 1) != TF_OK))
                     atomic_store(&failed, 1);
                 double t2 = MPI_Wtime();
                 coll_rows(ctx, 0, rp->nrows, c, 1);
@@ -404,8 +417,11 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                 if (coll_req != MPI_REQUEST_NULL &&
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                     atomic_store(&failed, 1);
-                if (ctx->coll_shm)
+                if (ctx->coll_shm) {
+                    if (tf_coll_shm_wait(ctx) != TF_OK)
+                        atomic_store(&failed, 1);
                     tf_coll_shm_arrived(ctx);
+                }
                 atomic_store_explicit(&coll_ready, 1, memory_order_release);
             } else {
                 spin_until(&coll_ready);
