@@ -145,6 +145,10 @@ void tf_coll_shm_free(tf_spmm_ctx *ctx)
     free(ctx->shm_dst);
     free(ctx->shm_bytes);
     free(ctx->shm_split);
+    free(ctx->shm_seg_first);
+    free(ctx->shm_done_idx);
+    ctx->shm_seg_first = NULL;
+    ctx->shm_done_idx = NULL;
     ctx->shm_src = NULL;
     ctx->shm_dst = ctx->shm_bytes = ctx->shm_split = NULL;
     ctx->n_shm_seg = 0;
@@ -155,7 +159,7 @@ void tf_coll_shm_free(tf_spmm_ctx *ctx)
  * continue where the previous stripe ended; each checked against the
  * owner's window size, so that a plan inconsistent with its peers fails
  * here instead of reading outside their memory. */
-static int shm_describe(tf_spmm_ctx *ctx)
+static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
 {
     const tf_handle *h = ctx->h;
     const tf_rank_plan *rp = h->rp;
@@ -165,10 +169,11 @@ static int shm_describe(tf_spmm_ctx *ctx)
     ctx->shm_dst = malloc(n * sizeof *ctx->shm_dst);
     ctx->shm_bytes = malloc(n * sizeof *ctx->shm_bytes);
     ctx->shm_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->shm_split);
-    if (!ctx->shm_src || !ctx->shm_dst || !ctx->shm_bytes || !ctx->shm_split)
+    int *seg_rank = *seg_rank_out = malloc(n * sizeof *seg_rank);
+    if (!ctx->shm_src || !ctx->shm_dst || !ctx->shm_bytes || !ctx->shm_split || !seg_rank)
         return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-stripe copy schedule",
                        h->rank, (long long)rp->n_recv);
-    int64_t m = 0, total = 0;
+    int64_t m = 0;
     int src = -1;
     const char *base = NULL;
     int64_t owner_rows = 0;
@@ -198,33 +203,22 @@ static int shm_describe(tf_spmm_ctx *ctx)
             continue;
         const char *from = base + first * rowbytes;
         int64_t to = rp->recv_off[r] * rowbytes, bytes = rows * rowbytes;
-        if (m > 0 && ctx->shm_src[m - 1] + ctx->shm_bytes[m - 1] == from &&
+        if (m > 0 && seg_rank[m - 1] == src && ctx->shm_src[m - 1] + ctx->shm_bytes[m - 1] == from &&
             ctx->shm_dst[m - 1] + ctx->shm_bytes[m - 1] == to) {
             ctx->shm_bytes[m - 1] += bytes;
         } else {
             ctx->shm_src[m] = from;
             ctx->shm_dst[m] = to;
             ctx->shm_bytes[m] = bytes;
+            seg_rank[m] = src;
             m++;
         }
-        total += bytes;
     }
     ctx->n_shm_seg = m;
     ctx->coll_msgs = 0;
     for (int64_t r = 0; r < rp->n_recv; r++)
         if (r == 0 || rp->recv_src[r] != rp->recv_src[r - 1])
             ctx->coll_msgs++;
-    /* Parts of about equal bytes, whole segments each. */
-    const int parts = ctx->n_coll_threads;
-    int64_t s = 0, acc = 0;
-    ctx->shm_split[0] = 0;
-    for (int p = 1; p < parts; p++) {
-        double goal = (double)total * p / parts;
-        while (s < m && (double)acc < goal)
-            acc += ctx->shm_bytes[s++];
-        ctx->shm_split[p] = s;
-    }
-    ctx->shm_split[parts] = m;
     return TF_OK;
 }
 
@@ -274,7 +268,8 @@ static int shm_peers(tf_spmm_ctx *ctx)
         ctx->shm_done_send = malloc(ns * sizeof(MPI_Request));
         ctx->shm_ready_send = malloc(nr * sizeof(MPI_Request));
         ctx->shm_done_recv = malloc(nr * sizeof(MPI_Request));
-        if (!ctx->shm_src_rank || !ctx->shm_rd_rank || !ctx->shm_ready_recv ||
+        ctx->shm_done_idx = malloc(ns * sizeof(int));
+        if (!ctx->shm_done_idx || !ctx->shm_src_rank || !ctx->shm_rd_rank || !ctx->shm_ready_recv ||
             !ctx->shm_done_send || !ctx->shm_ready_send || !ctx->shm_done_recv)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
     }
@@ -316,14 +311,77 @@ static int shm_peers(tf_spmm_ctx *ctx)
     return st;
 }
 
+/* Segments grouped by owner, in the order of shm_src_rank (a counting
+ * sort, stable: within an owner the plan's order), so that the single-
+ * thread path copies an owner's rows and releases it as soon as its READY
+ * is in; then parts of about equal bytes for the collective group. */
+static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
+{
+    const int64_t m = ctx->n_shm_seg;
+    const int ns = ctx->shm_n_src;
+    int *idx_of = malloc((size_t)ctx->h->nranks * sizeof *idx_of);
+    const char **src = malloc(((size_t)m + 1) * sizeof *src);
+    int64_t *dst = malloc(((size_t)m + 1) * sizeof *dst);
+    int64_t *bytes = malloc(((size_t)m + 1) * sizeof *bytes);
+    int64_t *at = calloc((size_t)ns + 1, sizeof *at);
+    ctx->shm_seg_first = calloc((size_t)ns + 1, sizeof *ctx->shm_seg_first);
+    if (!idx_of || !src || !dst || !bytes || !at || !ctx->shm_seg_first) {
+        free(idx_of);
+        free(src);
+        free(dst);
+        free(bytes);
+        free(at);
+        return tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", ctx->h->rank);
+    }
+    for (int i = 0; i < ns; i++)
+        idx_of[ctx->shm_src_rank[i]] = i;
+    for (int64_t x = 0; x < m; x++)
+        ctx->shm_seg_first[idx_of[seg_rank[x]] + 1]++;
+    for (int i = 0; i < ns; i++) {
+        ctx->shm_seg_first[i + 1] += ctx->shm_seg_first[i];
+        at[i] = ctx->shm_seg_first[i];
+    }
+    int64_t total = 0;
+    for (int64_t x = 0; x < m; x++) {
+        int64_t y = at[idx_of[seg_rank[x]]]++;
+        src[y] = ctx->shm_src[x];
+        dst[y] = ctx->shm_dst[x];
+        bytes[y] = ctx->shm_bytes[x];
+        total += bytes[y];
+    }
+    free(ctx->shm_src);
+    free(ctx->shm_dst);
+    free(ctx->shm_bytes);
+    ctx->shm_src = src;
+    ctx->shm_dst = dst;
+    ctx->shm_bytes = bytes;
+    free(idx_of);
+    free(at);
+    /* Parts of about equal bytes, whole segments each. */
+    const int parts = ctx->n_coll_threads;
+    int64_t s = 0, acc = 0;
+    ctx->shm_split[0] = 0;
+    for (int p = 1; p < parts; p++) {
+        double goal = (double)total * p / parts;
+        while (s < m && (double)acc < goal)
+            acc += ctx->shm_bytes[s++];
+        ctx->shm_split[p] = s;
+    }
+    ctx->shm_split[parts] = m;
+    return TF_OK;
+}
+
 int tf_coll_shm_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     ctx->coll_shm = 1;
-    int st = shm_describe(ctx);
+    int *seg_rank = NULL;
+    int st = shm_describe(ctx, &seg_rank);
     st = tf_agree(h->comm, st);
-    if (st)
+    if (st) {
+        free(seg_rank);
         return st;
+    }
     int err = MPI_Comm_dup(h->comm, &ctx->shm_comm);
     if (err != MPI_SUCCESS) {
         ctx->shm_comm = MPI_COMM_NULL;
@@ -332,6 +390,9 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx)
     st = tf_agree(h->comm, st);
     if (st == TF_OK)
         st = shm_peers(ctx);
+    if (st == TF_OK)
+        st = shm_group(ctx, seg_rank);
+    free(seg_rank);
     return tf_agree(h->comm, st);
 }
 
@@ -346,16 +407,42 @@ int tf_coll_shm_enter(tf_spmm_ctx *ctx)
     }
     if (err == MPI_SUCCESS && ctx->shm_n_src > 0)
         err = MPI_Startall(ctx->shm_n_src, ctx->shm_ready_recv);
+    ctx->shm_left = ctx->shm_n_src;
     return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Startall (READY)");
 }
 
-int tf_coll_shm_test(tf_spmm_ctx *ctx, int *flag)
+/* Segments [s0, s1) with `threads` threads. */
+static void copy_segments(tf_spmm_ctx *ctx, int64_t s0, int64_t s1, int threads)
 {
-    *flag = 1;
-    if (ctx->shm_n_src == 0)
+    char *to = ctx->coll_buf;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && s1 - s0 > 16)
+    for (int64_t s = s0; s < s1; s++)
+        memcpy(to + ctx->shm_dst[s], ctx->shm_src[s], (size_t)ctx->shm_bytes[s]);
+}
+
+int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
+{
+    if (ctx->shm_left == 0)
         return TF_OK;
-    int err = MPI_Testall(ctx->shm_n_src, ctx->shm_ready_recv, flag, MPI_STATUSES_IGNORE);
-    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Testall (READY)");
+    int outc = 0;
+    int err = block ? MPI_Waitsome(ctx->shm_n_src, ctx->shm_ready_recv, &outc, ctx->shm_done_idx,
+                                   MPI_STATUSES_IGNORE)
+                    : MPI_Testsome(ctx->shm_n_src, ctx->shm_ready_recv, &outc, ctx->shm_done_idx,
+                                   MPI_STATUSES_IGNORE);
+    if (err != MPI_SUCCESS)
+        return tf_mpi_fail(err, block ? "MPI_Waitsome (READY)" : "MPI_Testsome (READY)");
+    if (outc == MPI_UNDEFINED || outc == 0)
+        return TF_OK;
+    MPI_Win_sync(ctx->win); /* their READY is in: read their B as written */
+    for (int x = 0; x < outc; x++) {
+        int i = ctx->shm_done_idx[x];
+        copy_segments(ctx, ctx->shm_seg_first[i], ctx->shm_seg_first[i + 1], threads);
+    }
+    MPI_Win_sync(ctx->win); /* my loads of their B are done before DONE */
+    for (int x = 0; x < outc && err == MPI_SUCCESS; x++)
+        err = MPI_Start(&ctx->shm_done_send[ctx->shm_done_idx[x]]);
+    ctx->shm_left -= outc;
+    return err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Start (DONE)");
 }
 
 int tf_coll_shm_wait(tf_spmm_ctx *ctx)
@@ -368,34 +455,13 @@ int tf_coll_shm_wait(tf_spmm_ctx *ctx)
 
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
 {
-    int64_t s0 = 0, s1 = ctx->n_shm_seg;
-    if (parts > 1) {
-        s0 = ctx->shm_split[part];
-        s1 = ctx->shm_split[part + 1];
-    }
-    char *to = ctx->coll_buf;
-    for (int64_t s = s0; s < s1; s++)
-        memcpy(to + ctx->shm_dst[s], ctx->shm_src[s], (size_t)ctx->shm_bytes[s]);
+    if (parts > 1)
+        copy_segments(ctx, ctx->shm_split[part], ctx->shm_split[part + 1], 1);
+    else
+        copy_segments(ctx, 0, ctx->n_shm_seg, 1);
 }
 
 void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(ctx->win); }
-
-void tf_coll_shm_copy_all(tf_spmm_ctx *ctx, int threads)
-{
-    if (threads <= 1 || threads != ctx->n_coll_threads || ctx->n_shm_seg < 2) {
-        tf_coll_shm_copy(ctx, 0, 1);
-        return;
-    }
-#pragma omp parallel num_threads(threads)
-    {
-        int nth = omp_get_num_threads();
-        int tid = omp_get_thread_num();
-        if (nth == threads)
-            tf_coll_shm_copy(ctx, tid, threads);
-        else if (tid == 0)
-            tf_coll_shm_copy(ctx, 0, 1);
-    }
-}
 
 int tf_coll_shm_copied(tf_spmm_ctx *ctx)
 {

@@ -148,6 +148,9 @@ struct tf_spmm_ctx {
     int64_t *shm_split;
     int shm_n_src, shm_n_rd; /* ranks I read from, ranks reading from me */
     int *shm_src_rank, *shm_rd_rank;
+    int64_t *shm_seg_first; /* owner i's segments: [shm_seg_first[i], [i + 1]) */
+    int *shm_done_idx;      /* MPI_Testsome indices, shm_n_src */
+    int shm_left;           /* owners not copied yet in this SpMM */
     MPI_Request *shm_ready_recv, *shm_done_send; /* shm_n_src each */
     MPI_Request *shm_ready_send, *shm_done_recv; /* shm_n_rd each */
 
@@ -256,8 +259,11 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
 /* Entry of an SpMM: this rank's B is written; READY to its readers. */
 int tf_coll_shm_enter(tf_spmm_ctx *ctx);
-/* Whether READY came from every owner I read from (*flag), or waits for it. */
-int tf_coll_shm_test(tf_spmm_ctx *ctx, int *flag);
+/* Single-thread path: copies the rows of every owner whose READY arrived
+ * (with `threads` OpenMP threads) and sends it DONE; block: wait for at
+ * least one. shm_left counts the owners still to copy. */
+int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads);
+/* Threaded path: waits for READY from every owner I read from. */
 int tf_coll_shm_wait(tf_spmm_ctx *ctx);
 /* READY came from every owner: orders this rank's reads after the owners'
  * writes (before any copy, on the thread that saw them). */
@@ -265,9 +271,7 @@ void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
 /* After tf_coll_shm_arrived: copies part `part` of `parts` of this
  * rank's segments (parts = n_coll_threads, or 1 for all of them). */
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
-/* The same, every part, with `threads` OpenMP threads. */
-void tf_coll_shm_copy_all(tf_spmm_ctx *ctx, int threads);
-/* After every copy of this rank: DONE to the owners. */
+/* After every copy of this rank (threaded path): DONE to the owners. */
 int tf_coll_shm_copied(tf_spmm_ctx *ctx);
 /* Before returning: DONE from every reader of this rank's B. */
 int tf_coll_shm_leave(tf_spmm_ctx *ctx);

@@ -103,12 +103,12 @@ static int run_completed(tf_spmm_ctx *ctx, int64_t r)
     return TF_OK;
 }
 
-/* Shared-memory collective: READY came from every owner, so their B is
- * written; copy, then tell the owners. */
-static int coll_shm_fill(tf_spmm_ctx *ctx, int threads)
+/* Shared-memory collective, threaded path's fallback team of one: READY
+ * came from every owner, so their B is written; copy, then tell them. */
+static int coll_shm_fill(tf_spmm_ctx *ctx)
 {
     tf_coll_shm_arrived(ctx);
-    tf_coll_shm_copy_all(ctx, threads);
+    tf_coll_shm_copy(ctx, 0, 1);
     return tf_coll_shm_copied(ctx);
 }
 
@@ -174,7 +174,10 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     }
     if (ctx->any_coll) {
         t = MPI_Wtime();
+        /* Owners already in are copied (and released) at once. */
         st = ctx->coll_shm ? tf_coll_shm_enter(ctx) : tf_coll_start(ctx, &ft->req[CI]);
+        if (st == TF_OK && ctx->coll_shm)
+            st = tf_coll_shm_poll(ctx, 0, ctx->threads);
         ctx->timing.coll_wait += MPI_Wtime() - t;
         if (st)
             return st;
@@ -193,8 +196,8 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
             t = MPI_Wtime();
             if (!ctx->coll_shm)
                 MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
-            else if ((st = tf_coll_shm_test(ctx, &flag)) == TF_OK && flag)
-                st = coll_shm_fill(ctx, ctx->threads);
+            else if ((st = tf_coll_shm_poll(ctx, 0, ctx->threads)) == TF_OK)
+                flag = ctx->shm_left == 0;
             ctx->timing.coll_wait += MPI_Wtime() - t;
             if (st)
                 return st;
@@ -236,14 +239,13 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
         ctx->timing.coll_comp += MPI_Wtime() - t;
     }
-    /* The shared-memory collective has no request in req[]: its owners'
-     * READY is waited for here (they sent it on entry; fetches in flight
-     * complete meanwhile). */
+    /* The shared-memory collective has no request in req[]: the owners not
+     * copied yet are waited for here (they send READY on entry; fetches in
+     * flight complete meanwhile). */
     if (ctx->coll_shm && !coll_done) {
         t = MPI_Wtime();
-        st = tf_coll_shm_wait(ctx);
-        if (st == TF_OK)
-            st = coll_shm_fill(ctx, ctx->threads);
+        while (st == TF_OK && ctx->shm_left > 0)
+            st = tf_coll_shm_poll(ctx, 1, ctx->threads);
         double t1 = MPI_Wtime();
         ctx->timing.coll_wait += t1 - t;
         if (st)
@@ -393,7 +395,7 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                     atomic_store(&failed, 1);
                 if (ctx->coll_shm &&
-                    (tf_coll_shm_wait(ctx) != TF_OK || coll_shm_fill(ctx, 1) != TF_OK))
+                    (tf_coll_shm_wait(ctx) != TF_OK || coll_shm_fill(ctx) != TF_OK))
                     atomic_store(&failed, 1);
                 double t2 = MPI_Wtime();
                 coll_rows(ctx, 0, rp->nrows, c, 1);
