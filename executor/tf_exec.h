@@ -36,6 +36,17 @@ struct tf_handle {
     int64_t *row_ids, *brow_ids;
 };
 
+/* One rank's flags of the shared-memory collective (tf_coll_shm.c), in a
+ * small shared window: `entered` = the SpMMs this rank has entered (its B
+ * is written), `done` = readers' copies of its B completed, summed over
+ * SpMMs. Cache lines of their own: readers poll one, owners the other. */
+typedef struct {
+    _Atomic int64_t entered;
+    char pad0[64 - sizeof(int64_t)];
+    _Atomic int64_t done;
+    char pad1[64 - sizeof(int64_t)];
+} tf_shm_flags;
+
 /* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
  * context's run order, cut into segments of runs from one owner. */
 typedef struct {
@@ -136,23 +147,24 @@ struct tf_spmm_ctx {
      * owners' window memory into coll_buf. Segments are runs of stripes
      * merged when both sides are contiguous; shm_split (n_coll_threads + 1
      * bounds) gives each collective thread segments of about equal bytes.
-     * Zero-byte READY (owner to reader: my B is written) and DONE (reader to
-     * owner: copied) messages on shm_comm, persistent, stand in for the
-     * exchange's. */
+     * Flags in shared memory (tf_shm_flags, one per rank in shm_flag_win)
+     * stand in for the exchange's messages: an owner publishes that it
+     * entered, a reader that it copied. */
     int coll_shm;
-    MPI_Comm shm_comm;
+    MPI_Win shm_flag_win;
+    tf_shm_flags *shm_my_flag;
+    tf_shm_flags **shm_flag; /* per owner I read from */
+    int64_t shm_epoch;       /* SpMMs entered on this context */
+    char *shm_copied;        /* per owner: copied in this SpMM */
     int64_t n_shm_seg;
     const char **shm_src;  /* address in the owner's B */
     int64_t *shm_dst;      /* byte offset in coll_buf */
     int64_t *shm_bytes;
     int64_t *shm_split;
     int shm_n_src, shm_n_rd; /* ranks I read from, ranks reading from me */
-    int *shm_src_rank, *shm_rd_rank;
+    int *shm_src_rank;
     int64_t *shm_seg_first; /* owner i's segments: [shm_seg_first[i], [i + 1]) */
-    int *shm_done_idx;      /* MPI_Testsome indices, shm_n_src */
     int shm_left;           /* owners not copied yet in this SpMM */
-    MPI_Request *shm_ready_recv, *shm_done_send; /* shm_n_src each */
-    MPI_Request *shm_ready_send, *shm_done_recv; /* shm_n_rd each */
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -257,23 +269,23 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want);
  * communicator (collective, agreed; win_shared and f32 only). */
 int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
-/* Entry of an SpMM: this rank's B is written; READY to its readers. */
+/* Entry of an SpMM: this rank's B is written; publishes it. */
 int tf_coll_shm_enter(tf_spmm_ctx *ctx);
-/* Single-thread path: copies the rows of every owner whose READY arrived
- * (with `threads` OpenMP threads) and sends it DONE; block: wait for at
- * least one. shm_left counts the owners still to copy. */
+/* Single-thread path: copies the rows of every owner that has entered
+ * (with `threads` OpenMP threads) and tells it; block: until every owner
+ * is copied. shm_left counts the owners still to copy. */
 int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads);
-/* Threaded path: waits for READY from every owner I read from. */
+/* Threaded path: waits until every owner I read from has entered. */
 int tf_coll_shm_wait(tf_spmm_ctx *ctx);
-/* READY came from every owner: orders this rank's reads after the owners'
+/* Every owner has entered: orders this rank's reads after the owners'
  * writes (before any copy, on the thread that saw them). */
 void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
 /* After tf_coll_shm_arrived: copies part `part` of `parts` of this
  * rank's segments (parts = n_coll_threads, or 1 for all of them). */
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
-/* After every copy of this rank (threaded path): DONE to the owners. */
+/* After every copy of this rank (threaded path): tells the owners. */
 int tf_coll_shm_copied(tf_spmm_ctx *ctx);
-/* Before returning: DONE from every reader of this rank's B. */
+/* Before returning: waits until every reader of this rank's B copied. */
 int tf_coll_shm_leave(tf_spmm_ctx *ctx);
 
 /* tf_export.c (bf16 only): which of my rows others read from the window -

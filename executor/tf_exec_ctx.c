@@ -120,7 +120,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->win = MPI_WIN_NULL;
         tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
-        ctx->shm_comm = MPI_COMM_NULL;
+        ctx->shm_flag_win = MPI_WIN_NULL;
         ctx->row_type = MPI_DATATYPE_NULL;
         ctx->bf16 = opt->comm == TF_COMM_BF16;
         ctx->es = ctx->bf16 ? sizeof(uint16_t) : sizeof(float);
