@@ -41,7 +41,8 @@
  * every test between local chunks is an MPI call, which under
  * mpi_yield_when_idle gives the core away when nothing progressed: on 4
  * ranks over 2 cores the tests alone cost 1.5-5 ms per SpMM, against a
- * copy of 0.1-0.6 ms (cnr-2000, K = 32 and 128). Loading a flag is free.
+ * copy of 0.1-0.6 ms (cnr-2000, K = 32 and 128, under a 1-minute load of
+ * about 4.4, so roughly). Loading a flag is free.
  *
  * Not with bf16 (the window then holds only the rounded rows the exchange
  * sends zero-copy or fetchers read, tf_export.c): bf16 keeps the exchange.
@@ -274,8 +275,8 @@ static int shm_peers(tf_spmm_ctx *ctx)
 
 /* Segments grouped by owner, in the order of shm_src_rank (a counting
  * sort, stable: within an owner the plan's order), so that the single-
- * thread path copies an owner's rows and releases it as soon as its READY
- * is in; then parts of about equal bytes for the collective group. */
+ * thread path copies an owner's rows and releases it as soon as that
+ * owner has entered; then parts of about equal bytes for the collective group. */
 static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
 {
     const int64_t m = ctx->n_shm_seg;

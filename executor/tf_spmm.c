@@ -21,11 +21,11 @@
  * DONE; an owner returns only after DONE from all its fetchers. The
  * collective through MPI needs nothing: its sends are posted after entry
  * and completed before returning. The collective through shared memory
- * (tf_coll_shm.c) replaces the exchange by the same pairwise protocol: an
- * owner sends READY to its readers at entry, a reader copies from its
- * owners' B once READY came from all of them and sends DONE, an owner
- * returns after DONE from all its readers; the copy is the collective's
- * transfer and is timed as coll_wait. */
+ * (tf_coll_shm.c) replaces the exchange by counters in shared memory: an
+ * owner publishes that it entered, a reader copies an owner's rows once it
+ * has and publishes the copy, an owner returns once all its readers have
+ * copied; the copy is the collective's transfer and is timed as
+ * coll_wait. */
 #include "tf_exec.h"
 #include "tf_kernels.h"
 
@@ -103,8 +103,8 @@ static int run_completed(tf_spmm_ctx *ctx, int64_t r)
     return TF_OK;
 }
 
-/* Shared-memory collective, threaded path's fallback team of one: READY
- * came from every owner, so their B is written; copy, then tell them. */
+/* Shared-memory collective, threaded path's fallback team of one: every
+ * owner has entered, so their B is written; copy, then tell them. */
 static int coll_shm_fill(tf_spmm_ctx *ctx)
 {
     tf_coll_shm_arrived(ctx);
@@ -240,8 +240,8 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         ctx->timing.coll_comp += MPI_Wtime() - t;
     }
     /* The shared-memory collective has no request in req[]: the owners not
-     * copied yet are waited for here (they send READY on entry; fetches in
-     * flight complete meanwhile). */
+     * copied yet are waited for here (fetches in flight complete
+     * meanwhile: on one node a get copies when it is posted). */
     if (ctx->coll_shm && !coll_done) {
         t = MPI_Wtime();
         while (st == TF_OK && ctx->shm_left > 0)
