@@ -312,11 +312,13 @@ $(BUILD)/tests/mpi_gnn_%: $(BUILD)/obj/tests/mpi_gnn_%.o $(TEST_UTIL_OBJ) $(GNN_
 # simulated ranks; the collective packs every send (TF_COLL_PACK_ALWAYS,
 # also the default build's default, fixed here whatever that default becomes)
 # because SMPI gathers a derived datatype outside simulated time, while a
-# copy is a timed CPU burst, as p2p's pack is.
+# copy is a timed CPU burst, as p2p's pack is. The collective's shared-memory
+# transport is compiled out (TF_COLL_SHM_UNAVAILABLE): a simulated cluster has
+# one rank per host, so it always takes the MPI exchange.
 # Installs libsimgrid-dev when missing.
 SMPI_BUILD ?= build-smpi
 ifeq ($(SMPI),1)
-CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2 \
+CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COLL_WARM_MAX=2 -DTF_COLL_SHM_UNAVAILABLE \
                -DTF_PLAN_ALWAYS_MPI -DTF_COLL_PACK_DEFAULT=TF_COLL_PACK_ALWAYS -DTF_MPI_WAIT_BLOCKING
 endif
 .PHONY: smpi

@@ -358,3 +358,7 @@ int tf_algo_free(tf_algo *a)
 }
 
 int tf_algo_comm(const tf_algo *a) { return a->comm; }
+const char *tf_algo_coll_transport(const tf_algo *a)
+{
+    return a->ctx ? tf_ctx_coll_transport(a->ctx) : NULL;
+}

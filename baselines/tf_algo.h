@@ -98,6 +98,9 @@ int tf_algo_threads_fetch(const tf_algo *a); /* 0 for the baselines */
  * the same option as twoface's contexts: tf_exec_options.comm, else the
  * plan's choice). */
 int tf_algo_comm(const tf_algo *a);
+/* twoface, fetch, collective: how the collective rows move
+ * (tf_ctx_coll_transport: "shm", "mpi" or "none"); NULL for the baselines. */
+const char *tf_algo_coll_transport(const tf_algo *a);
 /* The start-up trial of a twoface/fetch/collective algorithm's context:
  * returns 1 and fills *s, or 0 for the baselines. */
 int tf_algo_selection(const tf_algo *a, tf_selection *s);

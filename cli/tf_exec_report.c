@@ -116,6 +116,8 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
                rp->warmup, nalg);
         printf(", \"kernel\": \"%s\"", tf_kern_variant());
         printf(", \"comm\": \"%s\"", tf_comm_precision_name(tf_algo_comm(algs[x])));
+        if (tf_algo_coll_transport(algs[x]))
+            printf(", \"coll_transport\": \"%s\"", tf_algo_coll_transport(algs[x]));
         printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                r->tmax);
         if (tf_idx >= 0)
@@ -226,10 +228,10 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
         if (tf_algo_comm(algs[x]) == TF_COMM_BF16)
             printf("  %-19s %9.3f %9.3f\n", "bf16 rounding", r->det_max[9] * 1e3,
                    r->det_mean[9] * 1e3);
-        printf("  received per SpMM (all ranks): collective %.3f MiB in %.0f messages, "
-               "fetch %.3f MiB in %.0f requests\n",
-               r->bytes_coll_sum / MIB, r->msgs_coll_sum, r->bytes_fetch_sum / MIB,
-               r->msgs_fetch_sum);
+        printf("  received per SpMM (all ranks): collective %.3f MiB in %.0f messages "
+               "(transport %s), fetch %.3f MiB in %.0f requests\n",
+               r->bytes_coll_sum / MIB, r->msgs_coll_sum, tf_algo_coll_transport(algs[x]),
+               r->bytes_fetch_sum / MIB, r->msgs_fetch_sum);
     }
     for (int x = 0; x < nalg; x++) {
         tf_selection sel;

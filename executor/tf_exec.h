@@ -36,6 +36,17 @@ struct tf_handle {
     int64_t *row_ids, *brow_ids;
 };
 
+/* One rank's flags of the shared-memory collective (tf_coll_shm.c), in a
+ * small shared window: `entered` = the SpMMs this rank has entered (its B
+ * is written), `done` = readers' copies of its B completed, summed over
+ * SpMMs. Cache lines of their own: readers poll one, owners the other. */
+typedef struct {
+    _Atomic int64_t entered;
+    char pad0[64 - sizeof(int64_t)];
+    _Atomic int64_t done;
+    char pad1[64 - sizeof(int64_t)];
+} tf_shm_flags;
+
 /* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
  * context's run order, cut into segments of runs from one owner. */
 typedef struct {
@@ -90,6 +101,9 @@ struct tf_spmm_ctx {
     int owns_win;
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
+    /* The window is an MPI_Win_allocate_shared one (tf_coll_shm.c): every
+     * rank's memory is mapped into every other rank. */
+    int win_shared;
 
     void *coll_buf;  /* coll_buf_rows * K elements of es bytes */
     void *fetch_buf; /* fetch_buf_rows * K elements of es bytes */
@@ -127,6 +141,30 @@ struct tf_spmm_ctx {
      * (tf_xchg_start_v, p2p's call) with these displacements in rows. */
     int coll_v;
     int *v_sdispl, *v_rdispl;
+
+    /* Shared-memory transport of the collective (tf_coll_shm.c): instead of
+     * the exchange, each receiver copies its stripes straight from the
+     * owners' window memory into coll_buf. Segments are runs of stripes
+     * merged when both sides are contiguous; shm_split (n_coll_threads + 1
+     * bounds) gives each collective thread segments of about equal bytes.
+     * Flags in shared memory (tf_shm_flags, one per rank in shm_flag_win)
+     * stand in for the exchange's messages: an owner publishes that it
+     * entered, a reader that it copied. */
+    int coll_shm;
+    MPI_Win shm_flag_win;
+    tf_shm_flags *shm_my_flag;
+    tf_shm_flags **shm_flag; /* per owner I read from */
+    int64_t shm_epoch;       /* SpMMs entered on this context */
+    char *shm_copied;        /* per owner: copied in this SpMM */
+    int64_t n_shm_seg;
+    const char **shm_src;  /* address in the owner's B */
+    int64_t *shm_dst;      /* byte offset in coll_buf */
+    int64_t *shm_bytes;
+    int64_t *shm_split;
+    int shm_n_src, shm_n_rd; /* ranks I read from, ranks reading from me */
+    int *shm_src_rank;
+    int64_t *shm_seg_first; /* owner i's segments: [shm_seg_first[i], [i + 1]) */
+    int shm_left;           /* owners not copied yet in this SpMM */
 
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
@@ -218,6 +256,37 @@ int tf_coll_pack_mode(int *mode);
 int tf_coll_pack_sources(tf_spmm_ctx *ctx);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
+
+/* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|off (unset: auto), the same on
+ * every rank (collective, agreed). */
+int tf_coll_shm_mode(MPI_Comm comm, int *on);
+/* Allocates the window: shared when `want` on every rank and every rank of
+ * the communicator is on this node; else, or when the shared allocation
+ * fails anywhere, MPI_Win_allocate. Collective, agreed; sets win, xb,
+ * win_shared. */
+int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want);
+/* The copy schedule from the owners' window memory and the barrier
+ * communicator (collective, agreed; win_shared and f32 only). */
+int tf_coll_shm_setup(tf_spmm_ctx *ctx);
+void tf_coll_shm_free(tf_spmm_ctx *ctx);
+/* Entry of an SpMM: this rank's B is written; publishes it. */
+int tf_coll_shm_enter(tf_spmm_ctx *ctx);
+/* Single-thread path: copies the rows of every owner that has entered
+ * (with `threads` OpenMP threads) and tells it; block: until every owner
+ * is copied. shm_left counts the owners still to copy. */
+int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads);
+/* Threaded path: waits until every owner I read from has entered. */
+int tf_coll_shm_wait(tf_spmm_ctx *ctx);
+/* Every owner has entered: orders this rank's reads after the owners'
+ * writes (before any copy, on the thread that saw them). */
+void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
+/* After tf_coll_shm_arrived: copies part `part` of `parts` of this
+ * rank's segments (parts = n_coll_threads, or 1 for all of them). */
+void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
+/* After every copy of this rank (threaded path): tells the owners. */
+int tf_coll_shm_copied(tf_spmm_ctx *ctx);
+/* Before returning: waits until every reader of this rank's B copied. */
+int tf_coll_shm_leave(tf_spmm_ctx *ctx);
 
 /* tf_export.c (bf16 only): which of my rows others read from the window -
  * the runs they fetch and the collective's zero-copy stripes - (collective,

@@ -82,6 +82,7 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
     free(ctx->b_own);
     tf_export_free(ctx);
     tf_coll_free(ctx);
+    tf_coll_shm_free(ctx);
     tf_sync_free(ctx);
     tf_fetch_free(ctx);
     if (ctx->row_type != MPI_DATATYPE_NULL)
@@ -119,6 +120,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->win = MPI_WIN_NULL;
         tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
+        ctx->shm_flag_win = MPI_WIN_NULL;
         ctx->row_type = MPI_DATATYPE_NULL;
         ctx->bf16 = opt->comm == TF_COMM_BF16;
         ctx->es = ctx->bf16 ? sizeof(uint16_t) : sizeof(float);
@@ -213,29 +215,32 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
 
     /* What others read lives in the window (B itself, or its bf16 export);
      * MPI_Win_allocate lets the sm component map it into every rank on the
-     * node. A window with a runner-up must serve both plans: they travel in
-     * the same precision (tf_context_create resolves one for both). */
+     * node; with every rank on one node (float32) it is a shared window
+     * whose rows the collective reads directly (tf_coll_shm.c). A window
+     * with a runner-up must serve both plans: they travel in the same
+     * precision (tf_context_create resolves one for both). */
     int err = MPI_SUCCESS;
-    if (share) {
+    int shm_on = 0;
+    st = tf_coll_shm_mode(h->comm, &shm_on); /* agrees itself */
+    if (st == TF_OK && share) {
         ctx->win = share->win;
         ctx->b = share->b;
         ctx->xb = share->xb;
+        ctx->win_shared = share->win_shared;
         if (share->bf16 != ctx->bf16)
             st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
-    } else {
+    } else if (st == TF_OK) {
         MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)ctx->es;
-        err = MPI_Win_allocate(bytes, (int)ctx->es, MPI_INFO_NULL, h->comm, &ctx->xb,
-                               &ctx->win);
-        if (err != MPI_SUCCESS) {
-            ctx->win = MPI_WIN_NULL;
-            st = tf_mpi_fail(err, "MPI_Win_allocate");
-        } else {
+        st = tf_coll_shm_window(ctx, bytes, shm_on && !ctx->bf16); /* agrees itself */
+        if (st == TF_OK) {
             ctx->owns_win = 1;
             ctx->b = ctx->bf16 ? ctx->b_own : ctx->xb;
         }
     }
     st = tf_agree(h->comm, st);
-    if (st == TF_OK && ctx->any_coll)
+    if (st == TF_OK && ctx->any_coll && shm_on && ctx->win_shared && !ctx->bf16)
+        st = tf_coll_shm_setup(ctx); /* agrees itself */
+    else if (st == TF_OK && ctx->any_coll)
         st = tf_coll_setup(ctx); /* agrees itself */
     if (st == TF_OK && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
@@ -259,7 +264,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         if (ctx->ft[f].acc)
             memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));
 
-    if (ctx->any_coll)
+    if (ctx->any_coll && !ctx->coll_shm)
         st = tf_coll_warm(ctx); /* after B holds zeros */
     st = tf_agree(h->comm, st);
     if (st != TF_OK) {
@@ -268,9 +273,10 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     }
 
     /* One passive-target epoch for the window's lifetime, opened by the
-     * first context on it that fetches (any_fetch is the same everywhere). */
+     * first context on it that fetches or reads it directly (any_fetch and
+     * coll_shm are the same everywhere); MPI_Win_sync needs one too. */
     tf_spmm_ctx *owner = share ? share : ctx;
-    if (ctx->any_fetch && !owner->locked) {
+    if ((ctx->any_fetch || ctx->coll_shm) && !owner->locked) {
         err = MPI_Win_lock_all(MPI_MODE_NOCHECK, owner->win);
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Win_lock_all");

@@ -174,6 +174,11 @@ int tf_ctx_threads(const tf_ctx *ctx) { return ctx->use->threads; }
 int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->use->threads_fetch; }
 int tf_ctx_comm_precision(const tf_ctx *ctx) { return ctx->use->bf16 ? TF_COMM_BF16 : TF_COMM_F32; }
 
+const char *tf_ctx_coll_transport(const tf_ctx *ctx)
+{
+    return !ctx->use->any_coll ? "none" : ctx->use->coll_shm ? "shm" : "mpi";
+}
+
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->use->timing; }
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
 

@@ -19,8 +19,13 @@
  * ranks that fetch from it; a fetcher issues gets to an owner only after
  * that owner's READY; when its last get from an owner completes it sends
  * DONE; an owner returns only after DONE from all its fetchers. The
- * collective needs nothing: its sends are posted after entry and completed
- * before returning. */
+ * collective through MPI needs nothing: its sends are posted after entry
+ * and completed before returning. The collective through shared memory
+ * (tf_coll_shm.c) replaces the exchange by counters in shared memory: an
+ * owner publishes that it entered, a reader copies an owner's rows once it
+ * has and publishes the copy, an owner returns once all its readers have
+ * copied; the copy is the collective's transfer and is timed as
+ * coll_wait. */
 #include "tf_exec.h"
 #include "tf_kernels.h"
 
@@ -98,6 +103,26 @@ static int run_completed(tf_spmm_ctx *ctx, int64_t r)
     return TF_OK;
 }
 
+/* Shared-memory collective, threaded path's fallback team of one: every
+ * owner has entered, so their B is written; copy, then tell them. */
+static int coll_shm_fill(tf_spmm_ctx *ctx)
+{
+    tf_coll_shm_arrived(ctx);
+    tf_coll_shm_copy(ctx, 0, 1);
+    return tf_coll_shm_copied(ctx);
+}
+
+/* The shared-memory collective's end: no rank reads my B any more. */
+static int coll_shm_finish(tf_spmm_ctx *ctx)
+{
+    if (!ctx->coll_shm)
+        return TF_OK;
+    double t = MPI_Wtime();
+    int st = tf_coll_shm_leave(ctx);
+    ctx->timing.coll_wait += MPI_Wtime() - t;
+    return st;
+}
+
 /* End of an SpMM: my DONE and READY sends complete, then wait until every
  * rank fetching from me has said DONE. */
 static int sync_finish(tf_spmm_ctx *ctx)
@@ -149,7 +174,10 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     }
     if (ctx->any_coll) {
         t = MPI_Wtime();
-        st = tf_coll_start(ctx, &ft->req[CI]);
+        /* Owners already in are copied (and released) at once. */
+        st = ctx->coll_shm ? tf_coll_shm_enter(ctx) : tf_coll_start(ctx, &ft->req[CI]);
+        if (st == TF_OK && ctx->coll_shm)
+            st = tf_coll_shm_poll(ctx, 0, ctx->threads);
         ctx->timing.coll_wait += MPI_Wtime() - t;
         if (st)
             return st;
@@ -166,8 +194,13 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         if (!coll_done) { /* progress; its compute must wait for the local part */
             int flag = 0;
             t = MPI_Wtime();
-            MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
+            if (!ctx->coll_shm)
+                MPI_Test(&ft->req[CI], &flag, MPI_STATUS_IGNORE);
+            else if ((st = tf_coll_shm_poll(ctx, 0, ctx->threads)) == TF_OK)
+                flag = ctx->shm_left == 0;
             ctx->timing.coll_wait += MPI_Wtime() - t;
+            if (st)
+                return st;
             coll_done = coll_landed = flag;
         }
         if (n_runs == 0)
@@ -205,6 +238,21 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         t = MPI_Wtime();
         coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
         ctx->timing.coll_comp += MPI_Wtime() - t;
+    }
+    /* The shared-memory collective has no request in req[]: the owners not
+     * copied yet are waited for here (fetches in flight complete
+     * meanwhile: on one node a get copies when it is posted). */
+    if (ctx->coll_shm && !coll_done) {
+        t = MPI_Wtime();
+        while (st == TF_OK && ctx->shm_left > 0)
+            st = tf_coll_shm_poll(ctx, 1, ctx->threads);
+        double t1 = MPI_Wtime();
+        ctx->timing.coll_wait += t1 - t;
+        if (st)
+            return st;
+        coll_done = 1;
+        coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
+        ctx->timing.coll_comp += MPI_Wtime() - t1;
     }
 
     while (runs_done < n_runs || !coll_done) {
@@ -251,6 +299,8 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
             ctx->timing.coll_comp += MPI_Wtime() - t;
         }
     }
+    if ((st = coll_shm_finish(ctx)))
+        return st;
     return sync_finish(ctx);
 }
 
@@ -259,6 +309,12 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
 static void spin_until(atomic_int *flag)
 {
     while (!atomic_load_explicit(flag, memory_order_acquire))
+        sched_yield();
+}
+
+static void spin_until_count(atomic_int *n, int goal)
+{
+    while (atomic_load_explicit(n, memory_order_acquire) < goal)
         sched_yield();
 }
 
@@ -316,10 +372,11 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
         return st;
     double tp1 = MPI_Wtime();
     ctx->timing.sync += tp1 - tp;
-    if (ctx->any_coll && (st = tf_coll_start(ctx, &coll_req)))
+    if (ctx->any_coll &&
+        (st = ctx->coll_shm ? tf_coll_shm_enter(ctx) : tf_coll_start(ctx, &coll_req)))
         return st;
     ctx->timing.coll_wait += MPI_Wtime() - tp1;
-    atomic_int coll_ready = 0, owners_ready = 0, failed = 0;
+    atomic_int coll_ready = 0, owners_ready = 0, failed = 0, copied = 0;
     double t_local = 0, t_cwait = 0, t_ccomp = 0, t_merge = 0;
 
 #pragma omp parallel num_threads(T)
@@ -336,6 +393,9 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                 double t1 = MPI_Wtime();
                 if (coll_req != MPI_REQUEST_NULL &&
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    atomic_store(&failed, 1);
+                if (ctx->coll_shm &&
+                    (tf_coll_shm_wait(ctx) != TF_OK || coll_shm_fill(ctx) != TF_OK))
                     atomic_store(&failed, 1);
                 double t2 = MPI_Wtime();
                 coll_rows(ctx, 0, rp->nrows, c, 1);
@@ -359,9 +419,23 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
                 if (coll_req != MPI_REQUEST_NULL &&
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                     atomic_store(&failed, 1);
+                if (ctx->coll_shm) {
+                    if (tf_coll_shm_wait(ctx) != TF_OK)
+                        atomic_store(&failed, 1);
+                    tf_coll_shm_arrived(ctx);
+                }
                 atomic_store_explicit(&coll_ready, 1, memory_order_release);
             } else {
                 spin_until(&coll_ready);
+            }
+            if (ctx->coll_shm) {
+                /* The group copies its parts, then thread 0 tells the
+                 * owners once every part is in. */
+                tf_coll_shm_copy(ctx, tid, G);
+                atomic_fetch_add_explicit(&copied, 1, memory_order_acq_rel);
+                spin_until_count(&copied, G);
+                if (tid == 0 && tf_coll_shm_copied(ctx) != TF_OK)
+                    atomic_store(&failed, 1);
             }
             double t2 = MPI_Wtime();
             coll_rows(ctx, r0, r1, c, 1);
@@ -400,7 +474,7 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
     }
     if (atomic_load(&failed))
         return tf_fail(TF_ERR_MPI, "rank %d: an MPI call failed during the SpMM", ctx->h->rank);
-    if ((st = sync_finish(ctx)))
+    if ((st = coll_shm_finish(ctx)) || (st = sync_finish(ctx)))
         return st;
 
     ctx->timing.local_comp += t_local;

@@ -8,13 +8,15 @@
 # accumulation), and a bad TWOFACE_EXCHANGE is a one-line error on exit 1.
 # Likewise the collective's send side packed, zero-copy or chosen per
 # destination (TWOFACE_COLL_PACK=always|never|auto, executor/tf_collective.c),
-# and one rank packing while the other does not.
+# and one rank packing while the other does not. All of it on the MPI
+# exchange: the shared-memory transport is off (tests/e2e_coll_shm.sh).
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_exchange: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_exchange
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
 unset TWOFACE_EXCHANGE TWOFACE_COLL_PACK
+export TWOFACE_COLL_SHM=off
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 MATRIX=$SRC/examples/data/cora.mtx.zst
@@ -24,7 +26,8 @@ done
 [ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
 run() { # ranks, args...
     np=$1; shift
-    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE -x TWOFACE_COLL_PACK "$EXEC" "$@"
+    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE -x TWOFACE_COLL_PACK -x TWOFACE_COLL_SHM \
+        "$EXEC" "$@"
 }
 
 for np in 1 2 3 4; do

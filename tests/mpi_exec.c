@@ -508,10 +508,12 @@ static int same_message_everywhere(const char *msg);
 /* The collective's send forms (TWOFACE_COLL_PACK, read at context creation):
  * zero-copy datatypes, every destination packed (plain counts), packed per
  * destination, and ranks choosing differently: the same rows land in the
- * same places, so C is bitwise the same, and it matches the reference. */
+ * same places, so C is bitwise the same, and it matches the reference.
+ * They are forms of the MPI exchange: the shared-memory transport is off. */
 START_TEST(collective_send_forms)
 {
     static const char *const forms[] = {"never", "always", "auto", "mixed"};
+    setenv("TWOFACE_COLL_SHM", "off", 1);
     tf_csr a;
     make_matrix(M_RANDOM, &a);
     tf_handle *h = NULL;
@@ -569,6 +571,138 @@ START_TEST(collective_send_forms)
     } else {
         ck_assert(st == TF_OK);
         tf_context_free(ctx);
+    }
+    tf_close(h);
+    tf_csr_free(&a);
+    unsetenv("TWOFACE_COLL_SHM");
+}
+END_TEST
+
+/* Runs `reps` SpMMs on a fresh context, B refilled from seed 500 + it
+ * before each (rank 0 slow to refill every other time: a reader copying
+ * before its owner refilled, or an owner refilling while a reader copies,
+ * would see the wrong iteration), C of every iteration into c (reps x nr x
+ * k). Returns the agreed status; *transport = tf_ctx_coll_transport. */
+static int shm_run(tf_handle *h, int k, int threads, int tfetch, const char *env, int reps,
+                   float *c, const char **transport)
+{
+    setenv("TWOFACE_COLL_SHM", env, 1);
+    tf_exec_options opt;
+    tf_exec_options_default(&opt);
+    opt.threads = threads;
+    opt.threads_fetch = tfetch;
+    opt.max_requests = 3;
+    tf_ctx *ctx = NULL;
+    int st = tf_context_create(h, k, &opt, &ctx);
+    unsetenv("TWOFACE_COLL_SHM");
+    if (st)
+        return st;
+    *transport = tf_ctx_coll_transport(ctx);
+    int64_t b0, nb, r0, nr;
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    tf_get_rows(h, &r0, &nr);
+    for (int it = 0; it < reps && st == TF_OK; it++) {
+        if (g_rank == 0 && it % 2)
+            usleep(300);
+        if (nb > 0)
+            tf_dense_fill(b, 500 + (uint64_t)it, b0, nb, k);
+        st = tf_spmm(ctx, c + (size_t)it * (size_t)nr * (size_t)k);
+    }
+    tf_context_free(ctx);
+    return tf_agree(MPI_COMM_WORLD, st);
+}
+
+/* The collective through shared memory (every rank of the test is on one
+ * node): for hybrid, fetch and collective plans, both receive schedules
+ * (whole stripes at W = 8, needed rows at W = 4), a matrix with rank(s)
+ * owning no rows, odd and even K and every thread set-up (single-thread
+ * path with 1 and 2 threads; fetch groups of 1 and 2 beside a collective
+ * group of 2 and 1), C of every SpMM in a row is within the reference's
+ * tolerance for its own B, and for collective plans bitwise C of the MPI
+ * exchange. Plans that fetch add their runs into C (or the accumulators)
+ * in the order the gets land, so their last bits differ from run to run
+ * whatever the collective's transport. */
+START_TEST(shm_transport)
+{
+    static const int ks[3] = {1, 7, 32};
+    static const int setups[4][2] = {{1, 0}, {2, 0}, {3, 1}, {3, 2}};
+    static const struct {
+        int matrix, width;
+    } cases[3] = {{M_RANDOM, 8}, {M_RANDOM, 4}, {M_TINY, 1}};
+    const int reps = 6;
+    for (int ci = 0; ci < 3; ci++) {
+        tf_csr a;
+        make_matrix(cases[ci].matrix, &a);
+        for (int mode = 0; mode < 3; mode++) {
+            tf_handle *h = NULL;
+            int st = open_plan(&a, mode, cases[ci].width, 0, &h);
+            ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+            int64_t r0, nr;
+            tf_get_rows(h, &r0, &nr);
+            int coll = any_rank(h->rp->n_recv > 0);
+            for (int ki = 0; ki < 3; ki++) {
+                int k = ks[ki];
+                size_t n = (size_t)reps * (size_t)(nr > 0 ? nr : 1) * (size_t)k;
+                float *c_mpi = malloc(n * sizeof(float)), *c_shm = malloc(n * sizeof(float));
+                for (int s = 0; s < 4; s++) {
+                    const char *t_mpi = NULL, *t_shm = NULL;
+                    for (size_t x = 0; x < n; x++)
+                        c_mpi[x] = c_shm[x] = NAN;
+                    st = shm_run(h, k, setups[s][0], setups[s][1], "off", reps, c_mpi, &t_mpi);
+                    ck_assert_msg(st == TF_OK, "off: %s", tf_error_message());
+                    st = shm_run(h, k, setups[s][0], setups[s][1], "auto", reps, c_shm, &t_shm);
+                    ck_assert_msg(st == TF_OK, "auto: %s", tf_error_message());
+                    ck_assert_str_eq(t_mpi, coll ? "mpi" : "none");
+                    ck_assert_str_eq(t_shm, coll ? "shm" : "none");
+                    int same = mode != TF_MODE_COLLECTIVE ||
+                               memcmp(c_mpi, c_shm, (size_t)reps * (size_t)nr * (size_t)k *
+                                                        sizeof(float)) == 0;
+                    double worst = 0.0;
+                    for (int it = 0; it < reps; it++) {
+                        double e = rank_error(h, &a, k, 500 + (uint64_t)it,
+                                              c_shm + (size_t)it * (size_t)nr * (size_t)k);
+                        if (!(e <= worst))
+                            worst = e;
+                    }
+                    ck_assert_msg(all_true(same), "%s W=%d, %s, K=%d, threads %d/%d: C differs",
+                                  matrix_names[cases[ci].matrix], cases[ci].width,
+                                  tf_mode_name(mode), k, setups[s][0], setups[s][1]);
+                    ck_assert_msg(all_true(worst < TOL),
+                                  "%s W=%d, %s, K=%d, threads %d/%d: error %g",
+                                  matrix_names[cases[ci].matrix], cases[ci].width,
+                                  tf_mode_name(mode), k, setups[s][0], setups[s][1], worst);
+                }
+                free(c_mpi);
+                free(c_shm);
+            }
+            tf_close(h);
+        }
+        tf_csr_free(&a);
+    }
+}
+END_TEST
+
+/* TWOFACE_COLL_SHM: an unknown value, or ranks asking differently, is the
+ * same one-line error on every rank and no context. */
+START_TEST(shm_transport_setting)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    tf_handle *h = NULL;
+    int st = open_plan(&a, TF_MODE_COLLECTIVE, 4, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    for (int v = 0; v < 2; v++) {
+        if (v == 1 && g_size < 2)
+            break;
+        setenv("TWOFACE_COLL_SHM", v == 0 ? "sometimes" : g_rank % 2 ? "off" : "auto", 1);
+        tf_ctx *ctx = NULL;
+        st = tf_context_create(h, 4, NULL, &ctx);
+        unsetenv("TWOFACE_COLL_SHM");
+        ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+        ck_assert_msg(strstr(tf_last_error(), v == 0 ? "TWOFACE_COLL_SHM=sometimes: expected auto or off"
+                                                      : "TWOFACE_COLL_SHM differs between ranks") != NULL,
+                      "%s", tf_last_error());
+        ck_assert(same_message_everywhere(tf_last_error()));
     }
     tf_close(h);
     tf_csr_free(&a);
@@ -928,6 +1062,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, repeated_with_changing_b);
     tcase_add_test(tc, start_up_trial);
     tcase_add_test(tc, collective_send_forms);
+    tcase_add_test(tc, shm_transport);
+    tcase_add_test(tc, shm_transport_setting);
     tcase_add_test(tc, plan_for_other_rank_count);
     tcase_add_test(tc, missing_plan_file);
     tcase_add_test(tc, fingerprint_mismatch);

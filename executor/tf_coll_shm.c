@@ -1,0 +1,474 @@
+/* The collective half on one node: receivers read their peers' B rows
+ * straight from shared memory (docs/executor.md, "The collective on one
+ * node").
+ *
+ * When every rank of the communicator is on this node, B lives in an
+ * MPI_Win_allocate_shared window, and MPI_Win_shared_query gives each rank
+ * the address of every owner's rows. The plan's receive schedule says where
+ * each stripe goes: collective-buffer rows [recv_off[r], recv_off[r] +
+ * recv_rows[r]) are owner recv_src[r]'s B rows [recv_first[r], ...) - the
+ * very rows the exchange would deliver there, whole stripes or needed-row
+ * runs alike - so the receiver copies them itself: one copy, no pack, no
+ * message, and coll_buf ends up byte for byte as the exchange leaves it.
+ *
+ * Synchronisation, with no message: each rank has two counters in a small
+ * shared window (tf_shm_flags), `entered` and `done`, and each context
+ * counts its SpMMs (epoch, the same on every rank: SpMMs are collective).
+ *  - a reader reads an owner's B only after the owner wrote it: the owner
+ *    enters the SpMM after its caller's stores to B, calls MPI_Win_sync and
+ *    stores entered = epoch with release order; the reader copies from an
+ *    owner only once its acquire load of that owner's entered gives epoch
+ *    (then MPI_Win_sync), so its loads happen after the owner's stores.
+ *  - an owner overwrites B only after every reader is done: a reader, after
+ *    its copies from an owner (all threads that copy synchronise with the
+ *    one that publishes), adds 1 to that owner's done with release order;
+ *    the owner returns from the SpMM - after which its caller may write B -
+ *    only once its acquire load of done gives epoch x its readers, so every
+ *    reader's loads happened before.
+ * An owner cannot enter SpMM epoch + 1 before every reader finished epoch,
+ * so entered >= epoch means this SpMM's B. Lock-free C11 atomics are
+ * address-free, so they order accesses between processes mapping the same
+ * memory; the MPI_Win_sync calls are the MPI-3 unified model's documented
+ * pattern (sync, synchronisation, sync) on top, and need the passive-target
+ * epoch the window holds for its lifetime (MPI_Win_lock_all).
+ *
+ * Why flags and not messages: two MPI_Ibarrier (entry, exit) complete only
+ * after log2(P) rounds in which every rank calls into MPI, and a rank in
+ * its local part does so only between chunks, so the rank with the most
+ * local work held every other rank at the exit barrier (cnr-2000, P = 4,
+ * K = 128: the collective's wait grew from 2 to 12 ms, max over ranks).
+ * Pairwise zero-byte messages (the fetch half's READY/DONE) fixed that, but
+ * every test between local chunks is an MPI call, which under
+ * mpi_yield_when_idle gives the core away when nothing progressed: on 4
+ * ranks over 2 cores the tests alone cost 1.5-5 ms per SpMM, against a
+ * copy of 0.1-0.6 ms (cnr-2000, K = 32 and 128, under a 1-minute load of
+ * about 4.4, so roughly). Loading a flag is free.
+ *
+ * Not with bf16 (the window then holds only the rounded rows the exchange
+ * sends zero-copy or fetchers read, tf_export.c): bf16 keeps the exchange.
+ * Not in the SMPI build (TF_COLL_SHM_UNAVAILABLE): a simulated cluster has
+ * one rank per host. */
+#include "tf_exec.h"
+
+#include <omp.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tf_coll_shm_mode(MPI_Comm comm, int *on)
+{
+    const char *s = getenv("TWOFACE_COLL_SHM");
+    int st = TF_OK;
+    *on = 1;
+    if (s && *s) {
+        if (strcmp(s, "auto") == 0)
+            *on = 1;
+        else if (strcmp(s, "off") == 0)
+            *on = 0;
+        else
+            st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM=%s: expected auto or off", s);
+    }
+    st = tf_agree(comm, st);
+    if (st)
+        return st;
+    /* Ranks that disagree would meet in different allocations and hang. */
+    int mm[2] = {*on, -*on}, all[2];
+    MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
+    if (all[0] != -all[1]) {
+        int rank = 0;
+        MPI_Comm_rank(comm, &rank);
+        st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM differs between ranks (%s on rank %d)",
+                     *on ? "auto" : "off", rank);
+    }
+    return tf_agree(comm, st);
+}
+
+int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want)
+{
+    tf_handle *h = ctx->h;
+    int err;
+    ctx->win_shared = 0;
+#ifndef TF_COLL_SHM_UNAVAILABLE
+    int shared = want && h->node_ranks == h->nranks;
+    MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, h->comm);
+    if (shared) {
+        /* Each rank's part on pages of its own: the owner first-touches it. */
+        MPI_Info info = MPI_INFO_NULL;
+        if (MPI_Info_create(&info) == MPI_SUCCESS)
+            MPI_Info_set(info, "alloc_shared_noncontig", "true");
+        err = MPI_Win_allocate_shared(bytes, (int)ctx->es, info, h->comm, &ctx->xb, &ctx->win);
+        if (info != MPI_INFO_NULL)
+            MPI_Info_free(&info);
+        int ok = err == MPI_SUCCESS, all_ok = 0;
+        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
+        if (all_ok) {
+            ctx->win_shared = 1;
+            return TF_OK;
+        }
+        /* Freeing is collective over the ranks that hold the window, which
+         * the ranks without it cannot join: a partial window is left to
+         * MPI_Finalize. Open MPI creates it on all ranks or on none. */
+        ctx->win = MPI_WIN_NULL;
+        ctx->xb = NULL;
+    }
+#else
+    (void)want;
+#endif
+    err = MPI_Win_allocate(bytes, (int)ctx->es, MPI_INFO_NULL, h->comm, &ctx->xb, &ctx->win);
+    int st = TF_OK;
+    if (err != MPI_SUCCESS) {
+        ctx->win = MPI_WIN_NULL;
+        st = tf_mpi_fail(err, "MPI_Win_allocate");
+    }
+    return tf_agree(h->comm, st);
+}
+
+void tf_coll_shm_free(tf_spmm_ctx *ctx)
+{
+    if (ctx->shm_flag_win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(ctx->shm_flag_win);
+        MPI_Win_free(&ctx->shm_flag_win);
+    }
+    free(ctx->shm_flag);
+    free(ctx->shm_copied);
+    free(ctx->shm_src_rank);
+    free(ctx->shm_src);
+    free(ctx->shm_dst);
+    free(ctx->shm_bytes);
+    free(ctx->shm_split);
+    free(ctx->shm_seg_first);
+    ctx->shm_flag = NULL;
+    ctx->shm_my_flag = NULL;
+    ctx->shm_copied = NULL;
+    ctx->shm_src_rank = NULL;
+    ctx->shm_src = NULL;
+    ctx->shm_dst = ctx->shm_bytes = ctx->shm_split = ctx->shm_seg_first = NULL;
+    ctx->n_shm_seg = 0;
+    ctx->shm_n_src = ctx->shm_n_rd = 0;
+    ctx->coll_shm = 0;
+}
+
+/* Segments: stripes merged while both the source rows and the buffer rows
+ * continue where the previous stripe ended; each checked against the
+ * owner's window size, so that a plan inconsistent with its peers fails
+ * here instead of reading outside their memory. */
+static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
+{
+    const tf_handle *h = ctx->h;
+    const tf_rank_plan *rp = h->rp;
+    const int64_t rowbytes = (int64_t)ctx->k * (int64_t)ctx->es;
+    size_t n = (size_t)rp->n_recv + 1;
+    ctx->shm_src = malloc(n * sizeof *ctx->shm_src);
+    ctx->shm_dst = malloc(n * sizeof *ctx->shm_dst);
+    ctx->shm_bytes = malloc(n * sizeof *ctx->shm_bytes);
+    ctx->shm_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->shm_split);
+    int *seg_rank = *seg_rank_out = malloc(n * sizeof *seg_rank);
+    if (!ctx->shm_src || !ctx->shm_dst || !ctx->shm_bytes || !ctx->shm_split || !seg_rank)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-stripe copy schedule",
+                       h->rank, (long long)rp->n_recv);
+    int64_t m = 0;
+    int src = -1;
+    const char *base = NULL;
+    int64_t owner_rows = 0;
+    for (int64_t r = 0; r < rp->n_recv; r++) {
+        if (rp->recv_src[r] != src) {
+            src = rp->recv_src[r];
+            MPI_Aint size = 0;
+            int disp = 0;
+            void *ptr = NULL;
+            if (src < 0 || src >= h->nranks || src == h->rank)
+                return tf_fail(TF_ERR_FORMAT, "rank %d: receives a stripe from rank %d",
+                               h->rank, src);
+            int err = MPI_Win_shared_query(ctx->win, src, &size, &disp, &ptr);
+            if (err != MPI_SUCCESS)
+                return tf_mpi_fail(err, "MPI_Win_shared_query");
+            base = ptr;
+            owner_rows = (int64_t)size / rowbytes;
+        }
+        int64_t first = rp->recv_first[r], rows = rp->recv_rows[r];
+        if (first < 0 || rows < 0 || first > owner_rows - rows)
+            return tf_fail(TF_ERR_FORMAT,
+                           "rank %d: the plan reads B rows [%lld, %lld) of rank %d, which "
+                           "owns %lld",
+                           h->rank, (long long)first, (long long)(first + rows), src,
+                           (long long)owner_rows);
+        if (rows == 0)
+            continue;
+        const char *from = base + first * rowbytes;
+        int64_t to = rp->recv_off[r] * rowbytes, bytes = rows * rowbytes;
+        if (m > 0 && seg_rank[m - 1] == src && ctx->shm_src[m - 1] + ctx->shm_bytes[m - 1] == from &&
+            ctx->shm_dst[m - 1] + ctx->shm_bytes[m - 1] == to) {
+            ctx->shm_bytes[m - 1] += bytes;
+        } else {
+            ctx->shm_src[m] = from;
+            ctx->shm_dst[m] = to;
+            ctx->shm_bytes[m] = bytes;
+            seg_rank[m] = src;
+            m++;
+        }
+    }
+    ctx->n_shm_seg = m;
+    ctx->coll_msgs = 0;
+    for (int64_t r = 0; r < rp->n_recv; r++)
+        if (r == 0 || rp->recv_src[r] != rp->recv_src[r - 1])
+            ctx->coll_msgs++;
+    return TF_OK;
+}
+
+/* Who reads from whom, from the rows each rank reads of each peer (one
+ * MPI_Alltoall), checked against this rank's send schedule as the exchange
+ * checks it. */
+static int shm_peers(tf_spmm_ctx *ctx)
+{
+    tf_handle *h = ctx->h;
+    const tf_rank_plan *rp = h->rp;
+    const int P = h->nranks;
+    int64_t *mine = calloc((size_t)P, sizeof *mine), *theirs = calloc((size_t)P, sizeof *theirs);
+    int64_t *sent = calloc((size_t)P, sizeof *sent);
+    int st = TF_OK;
+    if (!mine || !theirs || !sent)
+        st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
+    for (int64_t r = 0; st == TF_OK && r < rp->n_recv; r++)
+        mine[rp->recv_src[r]] += rp->recv_rows[r];
+    for (int64_t r = 0; st == TF_OK && r < rp->n_send; r++) {
+        if (rp->send_dst[r] < 0 || rp->send_dst[r] >= P)
+            st = tf_fail(TF_ERR_FORMAT, "rank %d: sends a stripe to rank %d", h->rank,
+                         rp->send_dst[r]);
+        else
+            sent[rp->send_dst[r]] += rp->send_rows[r];
+    }
+    int ok = st == TF_OK, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
+    if (all_ok) {
+        int err = MPI_Alltoall(mine, 1, MPI_INT64_T, theirs, 1, MPI_INT64_T, h->comm);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Alltoall");
+    }
+    for (int q = 0; all_ok && st == TF_OK && q < P; q++) {
+        if (theirs[q] != sent[q])
+            st = tf_fail(TF_ERR_FORMAT,
+                         "plan schedules disagree: rank %d expects %lld B rows from rank %d, "
+                         "which sends %lld",
+                         q, (long long)theirs[q], h->rank, (long long)sent[q]);
+        ctx->shm_n_src += mine[q] > 0;
+        ctx->shm_n_rd += theirs[q] > 0;
+    }
+    size_t ns = (size_t)ctx->shm_n_src + 1;
+    if (st == TF_OK) {
+        ctx->shm_src_rank = malloc(ns * sizeof(int));
+        ctx->shm_flag = malloc(ns * sizeof *ctx->shm_flag);
+        ctx->shm_copied = calloc(ns, 1);
+        if (!ctx->shm_src_rank || !ctx->shm_flag || !ctx->shm_copied)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
+    }
+    if (st == TF_OK) {
+        int a = 0;
+        for (int q = 0; q < P; q++)
+            if (mine[q] > 0)
+                ctx->shm_src_rank[a++] = q;
+    }
+    free(mine);
+    free(theirs);
+    free(sent);
+    return st;
+}
+
+/* Segments grouped by owner, in the order of shm_src_rank (a counting
+ * sort, stable: within an owner the plan's order), so that the single-
+ * thread path copies an owner's rows and releases it as soon as that
+ * owner has entered; then parts of about equal bytes for the collective group. */
+static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
+{
+    const int64_t m = ctx->n_shm_seg;
+    const int ns = ctx->shm_n_src;
+    int *idx_of = malloc((size_t)ctx->h->nranks * sizeof *idx_of);
+    const char **src = malloc(((size_t)m + 1) * sizeof *src);
+    int64_t *dst = malloc(((size_t)m + 1) * sizeof *dst);
+    int64_t *bytes = malloc(((size_t)m + 1) * sizeof *bytes);
+    int64_t *at = calloc((size_t)ns + 1, sizeof *at);
+    ctx->shm_seg_first = calloc((size_t)ns + 1, sizeof *ctx->shm_seg_first);
+    if (!idx_of || !src || !dst || !bytes || !at || !ctx->shm_seg_first) {
+        free(idx_of);
+        free(src);
+        free(dst);
+        free(bytes);
+        free(at);
+        return tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", ctx->h->rank);
+    }
+    for (int i = 0; i < ns; i++)
+        idx_of[ctx->shm_src_rank[i]] = i;
+    for (int64_t x = 0; x < m; x++)
+        ctx->shm_seg_first[idx_of[seg_rank[x]] + 1]++;
+    for (int i = 0; i < ns; i++) {
+        ctx->shm_seg_first[i + 1] += ctx->shm_seg_first[i];
+        at[i] = ctx->shm_seg_first[i];
+    }
+    int64_t total = 0;
+    for (int64_t x = 0; x < m; x++) {
+        int64_t y = at[idx_of[seg_rank[x]]]++;
+        src[y] = ctx->shm_src[x];
+        dst[y] = ctx->shm_dst[x];
+        bytes[y] = ctx->shm_bytes[x];
+        total += bytes[y];
+    }
+    free(ctx->shm_src);
+    free(ctx->shm_dst);
+    free(ctx->shm_bytes);
+    ctx->shm_src = src;
+    ctx->shm_dst = dst;
+    ctx->shm_bytes = bytes;
+    free(idx_of);
+    free(at);
+    /* Parts of about equal bytes, whole segments each. */
+    const int parts = ctx->n_coll_threads;
+    int64_t s = 0, acc = 0;
+    ctx->shm_split[0] = 0;
+    for (int p = 1; p < parts; p++) {
+        double goal = (double)total * p / parts;
+        while (s < m && (double)acc < goal)
+            acc += ctx->shm_bytes[s++];
+        ctx->shm_split[p] = s;
+    }
+    ctx->shm_split[parts] = m;
+    return TF_OK;
+}
+
+int tf_coll_shm_setup(tf_spmm_ctx *ctx)
+{
+    tf_handle *h = ctx->h;
+    ctx->coll_shm = 1;
+    int *seg_rank = NULL;
+    int st = shm_describe(ctx, &seg_rank);
+    st = tf_agree(h->comm, st);
+    if (st) {
+        free(seg_rank);
+        return st;
+    }
+    /* The flags: zeroed by their owner, then a barrier before any use. */
+    MPI_Info info = MPI_INFO_NULL;
+    if (MPI_Info_create(&info) == MPI_SUCCESS)
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    int err = MPI_Win_allocate_shared((MPI_Aint)sizeof(tf_shm_flags), 1, info, h->comm,
+                                      &ctx->shm_my_flag, &ctx->shm_flag_win);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        ctx->shm_flag_win = MPI_WIN_NULL;
+        st = tf_mpi_fail(err, "MPI_Win_allocate_shared (flags)");
+    } else {
+        atomic_init(&ctx->shm_my_flag->entered, 0);
+        atomic_init(&ctx->shm_my_flag->done, 0);
+        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->shm_flag_win);
+        if (err == MPI_SUCCESS)
+            MPI_Win_sync(ctx->shm_flag_win);
+        else {
+            MPI_Win_free(&ctx->shm_flag_win);
+            st = tf_mpi_fail(err, "MPI_Win_lock_all (flags)");
+        }
+    }
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK)
+        st = shm_peers(ctx);
+    if (st == TF_OK)
+        st = shm_group(ctx, seg_rank);
+    free(seg_rank);
+    for (int i = 0; st == TF_OK && i < ctx->shm_n_src; i++) {
+        MPI_Aint size = 0;
+        int disp = 0;
+        void *ptr = NULL;
+        err = MPI_Win_shared_query(ctx->shm_flag_win, ctx->shm_src_rank[i], &size, &disp, &ptr);
+        if (err != MPI_SUCCESS)
+            st = tf_mpi_fail(err, "MPI_Win_shared_query (flags)");
+        ctx->shm_flag[i] = ptr;
+    }
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK) {
+        MPI_Barrier(h->comm); /* every rank's flags are zero */
+        MPI_Win_sync(ctx->shm_flag_win);
+    }
+    return st;
+}
+
+int tf_coll_shm_enter(tf_spmm_ctx *ctx)
+{
+    ctx->shm_epoch++;
+    ctx->shm_left = ctx->shm_n_src;
+    if (ctx->shm_n_src > 0)
+        memset(ctx->shm_copied, 0, (size_t)ctx->shm_n_src);
+    MPI_Win_sync(ctx->win); /* my B is written */
+    atomic_store_explicit(&ctx->shm_my_flag->entered, ctx->shm_epoch, memory_order_release);
+    return TF_OK;
+}
+
+static int entered(const tf_spmm_ctx *ctx, int i)
+{
+    return atomic_load_explicit(&ctx->shm_flag[i]->entered, memory_order_acquire) >=
+           ctx->shm_epoch;
+}
+
+/* Segments [s0, s1) with `threads` threads. */
+static void copy_segments(tf_spmm_ctx *ctx, int64_t s0, int64_t s1, int threads)
+{
+    char *to = ctx->coll_buf;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && s1 - s0 > 16)
+    for (int64_t s = s0; s < s1; s++)
+        memcpy(to + ctx->shm_dst[s], ctx->shm_src[s], (size_t)ctx->shm_bytes[s]);
+}
+
+int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
+{
+    while (ctx->shm_left > 0) {
+        int any = 0;
+        for (int i = 0; i < ctx->shm_n_src; i++) {
+            if (ctx->shm_copied[i] || !entered(ctx, i))
+                continue;
+            if (!any)
+                MPI_Win_sync(ctx->win); /* read their B as written */
+            any = 1;
+            copy_segments(ctx, ctx->shm_seg_first[i], ctx->shm_seg_first[i + 1], threads);
+            atomic_fetch_add_explicit(&ctx->shm_flag[i]->done, 1, memory_order_release);
+            ctx->shm_copied[i] = 1;
+            ctx->shm_left--;
+        }
+        if (!block)
+            break;
+        if (!any)
+            sched_yield();
+    }
+    return TF_OK;
+}
+
+int tf_coll_shm_wait(tf_spmm_ctx *ctx)
+{
+    for (int i = 0; i < ctx->shm_n_src; i++)
+        while (!entered(ctx, i))
+            sched_yield();
+    return TF_OK;
+}
+
+void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(ctx->win); }
+
+void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
+{
+    if (parts > 1)
+        copy_segments(ctx, ctx->shm_split[part], ctx->shm_split[part + 1], 1);
+    else
+        copy_segments(ctx, 0, ctx->n_shm_seg, 1);
+}
+
+int tf_coll_shm_copied(tf_spmm_ctx *ctx)
+{
+    for (int i = 0; i < ctx->shm_n_src; i++)
+        atomic_fetch_add_explicit(&ctx->shm_flag[i]->done, 1, memory_order_release);
+    ctx->shm_left = 0;
+    return TF_OK;
+}
+
+int tf_coll_shm_leave(tf_spmm_ctx *ctx)
+{
+    const int64_t goal = ctx->shm_epoch * ctx->shm_n_rd;
+    while (atomic_load_explicit(&ctx->shm_my_flag->done, memory_order_acquire) < goal)
+        sched_yield();
+    MPI_Win_sync(ctx->win);
+    return TF_OK;
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# End to end: the collective through shared memory (executor/tf_coll_shm.c,
+# TWOFACE_COLL_SHM=auto, the default when every rank is on one node) against
+# the MPI exchange (off), at 1-4 ranks on the shipped Cora graph: the pure
+# collective plan and twoface's plan pass --check both ways, the collective
+# plan's C is bitwise the same, --json and the text report name the
+# transport ("shm", "mpi", or "none" where no rank receives), bf16 keeps
+# the exchange, and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
+# error on exit 1 with no output.
+# Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
+# Last line: "e2e_coll_shm: N passed, M failed"; exit status 1 if M > 0.
+E2E_NAME=e2e_coll_shm
+. "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
+e2e_mpi_env
+unset TWOFACE_COLL_SHM TWOFACE_EXCHANGE TWOFACE_COLL_PACK
+PLAN=$B/bin/twoface-plan
+EXEC=$B/bin/twoface-exec
+MATRIX=$SRC/examples/data/cora.mtx.zst
+for p in "$PLAN" "$EXEC"; do
+    [ -x "$p" ] || { bad "$p is not built"; finish; }
+done
+[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+run() { # ranks, args...
+    np=$1; shift
+    timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_COLL_SHM "$EXEC" "$@"
+}
+# transport JSON-FILE ALGO: the coll_transport of ALGO's record.
+transport() {
+    grep "\"algo\": \"$2\"" "$1" | sed -n 's/.*"coll_transport": "\([a-z]*\)".*/\1/p'
+}
+
+for np in 1 2 3 4; do
+    "$PLAN" "$MATRIX" -n $np -k 32 --mode collective -o "$work/c$np.h5" -q >"$work/plan.log" 2>&1 &&
+        "$PLAN" "$MATRIX" -n $np -k 32 -o "$work/t$np.h5" -q >>"$work/plan.log" 2>&1 ||
+        { bad "plans at $np ranks: $(head -2 "$work/plan.log")"; continue; }
+    want=shm
+    [ $np -eq 1 ] && want=none
+    for x in auto off; do
+        if TWOFACE_COLL_SHM=$x run $np "$work/c$np.h5" --algo collective -k 13 -i 3 --warmup 1 \
+            --check --json --c-out "$work/C-$x.h5" >"$work/out-$x.json" 2>"$work/err.log" &&
+            grep -q '"check_passed": true' "$work/out-$x.json"; then
+            ok "$np ranks, collective plan, TWOFACE_COLL_SHM=$x: --check passed"
+        else
+            bad "$np ranks, collective plan, TWOFACE_COLL_SHM=$x: $(head -1 "$work/err.log")"
+        fi
+    done
+    got=$(transport "$work/out-auto.json" collective)
+    [ "$got" = "$want" ] && ok "$np ranks: auto reports coll_transport $want" ||
+        bad "$np ranks: auto reports coll_transport '$got', expected $want"
+    [ $np -eq 1 ] && want_off=none || want_off=mpi
+    got=$(transport "$work/out-off.json" collective)
+    [ "$got" = "$want_off" ] && ok "$np ranks: off reports coll_transport $want_off" ||
+        bad "$np ranks: off reports coll_transport '$got', expected $want_off"
+    if h5diff -q "$work/C-auto.h5" "$work/C-off.h5" /C /C; then
+        ok "$np ranks, collective plan: C of both transports identical"
+    else
+        bad "$np ranks, collective plan: C differs between the transports"
+    fi
+    # twoface beside p2p in one process (the runs the benchmarks make), and
+    # the text report's transport.
+    if run $np "$work/t$np.h5" "$work/c$np.h5" --algo twoface,collective,p2p -k 32 -i 2 \
+        --warmup 1 --check >"$work/out.txt" 2>"$work/err.log" &&
+        [ "$(grep -c 'check .*: max scaled error .*passed' "$work/out.txt")" -eq 3 ] &&
+        grep -q "collective .* messages (transport $want)" "$work/out.txt"; then
+        ok "$np ranks: twoface, collective, p2p interleaved, checks passed, transport $want"
+    else
+        bad "$np ranks: interleaved run: $(head -1 "$work/err.log") $(grep transport "$work/out.txt" | head -1)"
+    fi
+done
+
+# bf16 keeps the exchange.
+if run 3 "$work/c3.h5" --algo collective --comm bf16 -k 16 -i 2 --check --json \
+    >"$work/out.json" 2>"$work/err.log" && grep -q '"check_passed": true' "$work/out.json" &&
+    [ "$(transport "$work/out.json" collective)" = mpi ]; then
+    ok "3 ranks, --comm bf16: the MPI exchange, --check passed"
+else
+    bad "3 ranks, --comm bf16: $(head -1 "$work/err.log") $(transport "$work/out.json" collective)"
+fi
+
+TWOFACE_COLL_SHM=sometimes run 2 "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_COLL_SHM=sometimes: expected auto or off$" \
+    "$work/err.log" && [ "$(grep -c TWOFACE_COLL_SHM "$work/err.log")" -eq 1 ] &&
+    [ ! -s "$work/out.txt" ]; then
+    ok "TWOFACE_COLL_SHM=sometimes: one line, exit 1"
+else
+    bad "TWOFACE_COLL_SHM=sometimes: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+
+# Ranks choosing differently would allocate different windows: one message.
+timeout 300 mpirun --bind-to none -n 1 env TWOFACE_COLL_SHM=auto "$EXEC" "$work/c2.h5" -k 8 -i 1 : \
+    -n 1 env TWOFACE_COLL_SHM=off "$EXEC" "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_COLL_SHM differs between ranks" "$work/err.log" &&
+    [ "$(grep -c TWOFACE_COLL_SHM "$work/err.log")" -eq 1 ]; then
+    ok "different TWOFACE_COLL_SHM on two ranks: one line, exit 1"
+else
+    bad "different TWOFACE_COLL_SHM on two ranks: exit $rc, stderr: $(head -2 "$work/err.log")"
+fi
+finish
