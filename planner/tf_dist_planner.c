@@ -291,7 +291,8 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
 /* One candidate plan (the analysis classified for it): this rank's parts,
  * the send side, every rank's statistics and, on rank 0, the stripe table. */
 static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
-                           const tf_plan *hdr, int mode, const int *first_part, tf_plan *out)
+                           const tf_plan *hdr, int mode, const int *first_part, int lean,
+                           tf_plan *out)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -311,8 +312,10 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
     if (st == TF_OK) {
         memcpy(out->row_off, hdr->row_off, (size_t)(P + 1) * sizeof *out->row_off);
         memcpy(out->brow_off, hdr->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
-        st = tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1], an,
-                                  out);
+        st = lean ? tf_build_parts_range_lean(&a->loc, a->row0, first_part[me],
+                                              first_part[me + 1], an, out)
+                  : tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1],
+                                         an, out);
     }
     st = tf_agree(comm, st);
     if (st == TF_OK)
@@ -330,6 +333,30 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
     }
     if (st)
         tf_plan_free(out);
+    return st;
+}
+
+/* Builds lean candidate *pl again in full. Building is deterministic, so
+ * the statistics the choice was made on must come back the same; a
+ * difference is an error rather than a plan chosen on other numbers. */
+static int rebuild_full(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
+                        const tf_plan *hdr, int mode, const int *first_part, tf_plan *pl)
+{
+    const int P = hdr->nranks;
+    tf_rank_stats *lean = malloc((size_t)P * sizeof *lean);
+    int st = tf_agree(comm, lean ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d "
+                                                                   "ranks' statistics", P));
+    if (st)
+        return st;
+    memcpy(lean, pl->all_stats, (size_t)P * sizeof *lean);
+    tf_plan_free(pl);
+    st = build_candidate(comm, a, an, hdr, mode, first_part, 0, pl);
+    if (st == TF_OK && memcmp(lean, pl->all_stats, (size_t)P * sizeof *lean) != 0) {
+        tf_plan_free(pl);
+        st = tf_fail(TF_ERR_INTERNAL, "the %s plan built in full has other statistics than "
+                                      "built lean", tf_mode_name(mode));
+    }
+    free(lean);
     return st;
 }
 
@@ -469,10 +496,13 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
     const char *cls = NULL;
     /* Encoding a candidate as soon as it is built and freeing its arrays
      * keeps one candidate's arrays beside A at a time, and the others'
-     * compressed chunks (tf_dist_encode.h). The last one is encoded after
-     * the choice, only if kept; an earlier one not kept was compressed for
-     * nothing, which costs less than building every candidate lean first
-     * and the two kept again in full. */
+     * compressed chunks (tf_dist_encode.h). The last of several is built
+     * lean (tf_build.h) beside the others' chunks, and in full only if
+     * kept, once the one dropped is freed: one candidate's chunks beside
+     * the arrays being built, never two. An earlier candidate not kept was
+     * compressed for nothing, which costs less than building every
+     * candidate lean first and the two kept again in full. */
+    int lean = -1;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
         if (i > 0 && !pure_wanted(o, cls, i))
@@ -489,8 +519,14 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         }
         double c1 = MPI_Wtime();
         tf_mem_trace("classify");
+        /* Whether more candidates follow is known once the first is built. */
+        int last = i > 0;
+        for (int j = i + 1; last && j < 3; j++)
+            last = !pure_wanted(o, cls, j);
+        if (level >= 0 && last)
+            lean = i;
         if (st == TF_OK)
-            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, &cand[i]);
+            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, lean == i, &cand[i]);
         tf_mem_trace(i == 0 ? "build 1st" : i == 1 ? "build fetch" : "build coll");
         if (st == TF_OK) {
             have[i] = 1;
@@ -498,11 +534,15 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
             if (i == 0)
                 cls = tf_plan_classes(&cand[0]);
         }
-        int last = 1;
-        for (int j = i + 1; st == TF_OK && j < 3; j++)
-            last = last && !pure_wanted(o, cls, j);
-        /* The last candidate is encoded after the choice, only if kept. */
-        if (st == TF_OK && level >= 0 && !last) {
+        if (st == TF_OK && level >= 0 && lean != i) {
+            int more = 0;
+            for (int j = i + 1; j < 3; j++)
+                more = more || pure_wanted(o, cls, j);
+            if (!more) {
+                /* Nothing is built from A or the analysis any more. */
+                tf_analysis_free(&an);
+                tf_dcsr_free(&mine);
+            }
             st = encode_shell(comm, &cand[i], level, &enc[i]);
             tf_mem_trace("encode");
         }
@@ -514,10 +554,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         t4 = t3 + t_build;
         goto done;
     }
-    int chosen = 0, runner = -1, alt_mode = o->mode, last = 0;
-    for (int i = 0; i < 3; i++)
-        if (have[i])
-            last = i;
+    int chosen = 0, runner = -1, alt_mode = o->mode;
     if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
         tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
     for (int i = 0; i < 3; i++)
@@ -528,16 +565,19 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
             tf_dist_enc_free(&enc[i]);
         }
     tf_mem_trace("choose");
-    if (level >= 0) {
-        /* Nothing is built from A or the analysis any more. */
+    if (lean >= 0 && have[lean]) {
+        /* The lean candidate is kept: its arrays now, with the classes it
+         * was built from still in an.ss_class (the last ones set). */
+        double c1 = MPI_Wtime();
+        int mode = lean == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+        st = rebuild_full(comm, &mine, &an, &hdr, mode, first_part, &cand[lean]);
         tf_analysis_free(&an);
         tf_dcsr_free(&mine);
-        if (have[last]) {
-            double c1 = MPI_Wtime();
-            st = encode_shell(comm, &cand[last], level, &enc[last]);
-            t_build += MPI_Wtime() - c1;
-            tf_mem_trace("encode");
-        }
+        tf_mem_trace("rebuild");
+        if (st == TF_OK)
+            st = encode_shell(comm, &cand[lean], level, &enc[lean]);
+        t_build += MPI_Wtime() - c1;
+        tf_mem_trace("encode");
     }
     t4 = t3 + t_build;
     if (st)
