@@ -8,6 +8,7 @@
 #include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
+#include "tf_mem_policy.h"
 #include "tf_mem_trace.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
@@ -705,6 +706,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
 static int plan_main(int argc, char **argv)
 {
     t_main = omp_get_wtime();
+    tf_mem_policy_planner();
     if (under_mpirun()) {
         int prov;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov) != MPI_SUCCESS) {

@@ -1,5 +1,6 @@
 #include "tf_dist_encode.h"
 #include "tf_agree.h"
+#include "tf_build.h"
 #include "tf_error.h"
 #include "tf_idle.h"
 
@@ -23,7 +24,9 @@ static int agree_chunks(MPI_Comm comm, const tf_plan *pl, int64_t chunk[N_COUNTS
     return TF_OK;
 }
 
-int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out)
+/* drop: pl's parts, to be emptied as they are encoded; NULL keeps them. */
+static int encode(MPI_Comm comm, const tf_plan *pl, int level, tf_rank_plan *drop,
+                  tf_dist_enc *out)
 {
     memset(out, 0, sizeof *out);
     int st = agree_chunks(comm, pl, out->chunk);
@@ -34,9 +37,26 @@ int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out
         else
             out->n_parts = pl->n_parts;
     }
-    for (int i = 0; st == TF_OK && i < out->n_parts; i++)
+    /* A part's arrays go as soon as its chunks are made: never a whole
+     * plan's arrays and its chunks at once. */
+    for (int i = 0; st == TF_OK && i < out->n_parts; i++) {
         st = tf_pl_encode_part(pl, &pl->parts[i], level, out->chunk, &out->parts[i]);
+        if (drop)
+            tf_build_drop_schedules(&drop[i]);
+    }
+    for (int i = 0; drop && i < pl->n_parts; i++)
+        tf_build_drop_schedules(&drop[i]);
     return tf_agree(comm, st);
+}
+
+int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out)
+{
+    return encode(comm, pl, level, NULL, out);
+}
+
+int tf_dist_encode_drop(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *out)
+{
+    return encode(comm, pl, level, pl->parts, out);
 }
 
 void tf_dist_enc_free(tf_dist_enc *e)

@@ -27,6 +27,12 @@ typedef struct tf_dist_enc {
  * all_stats. *out is overwritten; free it with tf_dist_enc_free, also
  * after a failure. The status and message are the same on every rank. */
 int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out);
+
+/* tf_dist_encode, freeing each part's arrays, schedules and runs as soon
+ * as it is encoded (tf_build_drop_schedules), also after a failure: the
+ * parts become shells with their counts and statistics, and the choice
+ * between candidates needs only all_stats. */
+int tf_dist_encode_drop(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *out);
 void tf_dist_enc_free(tf_dist_enc *e);
 
 /* Bytes this rank holds in *e (chunk sizes and chunks). */

@@ -360,17 +360,6 @@ static int rebuild_full(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
     return st;
 }
 
-/* Encodes this rank's parts of candidate pl for the file and frees every
- * array of its parts, leaving shells with their counts and statistics:
- * the file's bytes are in *enc, and the choice needs only all_stats. */
-static int encode_shell(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *enc)
-{
-    int st = tf_dist_encode(comm, pl, level, enc);
-    for (int p = 0; p < pl->n_parts; p++)
-        tf_build_drop_schedules(&pl->parts[p]);
-    return st;
-}
-
 /* Whether twoface mode builds candidate i (1: all-fetch, 2: all-collective)
  * beside the classification's plan, whose classes are cls: only a pure
  * plan that differs from it can win. */
@@ -543,7 +532,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
                 tf_analysis_free(&an);
                 tf_dcsr_free(&mine);
             }
-            st = encode_shell(comm, &cand[i], level, &enc[i]);
+            st = tf_dist_encode_drop(comm, &cand[i], level, &enc[i]);
             tf_mem_trace("encode");
         }
         t_classify += c1 - c0;
@@ -575,7 +564,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         tf_dcsr_free(&mine);
         tf_mem_trace("rebuild");
         if (st == TF_OK)
-            st = encode_shell(comm, &cand[lean], level, &enc[lean]);
+            st = tf_dist_encode_drop(comm, &cand[lean], level, &enc[lean]);
         t_build += MPI_Wtime() - c1;
         tf_mem_trace("encode");
     }
