@@ -394,10 +394,11 @@ END_TEST
 
 START_TEST(test_plans_third_kept)
 {
-    /* A hybrid classification, so that all three candidates are built and
-     * the third (all-collective) lean. With cheap collectives it is the
-     * runner-up, built again in full; with dearer ones the all-fetch plan
-     * is, and the lean one is dropped. Both must give the serial plan. */
+    /* A hybrid classification, so that all three candidates are built and,
+     * encoded as built (check_encoded), the third (all-collective) lean.
+     * With cheap collectives it is the runner-up, built again in full; with
+     * dearer ones the all-fetch plan is, and the lean one is dropped. Both
+     * must give the serial plan and its file. */
     tf_csr a;
     hub_matrix(&a);
     static const struct {
