@@ -8,6 +8,7 @@
 #include "tf_dist_read.h"
 #include "tf_dist_rows.h"
 #include "tf_dist_write.h"
+#include "tf_mem_policy.h"
 #include "tf_mem_trace.h"
 #include "tf_error.h"
 #include "tf_outpath.h"
@@ -470,12 +471,16 @@ static void usage_self(double *rss_mib, double *cpu_s)
              (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-/* MiB of the parts' arrays this process holds for the file (the plan and
- * its runner-up): what "excluding the plan being written" leaves out of
- * the memory per nonzero (docs/planning.md). */
-static double plan_mib(const tf_plan *p)
+/* MiB this process holds for the file (the plan and its runner-up): the
+ * parts' arrays, or their encoded chunks once the arrays are freed (enc).
+ * What "excluding the plan being written" leaves out of the memory per
+ * nonzero (docs/planning.md). */
+static double plan_mib(const tf_plan *p, const tf_dist_enc *enc)
 {
     double b = 0;
+    if (enc)
+        return (double)(tf_dist_enc_bytes(&enc[0]) + tf_dist_enc_bytes(&enc[1])) /
+               (1024.0 * 1024.0);
     for (; p; p = p->alt)
         for (int i = 0; i < p->n_parts; i++) {
             const tf_rank_plan *r = &p->parts[i];
@@ -600,7 +605,11 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     double phase[TF_PLAN_PHASES] = {0};
     o->timing = phase;
     tf_plan plan;
-    st = tf_dist_plan_build(comm, &a, o, &plan);
+    /* Encoded as built, the plan's arrays are freed before the write; the
+     * picture needs the chosen plan's arrays, so --svg keeps them. */
+    tf_dist_enc enc_store[2], *enc = svg ? NULL : enc_store;
+    st = enc ? tf_dist_plan_build_enc(comm, &a, o, level, &plan, enc)
+             : tf_dist_plan_build(comm, &a, o, &plan);
     double t3 = MPI_Wtime();
     if (st) {
         if (me == 0)
@@ -613,7 +622,13 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_CLASSIFY] = phase[2];
     ph[PH_BUILD] = (t3 - t2) - phase[0] - phase[1] - phase[2];
     tf_mem_trace("plan built");
-    st = tf_dist_plan_write(comm, out_path, &plan, level);
+    st = enc ? tf_dist_plan_write_enc(comm, out_path, &plan, enc, level)
+             : tf_dist_plan_write(comm, out_path, &plan, level);
+    double held_mib = plan_mib(&plan, enc);
+    if (enc) {
+        tf_dist_enc_free(&enc[0]);
+        tf_dist_enc_free(&enc[1]);
+    }
     tf_mem_trace("write");
     double t4 = MPI_Wtime();
     ph[PH_WRITE] = t4 - t3;
@@ -656,7 +671,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     /* Memory and CPU per rank: the largest and the sum over the ranks. */
     double u[3], umax[3], usum[3];
     usage_self(&u[0], &u[1]);
-    u[2] = plan_mib(&plan);
+    u[2] = held_mib;
     MPI_Reduce(u, umax, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(u, usum, 3, MPI_DOUBLE, MPI_SUM, 0, comm);
     MPI_Barrier(comm);
@@ -691,6 +706,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
 static int plan_main(int argc, char **argv)
 {
     t_main = omp_get_wtime();
+    tf_mem_policy_planner();
     if (under_mpirun()) {
         int prov;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &prov) != MPI_SUCCESS) {
@@ -983,7 +999,7 @@ static int plan_main(int argc, char **argv)
     if (json) {
         double u[3];
         usage_self(&u[0], &u[1]);
-        u[2] = plan_mib(&plan);
+        u[2] = plan_mib(&plan, NULL);
         print_json(1, &plan, ph, t_end - t_main, u, u);
     }
     if (!quiet && rc == 0) {

@@ -30,6 +30,16 @@ int tf_build_parts_lean(const tf_csr *a, const tf_analysis *an, tf_plan *plan);
 int tf_build_parts_range_lean(const tf_csr *a, int64_t row_base, int p0, int p1,
                               const tf_analysis *an, tf_plan *plan);
 
+/* Frees part rp's arrays (local, collective and fetch CSR/CSC and
+ * fetch_rows) and keeps what a lean part keeps: its counts, schedules,
+ * runs and statistics. */
+void tf_build_drop_arrays(tf_rank_plan *rp);
+
+/* tf_build_drop_arrays, and the schedules and runs too: a shell with the
+ * part's counts and statistics, once its arrays are encoded for the file
+ * (tf_dist_encode.h). */
+void tf_build_drop_schedules(tf_rank_plan *rp);
+
 /* The owner side of rank part rq's statistics, from its send schedule
  * (rows sent, peers sent to), then its predicted times: the last step of
  * a part, once its send schedule and fetch_peers_sent are known. */

@@ -4,6 +4,7 @@
 #include "tf_build.h"
 #include "tf_classify.h"
 #include "tf_dist_comm.h"
+#include "tf_dist_encode.h"
 #include "tf_dist_partition.h"
 #include "tf_dist_prepare.h"
 #include "tf_dist_rows.h"
@@ -335,7 +336,45 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
     return st;
 }
 
-int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_plan *out)
+/* Builds lean candidate *pl again in full. Building is deterministic, so
+ * the statistics the choice was made on must come back the same; a
+ * difference is an error rather than a plan chosen on other numbers. */
+static int rebuild_full(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
+                        const tf_plan *hdr, int mode, const int *first_part, tf_plan *pl)
+{
+    const int P = hdr->nranks;
+    tf_rank_stats *lean = malloc((size_t)P * sizeof *lean);
+    int st = tf_agree(comm, lean ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d "
+                                                                   "ranks' statistics", P));
+    if (st)
+        return st;
+    memcpy(lean, pl->all_stats, (size_t)P * sizeof *lean);
+    tf_plan_free(pl);
+    st = build_candidate(comm, a, an, hdr, mode, first_part, 0, pl);
+    if (st == TF_OK && memcmp(lean, pl->all_stats, (size_t)P * sizeof *lean) != 0) {
+        tf_plan_free(pl);
+        st = tf_fail(TF_ERR_INTERNAL, "the %s plan built in full has other statistics than "
+                                      "built lean", tf_mode_name(mode));
+    }
+    free(lean);
+    return st;
+}
+
+/* Whether twoface mode builds candidate i (1: all-fetch, 2: all-collective)
+ * beside the classification's plan, whose classes are cls: only a pure
+ * plan that differs from it can win. */
+static int pure_wanted(const tf_plan_options *o, const char *cls, int i)
+{
+    int mode = i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+    return o->mode == TF_MODE_TWOFACE && !o->no_pure_check && strcmp(cls, "local") != 0 &&
+           strcmp(cls, tf_mode_name(mode)) != 0;
+}
+
+/* level < 0: every candidate keeps its arrays (tf_dist_plan_build);
+ * otherwise each is encoded into enc_out's slot as soon as it is built
+ * and its arrays freed (tf_dist_plan_build_enc). */
+static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int level,
+                      tf_plan *out, tf_dist_enc enc_out[2])
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -365,6 +404,10 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     memset(&an, 0, sizeof an);
     tf_plan cand[3], hdr;
     memset(cand, 0, sizeof cand);
+    tf_dist_enc enc[3];
+    memset(enc, 0, sizeof enc);
+    if (enc_out)
+        memset(enc_out, 0, 2 * sizeof *enc_out);
     int have[3] = {0, 0, 0};
     double t[3] = {0, 0, 0};
     double t0 = MPI_Wtime(), t1 = t0, t2 = t0, t3 = t0, t4 = t0;
@@ -440,14 +483,18 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
     const int64_t T = an.ss_off[P];
     double t_classify = 0, t_build = 0;
     const char *cls = NULL;
-    /* A third candidate is built lean (tf_build.h): only two are ever
-     * kept, so it is built in full again only if it is one of them, after
-     * the other is freed. Two plans' arrays beside A, never three. */
+    /* Encoding a candidate as soon as it is built and freeing its arrays
+     * keeps one candidate's arrays beside A at a time, and the others'
+     * compressed chunks (tf_dist_encode.h). The last of several is built
+     * lean (tf_build.h) beside the others' chunks, and in full only if
+     * kept, once the one dropped is freed: one candidate's chunks beside
+     * the arrays being built, never two. An earlier candidate not kept was
+     * compressed for nothing, which costs less than building every
+     * candidate lean first and the two kept again in full. */
     int lean = -1;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
-        if (i > 0 && (o->mode != TF_MODE_TWOFACE || o->no_pure_check ||
-                      strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0))
+        if (i > 0 && !pure_wanted(o, cls, i))
             continue;
         double c0 = MPI_Wtime();
         if (mode == TF_MODE_TWOFACE) {
@@ -461,55 +508,81 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
         }
         double c1 = MPI_Wtime();
         tf_mem_trace("classify");
-        if (have[0] + have[1] + have[2] == 2)
+        /* Whether more candidates follow is known once the first is built. */
+        int last = i > 0;
+        for (int j = i + 1; last && j < 3; j++)
+            last = !pure_wanted(o, cls, j);
+        if (level >= 0 && last)
             lean = i;
         if (st == TF_OK)
             st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, lean == i, &cand[i]);
         tf_mem_trace(i == 0 ? "build 1st" : i == 1 ? "build fetch" : "build coll");
-        t_classify += c1 - c0;
-        t_build += MPI_Wtime() - c1;
         if (st == TF_OK) {
             have[i] = 1;
             t[i] = tf_plan_predicted_time(&cand[i]);
             if (i == 0)
                 cls = tf_plan_classes(&cand[0]);
         }
+        if (st == TF_OK && level >= 0 && lean != i) {
+            int more = 0;
+            for (int j = i + 1; j < 3; j++)
+                more = more || pure_wanted(o, cls, j);
+            if (!more) {
+                /* Nothing is built from A or the analysis any more. */
+                tf_analysis_free(&an);
+                tf_dcsr_free(&mine);
+            }
+            st = tf_dist_encode_drop(comm, &cand[i], level, &enc[i]);
+            tf_mem_trace("encode");
+        }
+        t_classify += c1 - c0;
+        t_build += MPI_Wtime() - c1;
     }
     t3 = t2 + t_classify;
     if (st) {
         t4 = t3 + t_build;
         goto done;
     }
-    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check) {
-        int chosen, runner, alt_mode;
+    int chosen = 0, runner = -1, alt_mode = o->mode;
+    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
         tf_plan_choose(t, have, cls, o->no_alternative, &chosen, &runner, &alt_mode);
-        for (int i = 0; i < 3; i++)
-            if (have[i] && i != chosen && i != runner) {
+    for (int i = 0; i < 3; i++)
+        if (i != chosen && i != runner) {
+            if (have[i])
                 tf_plan_free(&cand[i]);
-                have[i] = 0;
-            }
-        tf_mem_trace("choose");
-        if (lean >= 0 && have[lean]) {
-            /* The lean candidate is kept: its arrays now, with the
-             * classification it was built from still in an.ss_class (the
-             * last one set). */
-            double c1 = MPI_Wtime();
-            int mode = lean == 0 ? o->mode : lean == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
-            tf_plan_free(&cand[lean]);
-            have[lean] = 0;
-            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, 0, &cand[lean]);
-            have[lean] = st == TF_OK;
-            t_build += MPI_Wtime() - c1;
-            tf_mem_trace("rebuild");
-            if (st) {
-                t4 = t3 + t_build;
-                goto done;
-            }
+            have[i] = 0;
+            tf_dist_enc_free(&enc[i]);
         }
-        t4 = t3 + t_build;
-        *out = cand[chosen];
+    tf_mem_trace("choose");
+    if (lean >= 0 && have[lean]) {
+        /* The lean candidate is kept: its arrays now, with the classes it
+         * was built from still in an.ss_class (the last ones set). */
+        double c1 = MPI_Wtime();
+        int mode = lean == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
+        st = rebuild_full(comm, &mine, &an, &hdr, mode, first_part, &cand[lean]);
+        tf_analysis_free(&an);
+        tf_dcsr_free(&mine);
+        tf_mem_trace("rebuild");
+        if (st == TF_OK)
+            st = tf_dist_encode_drop(comm, &cand[lean], level, &enc[lean]);
+        t_build += MPI_Wtime() - c1;
+        tf_mem_trace("encode");
+    }
+    t4 = t3 + t_build;
+    if (st)
+        goto done;
+    *out = cand[chosen];
+    have[chosen] = 0;
+    if (enc_out) {
+        enc_out[0] = enc[chosen];
+        memset(&enc[chosen], 0, sizeof enc[chosen]);
+        if (runner >= 0) {
+            enc_out[1] = enc[runner];
+            memset(&enc[runner], 0, sizeof enc[runner]);
+        }
+    }
+    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check) {
         out->mode = TF_MODE_TWOFACE;
-        have[chosen] = 0;
         if (runner >= 0) {
             out->alt = malloc(sizeof *out->alt);
             if (!out->alt)
@@ -524,12 +597,12 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
         if (st) {
             tf_plan_free(out);
             memset(out, 0, sizeof *out);
+            if (enc_out) {
+                tf_dist_enc_free(&enc_out[0]);
+                tf_dist_enc_free(&enc_out[1]);
+            }
             goto done;
         }
-    } else {
-        t4 = t3 + t_build;
-        *out = cand[0];
-        have[0] = 0;
     }
     if (o->partition == TF_PART_METIS && me == 0) {
         out->perm = perm;
@@ -537,9 +610,11 @@ int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_p
         perm = iperm = NULL;
     }
 done:
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         if (have[i])
             tf_plan_free(&cand[i]);
+        tf_dist_enc_free(&enc[i]);
+    }
     tf_analysis_free(&an);
     tf_dcsr_free(&mine);
     free(perm);
@@ -555,4 +630,15 @@ done:
         o->timing[3] = t4 - t3;
     }
     return st;
+}
+
+int tf_dist_plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, tf_plan *out)
+{
+    return plan_build(comm, a, o, -1, out, NULL);
+}
+
+int tf_dist_plan_build_enc(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int zstd_level,
+                           tf_plan *out, tf_dist_enc enc[2])
+{
+    return plan_build(comm, a, o, zstd_level, out, enc);
 }

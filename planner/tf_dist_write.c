@@ -1,5 +1,6 @@
 #include "tf_dist_write.h"
 #include "tf_dist_comm.h"
+#include "tf_dist_encode.h"
 #include "tf_dist_planner.h"
 #include "tf_error.h"
 #include "tf_idle.h"
@@ -87,7 +88,7 @@ typedef struct {
     const tf_plan *plan;
     const int *first_part;
     int Q;
-    tf_pl_enc_part *own[2]; /* this rank's parts, encoded: plan's and runner-up's */
+    const tf_dist_enc *own; /* this rank's parts, encoded: plan's and runner-up's */
     tf_pl_enc_head *heads[2]; /* every rank's heads, gathered before the write */
     tf_pl_enc_part got;     /* a part received, until released */
 } root_ctx;
@@ -113,7 +114,7 @@ static int root_get(void *ctx, int alt, int p, const tf_pl_enc_part **e)
     root_ctx *c = ctx;
     const tf_plan *pl = alt ? c->plan->alt : c->plan;
     if (p >= pl->first_rank && p < pl->first_rank + pl->n_parts) {
-        *e = &c->own[alt][p - pl->first_rank];
+        *e = &c->own[alt].parts[p - pl->first_rank];
         return TF_OK;
     }
     int src = holder_of(c, p);
@@ -129,23 +130,6 @@ static void root_release(void *ctx, int alt, int p)
     (void)alt;
     (void)p;
     tf_pl_enc_part_free(&((root_ctx *)ctx)->got);
-}
-
-/* The chunk lengths of pl's part datasets, which every rank must encode
- * with: from the longest slice of every count kind over all ranks. */
-static int agree_chunks(MPI_Comm comm, const tf_plan *pl, int64_t chunk[N_COUNTS])
-{
-    int64_t mine[N_COUNTS] = {0}, all[N_COUNTS];
-    for (int i = 0; pl && i < pl->n_parts; i++)
-        for (int c = 0; c < N_COUNTS; c++) {
-            int64_t n = tf_pl_count_get(&pl->parts[i], c);
-            if (n > mine[c])
-                mine[c] = n;
-        }
-    if (MPI_Allreduce(mine, all, N_COUNTS, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "agreeing on the plan's chunk lengths failed");
-    tf_pl_chunks_of(all, chunk);
-    return TF_OK;
 }
 
 /* Rank 0 gathers the heads of every part of pl (NULL on other ranks):
@@ -187,32 +171,29 @@ static int gather_heads(MPI_Comm comm, const tf_plan *pl, const tf_pl_enc_part *
     return st;
 }
 
-/* Encodes this rank's parts of pl into *out (n_parts of them). */
-static int encode_own(const char *path, const tf_plan *pl, int zstd_level,
-                      const int64_t chunk[N_COUNTS], tf_pl_enc_part **out)
-{
-    *out = NULL;
-    if (!pl || pl->n_parts == 0)
-        return TF_OK;
-    *out = calloc((size_t)pl->n_parts, sizeof **out);
-    if (!*out)
-        return tf_fail(TF_ERR_NOMEM, "out of memory for %d plan parts", pl->n_parts);
-    for (int i = 0; i < pl->n_parts; i++) {
-        int st = tf_pl_encode_part(pl, &pl->parts[i], zstd_level, chunk, &(*out)[i]);
-        if (st != TF_OK)
-            return tf_fail_prefix(st, "%s", path);
-    }
-    return TF_OK;
-}
-
-static void free_own(const tf_plan *pl, tf_pl_enc_part *own)
-{
-    for (int i = 0; own && i < pl->n_parts; i++)
-        tf_pl_enc_part_free(&own[i]);
-    free(own);
-}
-
 int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int zstd_level)
+{
+    if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
+        return tf_agree(comm, tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d",
+                                      path, zstd_level, ZSTD_maxCLevel()));
+    /* Every rank checks, checksums and compresses its own parts at once, in
+     * parallel; rank 0 then only places the finished chunks. */
+    tf_dist_enc enc[2];
+    memset(enc, 0, sizeof enc);
+    int st = tf_dist_encode(comm, plan, zstd_level, &enc[0]);
+    if (st == TF_OK && plan->alt)
+        st = tf_dist_encode(comm, plan->alt, zstd_level, &enc[1]);
+    if (st == TF_OK)
+        st = tf_dist_plan_write_enc(comm, path, plan, enc, zstd_level);
+    else
+        st = tf_fail_prefix(st, "%s", path);
+    tf_dist_enc_free(&enc[0]);
+    tf_dist_enc_free(&enc[1]);
+    return st;
+}
+
+int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
+                           const tf_dist_enc enc[2], int zstd_level)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -221,40 +202,29 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
     if (zstd_level < 0 || zstd_level > ZSTD_maxCLevel())
         return tf_agree(comm, tf_fail(TF_ERR_ARG, "%s: zstd level %d is outside 0..%d",
                                       path, zstd_level, ZSTD_maxCLevel()));
+    int ok = enc[0].n_parts == plan->n_parts &&
+             (!plan->alt || enc[1].n_parts == plan->alt->n_parts);
+    if (!ok)
+        return tf_agree(comm, tf_fail(TF_ERR_INTERNAL,
+                                      "%s: rank %d holds %d encoded parts of %d", path, me,
+                                      enc[0].n_parts, plan->n_parts));
     int *first_part = malloc((size_t)(Q + 1) * sizeof *first_part);
     if (!first_part)
         return tf_agree(comm, tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
     for (int r = 0; r <= Q; r++)
         first_part[r] = tf_dist_first_part(P, Q, r);
-    /* Every rank checks, checksums and compresses its own parts at once, in
-     * parallel; rank 0 then only places the finished chunks. */
-    tf_pl_enc_part *own[2] = {NULL, NULL};
     tf_pl_enc_head *heads[2] = {NULL, NULL};
-    int64_t chunk[2][N_COUNTS];
-    int st = agree_chunks(comm, plan, chunk[0]);
+    int st = gather_heads(comm, plan, enc[0].parts, first_part, &heads[0]);
     if (st == TF_OK)
-        st = agree_chunks(comm, plan->alt, chunk[1]);
-    if (st == TF_OK)
-        st = encode_own(path, plan, zstd_level, chunk[0], &own[0]);
-    if (st == TF_OK)
-        st = encode_own(path, plan->alt, zstd_level, chunk[1], &own[1]);
-    st = tf_agree(comm, st);
-    if (st == TF_OK)
-        st = gather_heads(comm, plan, own[0], first_part, &heads[0]);
-    if (st == TF_OK)
-        st = gather_heads(comm, plan->alt, own[1], first_part, &heads[1]);
+        st = gather_heads(comm, plan->alt, enc[1].parts, first_part, &heads[1]);
     if (st != TF_OK) {
-        free_own(plan, own[0]);
-        if (plan->alt)
-            free_own(plan->alt, own[1]);
         free(heads[0]);
         free(heads[1]);
         free(first_part);
         return st;
     }
     if (me == 0) {
-        root_ctx c = {comm, plan, first_part, Q, {own[0], own[1]}, {heads[0], heads[1]},
-                      {{0}, NULL, NULL}};
+        root_ctx c = {comm, plan, first_part, Q, enc, {heads[0], heads[1]}, {{0}, NULL, NULL}};
         tf_plan_part_source src = {root_heads, root_get, root_release, &c};
         st = tf_plan_write_source(path, plan, zstd_level, &src);
         tf_pl_enc_part_free(&c.got);
@@ -282,13 +252,10 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
                              me, ask[1]);
                 break;
             }
-            if ((st = send_part(comm, &own[ask[0] ? 1 : 0][i])) != TF_OK)
+            if ((st = send_part(comm, &enc[ask[0] ? 1 : 0].parts[i])) != TF_OK)
                 break;
         }
     }
-    free_own(plan, own[0]);
-    if (plan->alt)
-        free_own(plan->alt, own[1]);
     free(heads[0]);
     free(heads[1]);
     free(first_part);

@@ -7,11 +7,18 @@
 
 #include <mpi.h>
 
+#include "tf_dist_encode.h"
 #include "tf_plan.h"
 
 /* Collective. plan (and plan->alt) hold this rank's parts, all_stats and,
  * on rank 0, the stripe table and permutation (tf_dist_plan_build). The
  * status and message are the same on every rank. */
 int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int zstd_level);
+
+/* The same from parts already encoded (tf_dist_plan_build_enc): enc[0]
+ * this rank's parts of plan, enc[1] of plan->alt, encoded for zstd_level;
+ * the parts need not hold their arrays any more. */
+int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
+                           const tf_dist_enc enc[2], int zstd_level);
 
 #endif

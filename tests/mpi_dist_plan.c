@@ -6,9 +6,10 @@
  * array by array and bit for bit (a metis plan on more than one rank: the
  * serial plan on its permutation). Plans for P below, equal to and above the
  * number of ranks, with ranks holding no rows. Checks are reduced over the
- * ranks (all_true) so that all fail together and none hangs. The twoface
- * mode's third candidate, built lean, is checked both when it is kept (and
- * built again in full) and when it is dropped. */
+ * ranks (all_true) so that all fail together and none hangs. Each case is
+ * also planned encoded as built (tf_dist_plan_build_enc): its parts keep no
+ * arrays, and the file it writes is the serial plan's, byte for byte, with
+ * the twoface mode's last candidate both kept and dropped. */
 #include "tf_test.h"
 
 #include "tf_dist_planner.h"
@@ -130,6 +131,69 @@ static int same_plan(const tf_plan *s, const tf_plan *d)
     return 1;
 }
 
+static unsigned char *slurp(const char *path, long *n);
+
+/* Does part rp hold no arrays (a shell, tf_build_drop_schedules)? */
+static int is_shell(const tf_rank_plan *rp)
+{
+    /* A row pointer of one entry reads as a shared zero (tf_pl_array_get). */
+    for (int i = 0; i < N_RANK_ARRAYS; i++)
+        if (tf_pl_count_get(rp, tf_pl_rank_arrays[i].count) > 1 && tf_pl_array_get(rp, i))
+            return 0;
+    return 1;
+}
+
+/* Plans d encoded as built and writes it: the file must be the one
+ * tf_plan_write makes of the serial plan sp (same creation date). */
+static void check_encoded(tf_dcsr *d, const tf_plan_options *dopt, tf_plan *sp)
+{
+    char dir[256] = "";
+    if (g_rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/tf_dist_enc_XXXXXX", t && t[0] ? t : "/tmp");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char dpath[300], spath[300];
+    snprintf(dpath, sizeof dpath, "%s/enc.h5", dir);
+    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+    tf_plan_options o = *dopt;
+    o.timing = NULL;
+    tf_plan ep;
+    tf_dist_enc enc[2];
+    int st = tf_dist_plan_build_enc(MPI_COMM_WORLD, d, &o, 3, &ep, enc);
+    ck_assert_msg(all_true(st == TF_OK), "tf_dist_plan_build_enc: %s", tf_error_message());
+    int ok = enc[0].n_parts == ep.n_parts && (ep.alt ? enc[1].n_parts == ep.alt->n_parts
+                                                     : enc[1].n_parts == 0) &&
+             (sp->alt != NULL) == (ep.alt != NULL);
+    for (int i = 0; ok && i < ep.n_parts; i++)
+        ok = is_shell(&ep.parts[i]) && (!ep.alt || is_shell(&ep.alt->parts[i]));
+    ck_assert_msg(all_true(ok), "encoded plan: parts keep arrays or encoded parts missing");
+    for (tf_plan *x = sp; x; x = x->alt)
+        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    for (tf_plan *x = &ep; x; x = x->alt)
+        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    st = tf_dist_plan_write_enc(MPI_COMM_WORLD, dpath, &ep, enc, 3);
+    ck_assert_msg(all_true(st == TF_OK), "tf_dist_plan_write_enc: %s", tf_error_message());
+    int same = 1;
+    if (g_rank == 0) {
+        ck_assert_int_eq(tf_plan_write(spath, sp, 3), TF_OK);
+        long n1, n2;
+        unsigned char *b1 = slurp(dpath, &n1), *b2 = slurp(spath, &n2);
+        same = b1 && b2 && n1 == n2 && memcmp(b1, b2, (size_t)n1) == 0;
+        free(b1);
+        free(b2);
+        unlink(dpath);
+        unlink(spath);
+        rmdir(dir);
+    }
+    ck_assert_msg(all_true(same), "the file of the plan encoded as built differs from the "
+                                  "serial plan's (mode %d, P %d)", dopt->mode, dopt->nranks);
+    tf_dist_enc_free(&enc[0]);
+    tf_dist_enc_free(&enc[1]);
+    tf_plan_free(&ep);
+}
+
 /* Plans a both ways with options set by the case (coefficients c, or the
  * defaults when NULL; no_pure: keep the greedy hybrid) and returns the
  * plan's classes (tf_plan_classes). */
@@ -137,8 +201,9 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
                                int transpose, const tf_coeffs *c, int no_pure)
 {
     const int64_t m = a->nrows, n = a->ncols;
-    tf_dcsr d;
+    tf_dcsr d, d2;
     block_slice(a, &d);
+    block_slice(a, &d2);
     tf_plan_options so, dopt;
     tf_plan_options_default(&so);
     so.nranks = P;
@@ -149,6 +214,7 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
     if (c)
         so.coeffs = *c;
     dopt = so;
+    tf_plan_options dopt2 = so;
     ck_assert_int_eq(tf_matrix_prepare(a, norm, transpose, &so), TF_OK);
     int st = tf_dist_prepare(MPI_COMM_WORLD, &d, norm, transpose, &dopt);
     ck_assert_msg(all_true(st == TF_OK), "tf_dist_prepare: %s", tf_error_message());
@@ -180,6 +246,14 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
     ck_assert_msg(all_true(same_plan(&sp, &dp) && same_plan(sp.alt, dp.alt)),
                   "plan differs: %lld x %lld, P %d, partition %d, mode %d, norm %d", (long long)m,
                   (long long)n, P, partition, mode, norm);
+    /* A metis plan on several ranks comes from PT-Scotch, run again here. */
+    if (partition != TF_PART_METIS) {
+        st = tf_dist_prepare(MPI_COMM_WORLD, &d2, norm, transpose, &dopt2);
+        ck_assert_msg(all_true(st == TF_OK), "tf_dist_prepare: %s", tf_error_message());
+        check_encoded(&d2, &dopt2, &sp);
+    } else {
+        tf_dcsr_free(&d2);
+    }
     const char *classes = tf_plan_classes(&sp);
     g_alt_mode = sp.alt ? sp.alt->mode : -1;
     tf_plan_free(&sp);
@@ -320,10 +394,11 @@ END_TEST
 
 START_TEST(test_plans_third_kept)
 {
-    /* A hybrid classification, so that all three candidates are built and
-     * the third (all-collective) lean. With cheap collectives it is the
-     * runner-up, built again in full; with dearer ones the all-fetch plan
-     * is, and the lean one is dropped. Both must give the serial plan. */
+    /* A hybrid classification, so that all three candidates are built and,
+     * encoded as built (check_encoded), the third (all-collective) lean.
+     * With cheap collectives it is the runner-up, built again in full; with
+     * dearer ones the all-fetch plan is, and the lean one is dropped. Both
+     * must give the serial plan and its file. */
     tf_csr a;
     hub_matrix(&a);
     static const struct {

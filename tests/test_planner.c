@@ -2,6 +2,7 @@
  * cost model on hand-made cases. */
 #include "tf_test.h"
 #include "tf_analysis.h"
+#include "tf_build.h"
 #include "tf_classify.h"
 #include "tf_cost_model.h"
 #include "tf_error.h"
@@ -364,6 +365,80 @@ static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, in
     tf_analysis_free(&an);
     return cls;
 }
+
+/* The planner chooses between candidates on lean builds (tf_build.h) and
+ * builds the ones kept again in full: the lean build must give the full
+ * build's statistics, schedules and runs, bit for bit, in every mode, and
+ * no part arrays. */
+static void build_both(const tf_csr *a, int P, int mode, tf_plan *full, tf_plan *lean)
+{
+    tf_plan_options o;
+    tf_plan_options_default(&o);
+    o.nranks = P;
+    o.mode = mode;
+    o.k = 32;
+    tf_plan *pl[2] = {full, lean};
+    for (int x = 0; x < 2; x++) {
+        tf_plan_header_init(pl[x], a->nrows, a->ncols, a->nnz, 0, &o);
+        pl[x]->row_off = malloc((size_t)(P + 1) * sizeof *pl[x]->row_off);
+        pl[x]->brow_off = malloc((size_t)(P + 1) * sizeof *pl[x]->brow_off);
+        ck_assert_int_eq(tf_partition_nnz(a, P, pl[x]->row_off), TF_OK);
+        memcpy(pl[x]->brow_off, pl[x]->row_off, (size_t)(P + 1) * sizeof *pl[x]->brow_off);
+        tf_analysis an;
+        ck_assert_int_eq(tf_analysis_run(a, P, pl[x]->row_off, pl[x]->brow_off, o.stripe_width,
+                                         pl[x]->gap, tf_cost_reuse_window(&pl[x]->coeffs, o.k),
+                                         &an),
+                         TF_OK);
+        ck_assert_int_eq(tf_classify(&an, &pl[x]->coeffs, o.k, mode), TF_OK);
+        ck_assert_int_eq(x ? tf_build_parts_lean(a, &an, pl[x]) : tf_build_parts(a, &an, pl[x]),
+                         TF_OK);
+        tf_analysis_free(&an);
+    }
+}
+
+static int same_ints(const void *x, const void *y, int64_t n, size_t es)
+{
+    return n <= 0 || (x && y && memcmp(x, y, (size_t)n * es) == 0);
+}
+
+START_TEST(lean_build_gives_the_full_builds_statistics)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 300, 300, 4000, 77);
+    const int modes[] = {TF_MODE_TWOFACE, TF_MODE_FETCH, TF_MODE_COLLECTIVE};
+    for (int mi = 0; mi < 3; mi++) {
+        tf_plan full, lean;
+        build_both(&a, 5, modes[mi], &full, &lean);
+        ck_assert_msg(memcmp(full.all_stats, lean.all_stats, 5 * sizeof *full.all_stats) == 0,
+                      "mode %d: all_stats differ", modes[mi]);
+        ck_assert(tf_plan_predicted_time(&full) == tf_plan_predicted_time(&lean));
+        for (int p = 0; p < 5; p++) {
+            const tf_rank_plan *f = &full.parts[p], *l = &lean.parts[p];
+            ck_assert(memcmp(&f->stats, &l->stats, sizeof f->stats) == 0);
+            ck_assert(f->n_recv == l->n_recv && f->n_send == l->n_send &&
+                      f->n_runs == l->n_runs && f->loc_nnz == l->loc_nnz &&
+                      f->coll_nnz == l->coll_nnz && f->fet_nnz == l->fet_nnz &&
+                      f->fetch_buf_rows == l->fetch_buf_rows);
+            ck_assert(same_ints(f->recv_src, l->recv_src, f->n_recv, 4) &&
+                      same_ints(f->recv_first, l->recv_first, f->n_recv, 4) &&
+                      same_ints(f->recv_rows, l->recv_rows, f->n_recv, 4) &&
+                      same_ints(f->recv_off, l->recv_off, f->n_recv, 8) &&
+                      same_ints(f->send_dst, l->send_dst, f->n_send, 4) &&
+                      same_ints(f->send_first, l->send_first, f->n_send, 4) &&
+                      same_ints(f->send_rows, l->send_rows, f->n_send, 4) &&
+                      same_ints(f->run_owner, l->run_owner, f->n_runs, 4) &&
+                      same_ints(f->run_first, l->run_first, f->n_runs, 4) &&
+                      same_ints(f->run_count, l->run_count, f->n_runs, 4) &&
+                      same_ints(f->run_off, l->run_off, f->n_runs, 8));
+            ck_assert(!l->loc_idx && !l->loc_ptr && !l->coll_idx && !l->fet_idx &&
+                      !l->fetch_rows);
+        }
+        tf_plan_free(&full);
+        tf_plan_free(&lean);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
 
 /* Reads of rows 1 2 1 3 1 (positions 0..4): row 1 comes back after 2
  * reads each time. */
@@ -987,6 +1062,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, duplex_term_relieves_a_sending_owner);
     tcase_add_test(tc, radix_sort_sorts);
+    tcase_add_test(tc, lean_build_gives_the_full_builds_statistics);
     tcase_add_test(tc, reuse_counts_rows_read_again_within_the_window);
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
     tcase_add_test(tc, csr_cost_charges_rows_of_c);
