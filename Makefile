@@ -75,7 +75,19 @@ deps:
 deps-quiet:
 	@$(DEPS_CMD) $(DEPS_PKGS) >/dev/null
 
-$(BUILD)/obj/%.o: %.c | deps-quiet
+# Objects depend on the compiler and flags they were built with, recorded in
+# $(BUILD)/.cflags and rewritten only when they change: a build directory kept
+# across a change of flags (a new -D in the SMPI block, say) is rebuilt
+# instead of mixing objects compiled two ways, which fails only at run time.
+FLAGS_STAMP = $(BUILD)/.cflags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS)' | cmp -s - $@ || \
+	  echo '$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS)' >$@
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -106,7 +118,7 @@ $(BUILD)/bin/twoface-%: $(BUILD)/obj/cli/main_%.o $(CLI_LIB) $(STATIC_LIB)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_UTIL_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
-$(BUILD)/obj/tests/%.o: tests/%.c | deps-quiet
+$(BUILD)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP) | deps-quiet
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
 
