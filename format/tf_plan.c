@@ -4,10 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tf_rank_plan_free(tf_rank_plan *rp)
+void tf_rank_plan_drop(tf_rank_plan *rp)
 {
-    if (!rp)
-        return;
     free(rp->loc_ptr);
     free(rp->loc_idx);
     free(rp->loc_val);
@@ -29,6 +27,19 @@ void tf_rank_plan_free(tf_rank_plan *rp)
     free(rp->fet_ptr);
     free(rp->fet_idx);
     free(rp->fet_val);
+    rp->loc_ptr = rp->coll_ptr = rp->fet_ptr = NULL;
+    rp->loc_idx = rp->coll_idx = rp->fet_idx = rp->fetch_rows = NULL;
+    rp->loc_val = rp->coll_val = rp->fet_val = NULL;
+    rp->recv_src = rp->recv_first = rp->recv_rows = rp->send_dst = rp->send_first = NULL;
+    rp->send_rows = rp->run_owner = rp->run_first = rp->run_count = NULL;
+    rp->recv_off = rp->run_off = NULL;
+}
+
+void tf_rank_plan_free(tf_rank_plan *rp)
+{
+    if (!rp)
+        return;
+    tf_rank_plan_drop(rp);
     memset(rp, 0, sizeof *rp);
 }
 

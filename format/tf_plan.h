@@ -184,6 +184,10 @@ typedef struct tf_plan {
     struct tf_plan *alt;
 } tf_plan;
 
+/* Frees every array of part rp and sets its pointer to NULL; its counts and
+ * statistics stay (a shell, once the part's arrays are encoded for the
+ * file: tf_dist_encode.h). */
+void tf_rank_plan_drop(tf_rank_plan *rp);
 void tf_rank_plan_free(tf_rank_plan *rp);
 void tf_plan_free(tf_plan *plan); /* and its alternative */
 /* Checks that `alt` can stand in for `plan`: same matrix (size, nonzeros,

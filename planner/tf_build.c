@@ -433,25 +433,6 @@ static int build_stripe_table(const tf_analysis *an, tf_plan *plan)
     return TF_OK;
 }
 
-void tf_build_drop_schedules(tf_rank_plan *rp)
-{
-    tf_build_drop_arrays(rp);
-    free(rp->recv_src);
-    free(rp->recv_first);
-    free(rp->recv_rows);
-    free(rp->recv_off);
-    free(rp->send_dst);
-    free(rp->send_first);
-    free(rp->send_rows);
-    free(rp->run_owner);
-    free(rp->run_first);
-    free(rp->run_count);
-    free(rp->run_off);
-    rp->recv_src = rp->recv_first = rp->recv_rows = rp->send_dst = rp->send_first = NULL;
-    rp->send_rows = rp->run_owner = rp->run_first = rp->run_count = NULL;
-    rp->recv_off = rp->run_off = NULL;
-}
-
 static int build_range(const tf_csr *a, int64_t row_base, int p0, int p1,
                        const tf_analysis *an, int keep_arrays, tf_plan *plan);
 

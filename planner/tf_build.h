@@ -35,11 +35,6 @@ int tf_build_parts_range_lean(const tf_csr *a, int64_t row_base, int p0, int p1,
  * runs and statistics. */
 void tf_build_drop_arrays(tf_rank_plan *rp);
 
-/* tf_build_drop_arrays, and the schedules and runs too: a shell with the
- * part's counts and statistics, once its arrays are encoded for the file
- * (tf_dist_encode.h). */
-void tf_build_drop_schedules(tf_rank_plan *rp);
-
 /* The owner side of rank part rq's statistics, from its send schedule
  * (rows sent, peers sent to), then its predicted times: the last step of
  * a part, once its send schedule and fetch_peers_sent are known. */

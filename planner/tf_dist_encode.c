@@ -42,10 +42,10 @@ static int encode(MPI_Comm comm, const tf_plan *pl, int level, tf_rank_plan *dro
     for (int i = 0; st == TF_OK && i < out->n_parts; i++) {
         st = tf_pl_encode_part(pl, &pl->parts[i], level, out->chunk, &out->parts[i]);
         if (drop)
-            tf_build_drop_schedules(&drop[i]);
+            tf_rank_plan_drop(&drop[i]);
     }
     for (int i = 0; drop && i < pl->n_parts; i++)
-        tf_build_drop_schedules(&drop[i]);
+        tf_rank_plan_drop(&drop[i]);
     return tf_agree(comm, st);
 }
 

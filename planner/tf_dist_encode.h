@@ -29,7 +29,7 @@ typedef struct tf_dist_enc {
 int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out);
 
 /* tf_dist_encode, freeing each part's arrays, schedules and runs as soon
- * as it is encoded (tf_build_drop_schedules), also after a failure: the
+ * as it is encoded (tf_rank_plan_drop), also after a failure: the
  * parts become shells with their counts and statistics, and the choice
  * between candidates needs only all_stats. */
 int tf_dist_encode_drop(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *out);

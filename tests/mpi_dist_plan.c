@@ -133,7 +133,7 @@ static int same_plan(const tf_plan *s, const tf_plan *d)
 
 static unsigned char *slurp(const char *path, long *n);
 
-/* Does part rp hold no arrays (a shell, tf_build_drop_schedules)? */
+/* Does part rp hold no arrays (a shell, tf_rank_plan_drop)? */
 static int is_shell(const tf_rank_plan *rp)
 {
     /* A row pointer of one entry reads as a shared zero (tf_pl_array_get). */
