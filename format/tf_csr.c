@@ -265,17 +265,34 @@ static void sort_cols(int32_t *c, int64_t len)
  * small on purpose, since first-touch page faults rather than arithmetic
  * dominate on large inputs: columns are scattered straight into the output
  * and compacted in place; only the values need a double-precision buffer,
- * because duplicates are summed in double. */
-int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
+ * because duplicates are summed in double.
+ *
+ * With owned (the caller's triplets, given up), each triplet array is freed
+ * as soon as the scatter no longer reads it and the output's values are
+ * allocated only then, so the triplets and the whole CSR never coexist: a
+ * pattern matrix peaks at 12 bytes an entry instead of 16 (the row band a
+ * distributed read builds is the largest array of its rank). Sorted input
+ * keeps its column array as the output's. */
+static int from_coo(tf_csr *out, const tf_coo *coo, tf_coo *owned, int64_t row_base)
 {
     int64_t n = coo->n, nr = coo->nrows;
     const int32_t *crow = coo->row, *ccol = coo->col;
     int sorted = 1;
     for (int64_t e = 1; e < n && sorted; e++)
         sorted = crow[e] > crow[e - 1] || (crow[e] == crow[e - 1] && ccol[e] >= ccol[e - 1]);
+    memset(out, 0, sizeof *out);
+    out->nrows = nr;
+    out->ncols = coo->ncols;
+    out->nnz = n;
+    int st = TF_OK;
+    double *tval = NULL, *scratch_v = NULL;
+    int32_t *scratch_c = NULL;
+    int64_t col_cap = n;
     int64_t *cnt = calloc((size_t)nr + 1, sizeof *cnt);
-    if (!cnt)
-        return tf_fail(TF_ERR_NOMEM, "cannot sort %lld matrix entries", (long long)n);
+    if (!cnt) {
+        st = tf_fail(TF_ERR_NOMEM, "cannot sort %lld matrix entries", (long long)n);
+        goto fail;
+    }
     for (int64_t e = 0; e < n; e++)
         cnt[crow[e] + 1]++;
     int64_t maxrow = 0;
@@ -284,56 +301,62 @@ int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
             maxrow = cnt[i + 1];
         cnt[i + 1] += cnt[i];
     }
-    /* Sized for no duplicates (the common case) and shrunk afterwards. */
-    int st = tf_csr_alloc(out, nr, coo->ncols, n);
-    if (st) {
-        free(cnt);
-        return st;
+    out->rowptr = big_malloc(((size_t)nr + 1) * sizeof *out->rowptr);
+    if (out->rowptr)
+        memset(out->rowptr, 0, ((size_t)nr + 1) * sizeof *out->rowptr);
+    if (owned && sorted) {
+        out->col = owned->col; /* compacted in place below */
+        col_cap = owned->cap;
+        owned->col = NULL;
+        free(owned->row);
+        owned->row = NULL;
+    } else {
+        /* Sized for no duplicates (the common case) and shrunk afterwards. */
+        out->col = big_malloc((size_t)(n ? n : 1) * sizeof *out->col);
     }
-    const int32_t *scol = ccol; /* entries grouped by row, columns sorted */
+    if (!out->rowptr || (!out->col && n)) {
+        st = tf_fail(TF_ERR_NOMEM, "cannot allocate a %lld x %lld matrix with %lld nonzeros",
+                     (long long)nr, (long long)coo->ncols, (long long)n);
+        goto fail;
+    }
+    const int32_t *scol = out->col; /* entries grouped by row, columns sorted */
     const double *sval = coo->val;
-    double *tval = NULL, *scratch_v = NULL;
-    int32_t *scratch_c = NULL;
-    if (!sorted && !coo->val) {
-        /* Only columns move; every value is 1. */
-        int64_t *pos = malloc((size_t)(nr ? nr : 1) * sizeof *pos);
-        if (!pos) {
-            st = tf_fail(TF_ERR_NOMEM, "cannot sort %lld matrix entries", (long long)n);
-            goto fail;
-        }
-        memcpy(pos, cnt, (size_t)nr * sizeof *pos);
-        for (int64_t e = 0; e < n; e++)
-            out->col[pos[crow[e]]++] = ccol[e];
-        free(pos);
-        for (int64_t i = 0; i < nr; i++) {
-            int64_t b = cnt[i], e = cnt[i + 1], k = b + 1;
-            while (k < e && out->col[k] >= out->col[k - 1])
-                k++;
-            if (k < e)
-                sort_cols(out->col + b, e - b);
-        }
-        scol = out->col;
+    if (sorted && !owned) {
+        scol = ccol;
     } else if (!sorted) {
-        tval = big_malloc((size_t)(n ? n : 1) * sizeof *tval);
         int64_t *pos = malloc((size_t)(nr ? nr : 1) * sizeof *pos);
-        if (!tval || !pos) {
+        if (coo->val)
+            tval = big_malloc((size_t)(n ? n : 1) * sizeof *tval);
+        if (!pos || (coo->val && !tval)) {
             free(pos);
             st = tf_fail(TF_ERR_NOMEM, "cannot sort %lld matrix entries", (long long)n);
             goto fail;
         }
         memcpy(pos, cnt, (size_t)nr * sizeof *pos);
-        for (int64_t e = 0; e < n; e++) {
-            int64_t p = pos[crow[e]]++;
-            out->col[p] = ccol[e];
-            tval[p] = coo->val[e];
+        if (coo->val) {
+            for (int64_t e = 0; e < n; e++) {
+                int64_t p = pos[crow[e]]++;
+                out->col[p] = ccol[e];
+                tval[p] = coo->val[e];
+            }
+        } else {
+            /* Only columns move; every value is 1. */
+            for (int64_t e = 0; e < n; e++)
+                out->col[pos[crow[e]]++] = ccol[e];
         }
         free(pos);
+        if (owned) /* every triplet is in out->col and tval now */
+            tf_coo_free(owned);
         for (int64_t i = 0; i < nr; i++) {
             int64_t b = cnt[i], e = cnt[i + 1], k = b + 1;
             while (k < e && out->col[k] >= out->col[k - 1])
                 k++;
             if (k >= e)
                 continue; /* already sorted: the usual case */
+            if (!tval) {
+                sort_cols(out->col + b, e - b);
+                continue;
+            }
             if (e - b > SORT_RUN && !scratch_c) {
                 scratch_c = malloc((size_t)maxrow * sizeof *scratch_c);
                 scratch_v = malloc((size_t)maxrow * sizeof *scratch_v);
@@ -344,8 +367,12 @@ int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
             }
             sort_row(out->col + b, tval + b, e - b, scratch_c, scratch_v);
         }
-        scol = out->col;
         sval = tval;
+    }
+    out->val = big_malloc((size_t)(n ? n : 1) * sizeof *out->val);
+    if (!out->val) {
+        st = tf_fail(TF_ERR_NOMEM, "cannot allocate the values of %lld nonzeros", (long long)n);
+        goto fail;
     }
     /* Writes position w from positions >= w, so compacting out->col in place
      * is safe. */
@@ -374,19 +401,23 @@ int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
         }
         out->rowptr[i + 1] = w;
     }
-    if (w < n) {
+    if (w < n || col_cap > n) {
         out->nnz = w;
         int32_t *nc = realloc(out->col, (size_t)(w ? w : 1) * sizeof *nc);
         if (nc)
             out->col = nc;
-        float *nv = realloc(out->val, (size_t)(w ? w : 1) * sizeof *nv);
-        if (nv)
-            out->val = nv;
+        if (w < n) {
+            float *nv = realloc(out->val, (size_t)(w ? w : 1) * sizeof *nv);
+            if (nv)
+                out->val = nv;
+        }
     }
     free(cnt);
     free(tval);
     free(scratch_c);
     free(scratch_v);
+    if (owned)
+        tf_coo_free(owned);
     return TF_OK;
 fail:
     tf_csr_free(out);
@@ -394,7 +425,22 @@ fail:
     free(tval);
     free(scratch_c);
     free(scratch_v);
+    if (owned)
+        tf_coo_free(owned);
     return st;
+}
+
+int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base)
+{
+    return from_coo(out, coo, NULL, row_base);
+}
+
+int tf_csr_from_coo_take(tf_csr *out, tf_coo *coo, int64_t row_base)
+{
+    /* The copy keeps the sizes and pointers readable while *coo's arrays
+     * are freed one by one. */
+    tf_coo view = *coo;
+    return from_coo(out, &view, coo, row_base);
 }
 
 int tf_csr_from_coo(tf_csr *out, const tf_coo *coo)

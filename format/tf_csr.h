@@ -48,6 +48,11 @@ int tf_csr_from_coo(tf_csr *out, const tf_coo *coo);
  * are relative to it): only the messages name global rows. */
 int tf_csr_from_coo_rows(tf_csr *out, const tf_coo *coo, int64_t row_base);
 
+/* The same, consuming *coo: its arrays are freed as the build stops needing
+ * them (so the triplets and the whole CSR are never held together), and
+ * *coo is zeroed on return, whether or not the build succeeded. */
+int tf_csr_from_coo_take(tf_csr *out, tf_coo *coo, int64_t row_base);
+
 /* Allocates an nrows x ncols matrix with room for nnz entries (rowptr zeroed). */
 int tf_csr_alloc(tf_csr *m, int64_t nrows, int64_t ncols, int64_t nnz);
 void tf_csr_free(tf_csr *m);

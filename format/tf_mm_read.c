@@ -1086,7 +1086,7 @@ static int run(reader *r, tf_csr *out, const tf_mm_read_options *opt)
     if (!st)
         st = parse_all(r, &m, opt);
     if (!st) {
-        st = tf_csr_from_coo(out, &m.coo);
+        st = tf_csr_from_coo_take(out, &m.coo, 0);
         if (st)
             tf_fail_prefix(st, "%s", r->name);
     }

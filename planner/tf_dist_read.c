@@ -74,7 +74,7 @@ static int build_band(const ctx *c, tf_coo *mine, tf_dcsr *out)
         mine->row[e] -= (int32_t)r0;
     mine->nrows = r1 - r0;
     mine->ncols = c->h.n;
-    int st = tf_csr_from_coo_rows(&out->loc, mine, r0);
+    int st = tf_csr_from_coo_take(&out->loc, mine, r0);
     if (st)
         tf_fail_prefix(st, "%s", c->path);
     /* Rows are in rank order, so the lowest failing rank has the first row. */

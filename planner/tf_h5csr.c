@@ -300,7 +300,7 @@ static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_
     free(val);
     free(ptr);
     if (!st) {
-        st = tf_csr_from_coo_rows(loc, &coo, r0);
+        st = tf_csr_from_coo_take(loc, &coo, r0);
         if (st) {
             *err_key = 1 + r0;
             tf_fail_prefix(st, "%s", f->path);

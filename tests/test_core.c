@@ -80,6 +80,69 @@ START_TEST(coo_without_values_equals_coo_with_ones)
 }
 END_TEST
 
+/* Consuming the triplets gives the CSR that copying gives, on each of the
+ * build's paths (input sorted or not, with values or without, duplicates,
+ * rows long enough for the merge sort), and leaves the triplets zeroed,
+ * also when the build fails. */
+static void fill(tf_coo *c, int sorted, int values, int cap)
+{
+    if (values)
+        ck_assert_int_eq(tf_coo_init(c, 5, 120, cap), TF_OK);
+    else
+        ck_assert_int_eq(tf_coo_init_ones(c, 5, 120, cap), TF_OK);
+    for (int e = 0; e < 400; e++) {
+        int32_t r, col;
+        if (sorted) {
+            r = (int32_t)(e / 80);
+            col = (int32_t)((e % 80) + (e % 80) / 3); /* ascending, no gaps between rows */
+        } else {
+            r = (int32_t)((e * 7) % 5);
+            col = (int32_t)((e * 37 + 11) % 90);
+        }
+        if (r == 3)
+            continue; /* an empty row */
+        ck_assert_int_eq(tf_coo_push(c, r, col, values ? 0.25 * (e % 9) - 1.0 : 1.0), TF_OK);
+        if (sorted && e % 11 == 0) /* a duplicate right after, still sorted */
+            ck_assert_int_eq(tf_coo_push(c, r, col, values ? 0.5 : 1.0), TF_OK);
+    }
+}
+
+START_TEST(coo_take_equals_copy)
+{
+    for (int sorted = 0; sorted < 2; sorted++)
+        for (int values = 0; values < 2; values++)
+            for (int cap = 16; cap <= 2048; cap *= 128) { /* grown, and with room to spare */
+                tf_coo a, b;
+                fill(&a, sorted, values, cap);
+                fill(&b, sorted, values, cap);
+                tf_csr x, y;
+                ck_assert_int_eq(tf_csr_from_coo_rows(&x, &a, 10), TF_OK);
+                ck_assert_int_eq(tf_csr_from_coo_take(&y, &b, 10), TF_OK);
+                ck_assert_ptr_null(b.row);
+                ck_assert_ptr_null(b.col);
+                ck_assert_ptr_null(b.val);
+                ck_assert_int_eq(b.n, 0);
+                ck_assert_int_eq(tf_csr_validate(&y), TF_OK);
+                ck_assert_int_eq(x.nnz, y.nnz);
+                ck_assert_int_lt(y.nnz, a.n); /* duplicates were summed */
+                ck_assert_mem_eq(x.rowptr, y.rowptr, 6 * sizeof *x.rowptr);
+                ck_assert_mem_eq(x.col, y.col, (size_t)x.nnz * sizeof *x.col);
+                ck_assert_mem_eq(x.val, y.val, (size_t)x.nnz * sizeof *x.val);
+                tf_csr_free(&x);
+                tf_csr_free(&y);
+                tf_coo_free(&a);
+            }
+    tf_coo c;
+    tf_coo_init(&c, 1, 1, 4);
+    tf_coo_push(&c, 0, 0, 3e38);
+    tf_coo_push(&c, 0, 0, 3e38);
+    tf_csr z;
+    ck_assert_int_eq(tf_csr_from_coo_take(&z, &c, 0), TF_ERR_RANGE);
+    ck_assert_ptr_null(c.row);
+    ck_assert_ptr_null(z.col);
+}
+END_TEST
+
 START_TEST(csr_sum_out_of_float_range)
 {
     tf_coo coo;
@@ -253,6 +316,7 @@ static Suite *suite(void)
     tcase_add_test(tc, coo_to_csr_sorts_and_sums);
     tcase_add_test(tc, coo_without_values_equals_coo_with_ones);
     tcase_add_test(tc, csr_sum_out_of_float_range);
+    tcase_add_test(tc, coo_take_equals_copy);
     tcase_add_test(tc, csr_validate_catches_unsorted);
     tcase_add_test(tc, partition_rows_balanced_and_more_parts_than_rows);
     tcase_add_test(tc, partition_nnz_balances_nonzeros);
