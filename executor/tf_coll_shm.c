@@ -91,6 +91,7 @@ int tf_coll_shm_mode(MPI_Comm comm, int *on)
     return tf_agree(comm, st);
 }
 
+#ifndef TF_COLL_SHM_UNAVAILABLE
 /* A shared window of `bytes` (displacement unit `disp`) on every rank, or
  * on none: 1 when every rank has one, else 0. */
 static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_Win *win)
@@ -112,6 +113,7 @@ static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_
     *win = MPI_WIN_NULL;
     return 0;
 }
+#endif
 
 int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
 {
