@@ -139,15 +139,17 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
         if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), &ctx->b,
                          &ctx->bwin)) {
             err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->bwin); /* for MPI_Win_sync */
-            if (err != MPI_SUCCESS) {
+            if (err != MPI_SUCCESS)
+                st = tf_mpi_fail(err, "MPI_Win_lock_all (B)");
+            /* Freeing is collective: every rank frees when any failed. */
+            if ((st = tf_agree(h->comm, st))) {
+                if (err == MPI_SUCCESS)
+                    MPI_Win_unlock_all(ctx->bwin);
                 MPI_Win_free(&ctx->bwin);
                 ctx->b = NULL;
-                st = tf_mpi_fail(err, "MPI_Win_lock_all (B)");
-            } else
-                ctx->win_shared = 1;
-            st = tf_agree(h->comm, st);
-            if (st)
                 return st;
+            }
+            ctx->win_shared = 1;
         }
     }
 #else
