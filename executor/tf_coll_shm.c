@@ -2,23 +2,32 @@
  * straight from shared memory (docs/executor.md, "The collective on one
  * node").
  *
- * When every rank of the communicator is on this node, B lives in an
- * MPI_Win_allocate_shared window, and MPI_Win_shared_query gives each rank
- * the address of every owner's rows. The plan's receive schedule says where
- * each stripe goes: collective-buffer rows [recv_off[r], recv_off[r] +
- * recv_rows[r]) are owner recv_src[r]'s B rows [recv_first[r], ...) - the
- * very rows the exchange would deliver there, whole stripes or needed-row
- * runs alike - so the receiver copies them itself: one copy, no pack, no
- * message, and coll_buf ends up byte for byte as the exchange leaves it.
+ * When every rank of the communicator is on this node, float32 B lives in
+ * an MPI_Win_allocate_shared window (the window itself; with bf16 a second
+ * one, bwin, beside the export window fetchers read), and
+ * MPI_Win_shared_query gives each rank the address of every owner's rows.
+ * The plan's receive schedule says where each stripe goes: collective-
+ * buffer rows [recv_off[r], recv_off[r] + recv_rows[r]) are owner
+ * recv_src[r]'s B rows [recv_first[r], ...) - the very rows the exchange
+ * would deliver there, whole stripes or needed-row runs alike - so the
+ * receiver copies them itself: one copy, no pack, no message. With bf16 the
+ * copy rounds (tf_bf16_pack, the owner's own rounding in the exchange):
+ * round to nearest even is a function of the value, so coll_buf ends up
+ * byte for byte as the exchange leaves it in either precision, and the
+ * owner rounds nothing for the collective.
  *
  * Synchronisation, with no message: each rank has two counters in a small
  * shared window (tf_shm_flags), `entered` and `done`, and each context
  * counts its SpMMs (epoch, the same on every rank: SpMMs are collective).
+ * What readers read is the owner's float32 B in both precisions, which
+ * only the caller writes, between SpMMs (the bf16 export the owner writes
+ * during the SpMM is the fetchers', under READY/DONE, tf_fetch.c):
  *  - a reader reads an owner's B only after the owner wrote it: the owner
- *    enters the SpMM after its caller's stores to B, calls MPI_Win_sync and
- *    stores entered = epoch with release order; the reader copies from an
- *    owner only once its acquire load of that owner's entered gives epoch
- *    (then MPI_Win_sync), so its loads happen after the owner's stores.
+ *    enters the SpMM after its caller's stores to B, calls MPI_Win_sync on
+ *    B's window and stores entered = epoch with release order; the reader
+ *    copies from an owner only once its acquire load of that owner's
+ *    entered gives epoch (then MPI_Win_sync), so its loads happen after
+ *    the owner's stores.
  *  - an owner overwrites B only after every reader is done: a reader, after
  *    its copies from an owner (all threads that copy synchronise with the
  *    one that publishes), adds 1 to that owner's done with release order;
@@ -44,10 +53,9 @@
  * copy of 0.1-0.6 ms (cnr-2000, K = 32 and 128, under a 1-minute load of
  * about 4.4, so roughly). Loading a flag is free.
  *
- * Not with bf16 (the window then holds only the rounded rows the exchange
- * sends zero-copy or fetchers read, tf_export.c): bf16 keeps the exchange.
  * Not in the SMPI build (TF_COLL_SHM_UNAVAILABLE): a simulated cluster has
  * one rank per host. */
+#include "tf_bf16.h"
 #include "tf_exec.h"
 
 #include <omp.h>
@@ -83,43 +91,87 @@ int tf_coll_shm_mode(MPI_Comm comm, int *on)
     return tf_agree(comm, st);
 }
 
-int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want)
+#ifndef TF_COLL_SHM_UNAVAILABLE
+/* A shared window of `bytes` (displacement unit `disp`) on every rank, or
+ * on none: 1 when every rank has one, else 0. */
+static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_Win *win)
+{
+    /* Each rank's part on pages of its own: the owner first-touches it. */
+    MPI_Info info = MPI_INFO_NULL;
+    if (MPI_Info_create(&info) == MPI_SUCCESS)
+        MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    int err = MPI_Win_allocate_shared(bytes, disp, info, h->comm, base, win);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    int ok = err == MPI_SUCCESS, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
+    if (all_ok)
+        return 1;
+    /* Freeing is collective over the ranks that hold the window, which
+     * the ranks without it cannot join: a partial window is left to
+     * MPI_Finalize. Open MPI creates it on all ranks or on none. */
+    *win = MPI_WIN_NULL;
+    return 0;
+}
+#endif
+
+int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
 {
     tf_handle *h = ctx->h;
-    int err;
+    const MPI_Aint elems = (MPI_Aint)h->rp->nbrows * ctx->k;
+    int err, st = TF_OK;
     ctx->win_shared = 0;
+    ctx->bwin = MPI_WIN_NULL;
 #ifndef TF_COLL_SHM_UNAVAILABLE
     int shared = want && h->node_ranks == h->nranks;
     MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, h->comm);
-    if (shared) {
-        /* Each rank's part on pages of its own: the owner first-touches it. */
-        MPI_Info info = MPI_INFO_NULL;
-        if (MPI_Info_create(&info) == MPI_SUCCESS)
-            MPI_Info_set(info, "alloc_shared_noncontig", "true");
-        err = MPI_Win_allocate_shared(bytes, (int)ctx->es, info, h->comm, &ctx->xb, &ctx->win);
-        if (info != MPI_INFO_NULL)
-            MPI_Info_free(&info);
-        int ok = err == MPI_SUCCESS, all_ok = 0;
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
-        if (all_ok) {
+    if (shared && !ctx->bf16) {
+        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), &ctx->xb,
+                         &ctx->win)) {
             ctx->win_shared = 1;
+            ctx->b = ctx->xb;
             return TF_OK;
         }
-        /* Freeing is collective over the ranks that hold the window, which
-         * the ranks without it cannot join: a partial window is left to
-         * MPI_Finalize. Open MPI creates it on all ranks or on none. */
-        ctx->win = MPI_WIN_NULL;
         ctx->xb = NULL;
+    } else if (shared) {
+        /* bf16: fetchers still read the export with MPI_Rget from win;
+         * readers of the collective round from float32 B in bwin. */
+        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), &ctx->b,
+                         &ctx->bwin)) {
+            err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->bwin); /* for MPI_Win_sync */
+            if (err != MPI_SUCCESS)
+                st = tf_mpi_fail(err, "MPI_Win_lock_all (B)");
+            /* Freeing is collective: every rank frees when any failed. */
+            if ((st = tf_agree(h->comm, st))) {
+                if (err == MPI_SUCCESS)
+                    MPI_Win_unlock_all(ctx->bwin);
+                MPI_Win_free(&ctx->bwin);
+                ctx->b = NULL;
+                return st;
+            }
+            ctx->win_shared = 1;
+        }
     }
 #else
     (void)want;
 #endif
-    err = MPI_Win_allocate(bytes, (int)ctx->es, MPI_INFO_NULL, h->comm, &ctx->xb, &ctx->win);
-    int st = TF_OK;
+    if (ctx->bf16 && !ctx->win_shared) {
+        ctx->b_own = malloc((size_t)(elems > 0 ? elems : 1) * sizeof(float));
+        ctx->b = ctx->b_own;
+        if (!ctx->b_own)
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld elements)", h->rank,
+                         (long long)elems);
+    }
+    st = tf_agree(h->comm, st);
+    if (st)
+        return st;
+    err = MPI_Win_allocate(elems * (MPI_Aint)ctx->es, (int)ctx->es, MPI_INFO_NULL, h->comm,
+                           &ctx->xb, &ctx->win);
     if (err != MPI_SUCCESS) {
         ctx->win = MPI_WIN_NULL;
         st = tf_mpi_fail(err, "MPI_Win_allocate");
-    }
+    } else if (!ctx->bf16)
+        ctx->b = ctx->xb;
     return tf_agree(h->comm, st);
 }
 
@@ -134,7 +186,7 @@ void tf_coll_shm_free(tf_spmm_ctx *ctx)
     free(ctx->shm_src_rank);
     free(ctx->shm_src);
     free(ctx->shm_dst);
-    free(ctx->shm_bytes);
+    free(ctx->shm_len);
     free(ctx->shm_split);
     free(ctx->shm_seg_first);
     ctx->shm_flag = NULL;
@@ -142,11 +194,14 @@ void tf_coll_shm_free(tf_spmm_ctx *ctx)
     ctx->shm_copied = NULL;
     ctx->shm_src_rank = NULL;
     ctx->shm_src = NULL;
-    ctx->shm_dst = ctx->shm_bytes = ctx->shm_split = ctx->shm_seg_first = NULL;
+    ctx->shm_dst = ctx->shm_len = ctx->shm_split = ctx->shm_seg_first = NULL;
     ctx->n_shm_seg = 0;
     ctx->shm_n_src = ctx->shm_n_rd = 0;
     ctx->coll_shm = 0;
 }
+
+/* The window holding every owner's float32 B. */
+static MPI_Win b_window(const tf_spmm_ctx *ctx) { return ctx->bf16 ? ctx->bwin : ctx->win; }
 
 /* Segments: stripes merged while both the source rows and the buffer rows
  * continue where the previous stripe ended; each checked against the
@@ -156,19 +211,19 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
 {
     const tf_handle *h = ctx->h;
     const tf_rank_plan *rp = h->rp;
-    const int64_t rowbytes = (int64_t)ctx->k * (int64_t)ctx->es;
+    const int64_t k = ctx->k, rowbytes = k * (int64_t)sizeof(float);
     size_t n = (size_t)rp->n_recv + 1;
     ctx->shm_src = malloc(n * sizeof *ctx->shm_src);
     ctx->shm_dst = malloc(n * sizeof *ctx->shm_dst);
-    ctx->shm_bytes = malloc(n * sizeof *ctx->shm_bytes);
+    ctx->shm_len = malloc(n * sizeof *ctx->shm_len);
     ctx->shm_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->shm_split);
     int *seg_rank = *seg_rank_out = malloc(n * sizeof *seg_rank);
-    if (!ctx->shm_src || !ctx->shm_dst || !ctx->shm_bytes || !ctx->shm_split || !seg_rank)
+    if (!ctx->shm_src || !ctx->shm_dst || !ctx->shm_len || !ctx->shm_split || !seg_rank)
         return tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-stripe copy schedule",
                        h->rank, (long long)rp->n_recv);
     int64_t m = 0;
     int src = -1;
-    const char *base = NULL;
+    const float *base = NULL;
     int64_t owner_rows = 0;
     for (int64_t r = 0; r < rp->n_recv; r++) {
         if (rp->recv_src[r] != src) {
@@ -179,7 +234,7 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
             if (src < 0 || src >= h->nranks || src == h->rank)
                 return tf_fail(TF_ERR_FORMAT, "rank %d: receives a stripe from rank %d",
                                h->rank, src);
-            int err = MPI_Win_shared_query(ctx->win, src, &size, &disp, &ptr);
+            int err = MPI_Win_shared_query(b_window(ctx), src, &size, &disp, &ptr);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "MPI_Win_shared_query");
             base = ptr;
@@ -194,15 +249,15 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
                            (long long)owner_rows);
         if (rows == 0)
             continue;
-        const char *from = base + first * rowbytes;
-        int64_t to = rp->recv_off[r] * rowbytes, bytes = rows * rowbytes;
-        if (m > 0 && seg_rank[m - 1] == src && ctx->shm_src[m - 1] + ctx->shm_bytes[m - 1] == from &&
-            ctx->shm_dst[m - 1] + ctx->shm_bytes[m - 1] == to) {
-            ctx->shm_bytes[m - 1] += bytes;
+        const float *from = base + first * k;
+        int64_t to = rp->recv_off[r] * k, len = rows * k;
+        if (m > 0 && seg_rank[m - 1] == src && ctx->shm_src[m - 1] + ctx->shm_len[m - 1] == from &&
+            ctx->shm_dst[m - 1] + ctx->shm_len[m - 1] == to) {
+            ctx->shm_len[m - 1] += len;
         } else {
             ctx->shm_src[m] = from;
             ctx->shm_dst[m] = to;
-            ctx->shm_bytes[m] = bytes;
+            ctx->shm_len[m] = len;
             seg_rank[m] = src;
             m++;
         }
@@ -282,16 +337,16 @@ static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
     const int64_t m = ctx->n_shm_seg;
     const int ns = ctx->shm_n_src;
     int *idx_of = malloc((size_t)ctx->h->nranks * sizeof *idx_of);
-    const char **src = malloc(((size_t)m + 1) * sizeof *src);
+    const float **src = malloc(((size_t)m + 1) * sizeof *src);
     int64_t *dst = malloc(((size_t)m + 1) * sizeof *dst);
-    int64_t *bytes = malloc(((size_t)m + 1) * sizeof *bytes);
+    int64_t *len = malloc(((size_t)m + 1) * sizeof *len);
     int64_t *at = calloc((size_t)ns + 1, sizeof *at);
     ctx->shm_seg_first = calloc((size_t)ns + 1, sizeof *ctx->shm_seg_first);
-    if (!idx_of || !src || !dst || !bytes || !at || !ctx->shm_seg_first) {
+    if (!idx_of || !src || !dst || !len || !at || !ctx->shm_seg_first) {
         free(idx_of);
         free(src);
         free(dst);
-        free(bytes);
+        free(len);
         free(at);
         return tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", ctx->h->rank);
     }
@@ -308,25 +363,25 @@ static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
         int64_t y = at[idx_of[seg_rank[x]]]++;
         src[y] = ctx->shm_src[x];
         dst[y] = ctx->shm_dst[x];
-        bytes[y] = ctx->shm_bytes[x];
-        total += bytes[y];
+        len[y] = ctx->shm_len[x];
+        total += len[y];
     }
     free(ctx->shm_src);
     free(ctx->shm_dst);
-    free(ctx->shm_bytes);
+    free(ctx->shm_len);
     ctx->shm_src = src;
     ctx->shm_dst = dst;
-    ctx->shm_bytes = bytes;
+    ctx->shm_len = len;
     free(idx_of);
     free(at);
-    /* Parts of about equal bytes, whole segments each. */
+    /* Parts of about equal size, whole segments each. */
     const int parts = ctx->n_coll_threads;
     int64_t s = 0, acc = 0;
     ctx->shm_split[0] = 0;
     for (int p = 1; p < parts; p++) {
         double goal = (double)total * p / parts;
         while (s < m && (double)acc < goal)
-            acc += ctx->shm_bytes[s++];
+            acc += ctx->shm_len[s++];
         ctx->shm_split[p] = s;
     }
     ctx->shm_split[parts] = m;
@@ -395,7 +450,7 @@ int tf_coll_shm_enter(tf_spmm_ctx *ctx)
     ctx->shm_left = ctx->shm_n_src;
     if (ctx->shm_n_src > 0)
         memset(ctx->shm_copied, 0, (size_t)ctx->shm_n_src);
-    MPI_Win_sync(ctx->win); /* my B is written */
+    MPI_Win_sync(b_window(ctx)); /* my B is written */
     atomic_store_explicit(&ctx->shm_my_flag->entered, ctx->shm_epoch, memory_order_release);
     return TF_OK;
 }
@@ -406,13 +461,20 @@ static int entered(const tf_spmm_ctx *ctx, int i)
            ctx->shm_epoch;
 }
 
-/* Segments [s0, s1) with `threads` threads. */
+/* Segments [s0, s1) with `threads` threads. With bf16 the rounding is the
+ * owner's pack's (tf_bf16_pack), so the buffer holds the exchange's bits. */
 static void copy_segments(tf_spmm_ctx *ctx, int64_t s0, int64_t s1, int threads)
 {
-    char *to = ctx->coll_buf;
+    const int bf = ctx->bf16;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1 && s1 - s0 > 16)
-    for (int64_t s = s0; s < s1; s++)
-        memcpy(to + ctx->shm_dst[s], ctx->shm_src[s], (size_t)ctx->shm_bytes[s]);
+    for (int64_t s = s0; s < s1; s++) {
+        if (bf)
+            tf_bf16_pack(ctx->shm_src[s], (uint16_t *)ctx->coll_buf + ctx->shm_dst[s],
+                         ctx->shm_len[s]);
+        else
+            memcpy((float *)ctx->coll_buf + ctx->shm_dst[s], ctx->shm_src[s],
+                   (size_t)ctx->shm_len[s] * sizeof(float));
+    }
 }
 
 int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
@@ -423,7 +485,7 @@ int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
             if (ctx->shm_copied[i] || !entered(ctx, i))
                 continue;
             if (!any)
-                MPI_Win_sync(ctx->win); /* read their B as written */
+                MPI_Win_sync(b_window(ctx)); /* read their B as written */
             any = 1;
             copy_segments(ctx, ctx->shm_seg_first[i], ctx->shm_seg_first[i + 1], threads);
             atomic_fetch_add_explicit(&ctx->shm_flag[i]->done, 1, memory_order_release);
@@ -446,7 +508,7 @@ int tf_coll_shm_wait(tf_spmm_ctx *ctx)
     return TF_OK;
 }
 
-void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(ctx->win); }
+void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(b_window(ctx)); }
 
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
 {
@@ -469,6 +531,6 @@ int tf_coll_shm_leave(tf_spmm_ctx *ctx)
     const int64_t goal = ctx->shm_epoch * ctx->shm_n_rd;
     while (atomic_load_explicit(&ctx->shm_my_flag->done, memory_order_acquire) < goal)
         sched_yield();
-    MPI_Win_sync(ctx->win);
+    MPI_Win_sync(b_window(ctx));
     return TF_OK;
 }

@@ -87,11 +87,16 @@ struct tf_spmm_ctx {
 
     /* B rows of this rank as the caller fills them (float32), and the
      * window memory other ranks read: B itself for float32; for bf16 the
-     * owner's rounded export of its rows, and B lives in b_own. */
+     * owner's rounded export of its rows, and B lives in b_own, or, when
+     * the collective reads it from shared memory, in bwin. */
     MPI_Win win;
     float *b;
     void *xb;
     float *b_own; /* malloc'ed B when it is not the window (bf16, window owner) */
+    /* bf16 on one node: a shared window holding float32 B (b), from which
+     * readers round their collective rows (tf_coll_shm.c); freed with the
+     * window, locked for its lifetime. MPI_WIN_NULL otherwise. */
+    MPI_Win bwin;
     /* bf16: the ranges of owner-local B rows some rank receives, merged;
      * packed into xb at the start of every SpMM (tf_export.c). */
     int64_t n_xr;
@@ -101,8 +106,9 @@ struct tf_spmm_ctx {
     int owns_win;
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
-    /* The window is an MPI_Win_allocate_shared one (tf_coll_shm.c): every
-     * rank's memory is mapped into every other rank. */
+    /* Every rank's float32 B is mapped into every other rank
+     * (MPI_Win_allocate_shared, tf_coll_shm.c): in win for float32, in
+     * bwin for bf16. */
     int win_shared;
 
     void *coll_buf;  /* coll_buf_rows * K elements of es bytes */
@@ -144,9 +150,10 @@ struct tf_spmm_ctx {
 
     /* Shared-memory transport of the collective (tf_coll_shm.c): instead of
      * the exchange, each receiver copies its stripes straight from the
-     * owners' window memory into coll_buf. Segments are runs of stripes
-     * merged when both sides are contiguous; shm_split (n_coll_threads + 1
-     * bounds) gives each collective thread segments of about equal bytes.
+     * owners' float32 B into coll_buf (rounding them to bf16 on the way
+     * when that is what travels). Segments are runs of stripes merged when
+     * both sides are contiguous; shm_split (n_coll_threads + 1 bounds)
+     * gives each collective thread segments of about equal size.
      * Flags in shared memory (tf_shm_flags, one per rank in shm_flag_win)
      * stand in for the exchange's messages: an owner publishes that it
      * entered, a reader that it copied. */
@@ -157,9 +164,9 @@ struct tf_spmm_ctx {
     int64_t shm_epoch;       /* SpMMs entered on this context */
     char *shm_copied;        /* per owner: copied in this SpMM */
     int64_t n_shm_seg;
-    const char **shm_src;  /* address in the owner's B */
-    int64_t *shm_dst;      /* byte offset in coll_buf */
-    int64_t *shm_bytes;
+    const float **shm_src; /* address in the owner's float32 B */
+    int64_t *shm_dst;      /* element offset in coll_buf */
+    int64_t *shm_len;      /* elements */
     int64_t *shm_split;
     int shm_n_src, shm_n_rd; /* ranks I read from, ranks reading from me */
     int *shm_src_rank;
@@ -260,13 +267,15 @@ int tf_coll_warm(tf_spmm_ctx *ctx);
 /* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|off (unset: auto), the same on
  * every rank (collective, agreed). */
 int tf_coll_shm_mode(MPI_Comm comm, int *on);
-/* Allocates the window: shared when `want` on every rank and every rank of
- * the communicator is on this node; else, or when the shared allocation
- * fails anywhere, MPI_Win_allocate. Collective, agreed; sets win, xb,
- * win_shared. */
-int tf_coll_shm_window(tf_spmm_ctx *ctx, MPI_Aint bytes, int want);
-/* The copy schedule from the owners' window memory and the barrier
- * communicator (collective, agreed; win_shared and f32 only). */
+/* Allocates the window (nbrows x K elements of es bytes) and B: float32 B
+ * in shared memory when `want` on every rank and every rank of the
+ * communicator is on this node (the window itself, or for bf16 bwin beside
+ * an MPI_Win_allocate export window); else, or when the shared allocation
+ * fails anywhere, MPI_Win_allocate (and b_own for bf16). Collective,
+ * agreed; sets win, xb, b, bwin, b_own, win_shared. */
+int tf_coll_shm_window(tf_spmm_ctx *ctx, int want);
+/* The copy schedule from the owners' B and the flags (collective, agreed;
+ * win_shared only). */
 int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
 /* Entry of an SpMM: this rank's B is written; publishes it. */

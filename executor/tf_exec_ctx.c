@@ -78,6 +78,10 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
             MPI_Win_unlock_all(ctx->win);
         if (ctx->win != MPI_WIN_NULL)
             MPI_Win_free(&ctx->win);
+        if (ctx->bwin != MPI_WIN_NULL) {
+            MPI_Win_unlock_all(ctx->bwin);
+            MPI_Win_free(&ctx->bwin);
+        }
     }
     free(ctx->b_own);
     tf_export_free(ctx);
@@ -118,6 +122,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->h = h;
         ctx->k = k;
         ctx->win = MPI_WIN_NULL;
+        ctx->bwin = MPI_WIN_NULL;
         tf_xchg_init(&ctx->xchg);
         ctx->sync_comm = MPI_COMM_NULL;
         ctx->shm_flag_win = MPI_WIN_NULL;
@@ -177,13 +182,10 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     if (st == TF_OK) {
         ctx->coll_buf = alloc_elems(rp->coll_buf_rows * k, ctx->es);
         ctx->fetch_buf = alloc_elems(rp->fetch_buf_rows * k, ctx->es);
-        if (ctx->bf16 && !share)
-            ctx->b_own = alloc_elems(rp->nbrows * k, sizeof(float));
         ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
         ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
         ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
-        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split ||
-            (ctx->bf16 && !share && !ctx->b_own))
+        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
             st = tf_fail(TF_ERR_NOMEM,
                          "rank %d: cannot allocate the buffers (%lld + %lld rows of %d "
                          "elements of %zu bytes)",
@@ -215,10 +217,11 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
 
     /* What others read lives in the window (B itself, or its bf16 export);
      * MPI_Win_allocate lets the sm component map it into every rank on the
-     * node; with every rank on one node (float32) it is a shared window
-     * whose rows the collective reads directly (tf_coll_shm.c). A window
-     * with a runner-up must serve both plans: they travel in the same
-     * precision (tf_context_create resolves one for both). */
+     * node; with every rank on one node float32 B is in shared memory (the
+     * window, or beside the bf16 export) and the collective reads its rows
+     * directly (tf_coll_shm.c). A window with a runner-up must serve both
+     * plans: they travel in the same precision (tf_context_create resolves
+     * one for both). */
     int err = MPI_SUCCESS;
     int shm_on = 0;
     st = tf_coll_shm_mode(h->comm, &shm_on); /* agrees itself */
@@ -226,19 +229,16 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->win = share->win;
         ctx->b = share->b;
         ctx->xb = share->xb;
+        ctx->bwin = share->bwin;
         ctx->win_shared = share->win_shared;
         if (share->bf16 != ctx->bf16)
             st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
     } else if (st == TF_OK) {
-        MPI_Aint bytes = (MPI_Aint)rp->nbrows * k * (MPI_Aint)ctx->es;
-        st = tf_coll_shm_window(ctx, bytes, shm_on && !ctx->bf16); /* agrees itself */
-        if (st == TF_OK) {
-            ctx->owns_win = 1;
-            ctx->b = ctx->bf16 ? ctx->b_own : ctx->xb;
-        }
+        ctx->owns_win = 1; /* what it allocated, even on failure */
+        st = tf_coll_shm_window(ctx, shm_on); /* agrees itself */
     }
     st = tf_agree(h->comm, st);
-    if (st == TF_OK && ctx->any_coll && shm_on && ctx->win_shared && !ctx->bf16)
+    if (st == TF_OK && ctx->any_coll && shm_on && ctx->win_shared)
         st = tf_coll_shm_setup(ctx); /* agrees itself */
     else if (st == TF_OK && ctx->any_coll)
         st = tf_coll_setup(ctx); /* agrees itself */

@@ -1,7 +1,9 @@
 /* What an owner exports into its window when B rows travel as bfloat16
  * (TF_COMM_BF16): the union of the rows its fetchers' runs read and the rows
  * the collective sends zero-copy (TWOFACE_COLL_PACK=never or auto), as merged
- * ranges of owner-local rows. At the start of every SpMM, before READY goes
+ * ranges of owner-local rows. On one node (tf_coll_shm.c) the collective's
+ * readers round the rows they receive from float32 B themselves, so only
+ * the fetchers' rows are exported. At the start of every SpMM, before READY goes
  * to any fetcher and before the collective starts, the owner rounds exactly
  * those rows of its float32 B into the window memory: once per SpMM, however
  * many ranks read a row. Rows that travel only in the collective's pack are
@@ -161,9 +163,10 @@ int tf_export_setup(tf_spmm_ctx *ctx)
     }
     if (st == TF_OK) {
         /* The collective's zero-copy stripes (send_first is owner-local),
-         * destination by destination as tf_collective.c numbers them. */
+         * destination by destination as tf_collective.c numbers them; none
+         * when the collective's readers round from B in shared memory. */
         int64_t n = nrecv;
-        for (int64_t s = 0, j = -1; s < rp->n_send; s++) {
+        for (int64_t s = 0, j = -1; !ctx->coll_shm && s < rp->n_send; s++) {
             if (s == 0 || rp->send_dst[s] != rp->send_dst[s - 1])
                 j++;
             if (ctx->dst_packed && ctx->dst_packed[j])

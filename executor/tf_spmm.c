@@ -494,8 +494,10 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
 int tf_spmm_run(tf_spmm_ctx *ctx, float *c)
 {
     double t0 = MPI_Wtime();
-    /* bf16: the rows others receive are rounded before anyone may read
-     * them (the collective is posted, READY sent, after this). */
+    /* bf16: the rows others read from the window (fetched, or sent
+     * zero-copy by the exchange) are rounded before anyone may read them
+     * (the collective is posted, READY sent, after this). Readers through
+     * shared memory round their own rows from B. */
     if (ctx->bf16) {
         tf_export_pack(ctx);
         ctx->timing.pack += MPI_Wtime() - t0;

@@ -281,8 +281,9 @@ int tf_ctx_threads(const tf_ctx *ctx);       /* threads used by an SpMM */
 int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
 int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_BF16 */
 /* How the plan in use moves its collective rows: "shm" (each receiver
- * copies them from its owners' B in shared memory: every rank on one node,
- * float32, TWOFACE_COLL_SHM not off), "mpi" (the neighbour exchange) or
+ * copies them from its owners' B in shared memory, rounding them with bf16:
+ * every rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
+ * exchange) or
  * "none" (no rank receives through the collective). */
 const char *tf_ctx_coll_transport(const tf_ctx *ctx);
 

@@ -61,19 +61,19 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
             worst >= worst32 ? ": bf16 does not pay here, the rounding costs more than the "
                                "halved bytes save; plan and run with --comm f32"
                              : "");
-    /* The model prices a transfer, not the transport the executor picks at
-     * run time: with every rank on one node the float32 collective copies
-     * straight from shared memory, which bf16 does not (docs/executor.md,
-     * "The collective on one node"), and there the saving above does not
-     * exist for the collective part (docs/benchmarks.md, "bfloat16"). */
+    /* The model prices the owners' rounding, not the transport the
+     * executor picks at run time: with every rank on one node the
+     * collective's readers round the rows themselves as they copy them from
+     * shared memory (docs/executor.md, "The collective on one node"), so the
+     * same rounding runs on other ranks than the model's. */
     int64_t coll_rows = 0;
     for (int p = 0; p < plan->nranks; p++)
         coll_rows += plan->all_stats[p].coll_rows_recv;
     if (coll_rows > 0)
-        fprintf(f, "comm: on one node (all ranks in one shared memory) the float32 collective "
-                   "copies its rows straight from the owners' B while bf16 keeps the MPI "
-                   "exchange, so there the collective part is slower in bf16; keep --comm f32 "
-                   "unless B rows cross a network\n");
+        fprintf(f, "comm: on one node (all ranks in one shared memory) each rank rounds the "
+                   "collective rows it receives as it copies them from the owners' float32 B, so "
+                   "that part of the rounding falls on the receivers; owners round only the rows "
+                   "others fetch\n");
 }
 
 void tf_explain_print(FILE *f, const tf_plan *plan)

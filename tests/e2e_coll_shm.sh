@@ -2,10 +2,10 @@
 # End to end: the collective through shared memory (executor/tf_coll_shm.c,
 # TWOFACE_COLL_SHM=auto, the default when every rank is on one node) against
 # the MPI exchange (off), at 1-4 ranks on the shipped Cora graph: the pure
-# collective plan and twoface's plan pass --check both ways, the collective
-# plan's C is bitwise the same, --json and the text report name the
-# transport ("shm", "mpi", or "none" where no rank receives), bf16 keeps
-# the exchange, and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
+# collective plan and twoface's plan pass --check both ways, in float32 and
+# bf16, the collective plan's C is bitwise the same, --json and the text
+# report name the transport ("shm", "mpi", or "none" where no rank
+# receives), and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
 # error on exit 1 with no output.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_coll_shm: N passed, M failed"; exit status 1 if M > 0.
@@ -35,27 +35,29 @@ for np in 1 2 3 4; do
         { bad "plans at $np ranks: $(head -2 "$work/plan.log")"; continue; }
     want=shm
     [ $np -eq 1 ] && want=none
-    for x in auto off; do
-        if TWOFACE_COLL_SHM=$x run $np "$work/c$np.h5" --algo collective -k 13 -i 3 --warmup 1 \
-            --check --json --c-out "$work/C-$x.h5" >"$work/out-$x.json" 2>"$work/err.log" &&
-            grep -q '"check_passed": true' "$work/out-$x.json"; then
-            ok "$np ranks, collective plan, TWOFACE_COLL_SHM=$x: --check passed"
+    for cm in f32 bf16; do
+        for x in auto off; do
+            if TWOFACE_COLL_SHM=$x run $np "$work/c$np.h5" --algo collective --comm $cm -k 13 -i 3 \
+                --warmup 1 --check --json --c-out "$work/C-$x.h5" >"$work/out-$x.json" \
+                2>"$work/err.log" && grep -q '"check_passed": true' "$work/out-$x.json"; then
+                ok "$np ranks, collective plan, $cm, TWOFACE_COLL_SHM=$x: --check passed"
+            else
+                bad "$np ranks, collective plan, $cm, TWOFACE_COLL_SHM=$x: $(head -1 "$work/err.log")"
+            fi
+        done
+        got=$(transport "$work/out-auto.json" collective)
+        [ "$got" = "$want" ] && ok "$np ranks, $cm: auto reports coll_transport $want" ||
+            bad "$np ranks, $cm: auto reports coll_transport '$got', expected $want"
+        [ $np -eq 1 ] && want_off=none || want_off=mpi
+        got=$(transport "$work/out-off.json" collective)
+        [ "$got" = "$want_off" ] && ok "$np ranks, $cm: off reports coll_transport $want_off" ||
+            bad "$np ranks, $cm: off reports coll_transport '$got', expected $want_off"
+        if h5diff -q "$work/C-auto.h5" "$work/C-off.h5" /C /C; then
+            ok "$np ranks, collective plan, $cm: C of both transports identical"
         else
-            bad "$np ranks, collective plan, TWOFACE_COLL_SHM=$x: $(head -1 "$work/err.log")"
+            bad "$np ranks, collective plan, $cm: C differs between the transports"
         fi
     done
-    got=$(transport "$work/out-auto.json" collective)
-    [ "$got" = "$want" ] && ok "$np ranks: auto reports coll_transport $want" ||
-        bad "$np ranks: auto reports coll_transport '$got', expected $want"
-    [ $np -eq 1 ] && want_off=none || want_off=mpi
-    got=$(transport "$work/out-off.json" collective)
-    [ "$got" = "$want_off" ] && ok "$np ranks: off reports coll_transport $want_off" ||
-        bad "$np ranks: off reports coll_transport '$got', expected $want_off"
-    if h5diff -q "$work/C-auto.h5" "$work/C-off.h5" /C /C; then
-        ok "$np ranks, collective plan: C of both transports identical"
-    else
-        bad "$np ranks, collective plan: C differs between the transports"
-    fi
     # twoface beside p2p in one process (the runs the benchmarks make), and
     # the text report's transport.
     if run $np "$work/t$np.h5" "$work/c$np.h5" --algo twoface,collective,p2p -k 32 -i 2 \
@@ -68,11 +70,13 @@ for np in 1 2 3 4; do
     fi
 done
 
-# bf16 keeps the exchange.
-if run 3 "$work/c3.h5" --algo collective --comm bf16 -k 16 -i 2 --check --json \
-    >"$work/out.json" 2>"$work/err.log" && grep -q '"check_passed": true' "$work/out.json" &&
-    [ "$(transport "$work/out.json" collective)" = mpi ]; then
-    ok "3 ranks, --comm bf16: the MPI exchange, --check passed"
+# bf16 through shared memory with twoface's plan and the collective one in
+# one process.
+if run 3 "$work/t3.h5" "$work/c3.h5" --algo twoface,collective --comm bf16 -k 16 -i 2 --check \
+    --json >"$work/out.json" 2>"$work/err.log" &&
+    [ "$(grep -c '"check_passed": true' "$work/out.json")" -eq 2 ] &&
+    [ "$(transport "$work/out.json" collective)" = shm ]; then
+    ok "3 ranks, --comm bf16, twoface and collective: shared memory, --check passed"
 else
     bad "3 ranks, --comm bf16: $(head -1 "$work/err.log") $(transport "$work/out.json" collective)"
 fi

@@ -447,14 +447,19 @@ END_TEST
  * copies from the window only rows fetchers read too) sends the bits the
  * window's export held before: every received row, collective and fetched,
  * is tf_bf16 of the owner's B, and C is bitwise the same whether the
- * collective packs every destination (the fused rounding), some (auto), or
+ * exchange packs every destination (the fused rounding), some (auto), or
  * none (zero-copy from the window: the rounding into the window that every
- * bf16 row used to take). A fixed summation order makes C comparable: two
- * threads, one of them fetching one run at a time into its accumulator,
- * merged after the collective group's local and collective parts. */
+ * bf16 row used to take), and when the readers round from the owners' B in
+ * shared memory instead (TWOFACE_COLL_SHM=auto, the last variant), where the
+ * owner exports only the rows fetchers read. A fixed summation order makes
+ * C comparable: two threads, one of them fetching one run at a time into its
+ * accumulator, merged after the collective group's local and collective
+ * parts. */
 START_TEST(pack_round_sends_the_window_bits)
 {
     static const char *const names[3] = {"never", "auto", "always"};
+    static const char *const labels[4] = {"TWOFACE_COLL_PACK=never", "TWOFACE_COLL_PACK=auto",
+                                          "TWOFACE_COLL_PACK=always", "the shared-memory copy"};
     tf_csr a;
     overlap_matrix(&a);
     const int k = 13; /* a vector body and a scalar tail in the rounding */
@@ -464,9 +469,12 @@ START_TEST(pack_round_sends_the_window_bits)
         ck_assert(all_true(open_mem(&a, mode, TF_PREC_F32, &h) == TF_OK));
         const tf_rank_plan *rp = h->rp;
         size_t csz = (size_t)(rp->nrows > 0 ? rp->nrows : 1) * (size_t)k;
-        float *c[3];
-        for (int pm = 0; pm < 3; pm++) {
-            setenv("TWOFACE_COLL_PACK", names[pm], 1);
+        float *c[4];
+        for (int pm = 0; pm < 4; pm++) {
+            if (pm < 3) {
+                setenv("TWOFACE_COLL_SHM", "off", 1);
+                setenv("TWOFACE_COLL_PACK", names[pm], 1);
+            }
             tf_exec_options opt;
             tf_exec_options_default(&opt);
             opt.comm = TF_COMM_BF16;
@@ -476,8 +484,14 @@ START_TEST(pack_round_sends_the_window_bits)
             tf_spmm_ctx *ctx = NULL;
             ck_assert(all_true(tf_spmm_ctx_create(h, k, &opt, NULL, &ctx) == TF_OK));
             unsetenv("TWOFACE_COLL_PACK");
-            ck_assert(pm == 0 ? ctx->n_pack_dst == 0
-                              : pm == 1 || ctx->n_pack_dst == ctx->n_dst);
+            unsetenv("TWOFACE_COLL_SHM");
+            ck_assert(pm == 0 || pm == 3 ? ctx->n_pack_dst == 0
+                                         : pm == 1 || ctx->n_pack_dst == ctx->n_dst);
+            /* One node: every rank reads B through shared memory, and a
+             * plan nobody fetches in exports nothing. */
+            ck_assert(pm < 3 ? !ctx->coll_shm : ctx->coll_shm == ctx->any_coll);
+            if (pm == 3 && !ctx->any_fetch)
+                ck_assert_int_eq(ctx->n_xr, 0);
             int shared = 0;
             for (int64_t r = 0; r < ctx->n_pack_runs; r++) {
                 if (ctx->pack_from_xb && ctx->pack_from_xb[r])
@@ -507,17 +521,17 @@ START_TEST(pack_round_sends_the_window_bits)
                     for (int x = 0; x < k; x++)
                         ok &= fb[r * k + x] ==
                               tf_bf16_from_f32(tf_dense_value(seed, h->fetch_gcol[r], x));
-                ck_assert_msg(all_true(ok), "%s, TWOFACE_COLL_PACK=%s: a received row is not "
-                                            "the owner's B rounded", tf_mode_name(mode), names[pm]);
+                ck_assert_msg(all_true(ok), "%s, %s: a received row is not "
+                                            "the owner's B rounded", tf_mode_name(mode), labels[pm]);
                 ck_assert(error_vs(h, &a, k, seed, 1, c[pm]) < TOL);
             }
             tf_spmm_ctx_destroy(ctx);
         }
-        for (int pm = 1; pm < 3; pm++)
+        for (int pm = 1; pm < 4; pm++)
             ck_assert_msg(all_true(memcmp(c[0], c[pm], (size_t)rp->nrows * k * sizeof(float)) == 0),
-                          "%s: C with TWOFACE_COLL_PACK=%s differs from never", tf_mode_name(mode),
-                          names[pm]);
-        for (int pm = 0; pm < 3; pm++)
+                          "%s: C with %s differs from TWOFACE_COLL_PACK=never",
+                          tf_mode_name(mode), labels[pm]);
+        for (int pm = 0; pm < 4; pm++)
             free(c[pm]);
         tf_close(h);
     }

@@ -583,12 +583,13 @@ END_TEST
  * before its owner refilled, or an owner refilling while a reader copies,
  * would see the wrong iteration), C of every iteration into c (reps x nr x
  * k). Returns the agreed status; *transport = tf_ctx_coll_transport. */
-static int shm_run(tf_handle *h, int k, int threads, int tfetch, const char *env, int reps,
-                   float *c, const char **transport)
+static int shm_run(tf_handle *h, int k, int comm, int threads, int tfetch, const char *env,
+                   int reps, float *c, const char **transport)
 {
     setenv("TWOFACE_COLL_SHM", env, 1);
     tf_exec_options opt;
     tf_exec_options_default(&opt);
+    opt.comm = comm;
     opt.threads = threads;
     opt.threads_fetch = tfetch;
     opt.max_requests = 3;
@@ -617,13 +618,16 @@ static int shm_run(tf_handle *h, int k, int threads, int tfetch, const char *env
  * (whole stripes at W = 8, needed rows at W = 4), a matrix with rank(s)
  * owning no rows, odd and even K and every thread set-up (single-thread
  * path with 1 and 2 threads; fetch groups of 1 and 2 beside a collective
- * group of 2 and 1), C of every SpMM in a row is within the reference's
- * tolerance for its own B, and for collective plans bitwise C of the MPI
- * exchange. Plans that fetch add their runs into C (or the accumulators)
- * in the order the gets land, so their last bits differ from run to run
- * whatever the collective's transport. */
+ * group of 2 and 1), B rows travelling as float32 and as bf16 (rounded by
+ * the reader as it copies), C of every SpMM in a row is within the
+ * reference's tolerance for its own B (bf16's bound added), and for
+ * collective plans bitwise C of the MPI exchange. Plans that fetch add
+ * their runs into C (or the accumulators) in the order the gets land, so
+ * their last bits differ from run to run whatever the collective's
+ * transport. */
 START_TEST(shm_transport)
 {
+    static const int comms[2] = {TF_COMM_F32, TF_COMM_BF16};
     static const int ks[3] = {1, 7, 32};
     static const int setups[4][2] = {{1, 0}, {2, 0}, {3, 1}, {3, 2}};
     static const struct {
@@ -644,13 +648,15 @@ START_TEST(shm_transport)
                 int k = ks[ki];
                 size_t n = (size_t)reps * (size_t)(nr > 0 ? nr : 1) * (size_t)k;
                 float *c_mpi = malloc(n * sizeof(float)), *c_shm = malloc(n * sizeof(float));
-                for (int s = 0; s < 4; s++) {
+                for (int s = 0; s < 8; s++) {
+                    const int comm = comms[s / 4], th = setups[s % 4][0], tfe = setups[s % 4][1];
+                    const double tol = comm == TF_COMM_BF16 ? TOL + 1.0 / 256 : TOL;
                     const char *t_mpi = NULL, *t_shm = NULL;
                     for (size_t x = 0; x < n; x++)
                         c_mpi[x] = c_shm[x] = NAN;
-                    st = shm_run(h, k, setups[s][0], setups[s][1], "off", reps, c_mpi, &t_mpi);
+                    st = shm_run(h, k, comm, th, tfe, "off", reps, c_mpi, &t_mpi);
                     ck_assert_msg(st == TF_OK, "off: %s", tf_error_message());
-                    st = shm_run(h, k, setups[s][0], setups[s][1], "auto", reps, c_shm, &t_shm);
+                    st = shm_run(h, k, comm, th, tfe, "auto", reps, c_shm, &t_shm);
                     ck_assert_msg(st == TF_OK, "auto: %s", tf_error_message());
                     ck_assert_str_eq(t_mpi, coll ? "mpi" : "none");
                     ck_assert_str_eq(t_shm, coll ? "shm" : "none");
@@ -664,13 +670,14 @@ START_TEST(shm_transport)
                         if (!(e <= worst))
                             worst = e;
                     }
-                    ck_assert_msg(all_true(same), "%s W=%d, %s, K=%d, threads %d/%d: C differs",
+                    ck_assert_msg(all_true(same), "%s W=%d, %s, %s, K=%d, threads %d/%d: C differs",
                                   matrix_names[cases[ci].matrix], cases[ci].width,
-                                  tf_mode_name(mode), k, setups[s][0], setups[s][1]);
-                    ck_assert_msg(all_true(worst < TOL),
-                                  "%s W=%d, %s, K=%d, threads %d/%d: error %g",
+                                  tf_mode_name(mode), tf_comm_precision_name(comm), k, th, tfe);
+                    ck_assert_msg(all_true(worst < tol),
+                                  "%s W=%d, %s, %s, K=%d, threads %d/%d: error %g",
                                   matrix_names[cases[ci].matrix], cases[ci].width,
-                                  tf_mode_name(mode), k, setups[s][0], setups[s][1], worst);
+                                  tf_mode_name(mode), tf_comm_precision_name(comm), k, th, tfe,
+                                  worst);
                 }
                 free(c_mpi);
                 free(c_shm);

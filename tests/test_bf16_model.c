@@ -97,13 +97,15 @@ START_TEST(explain_says_when_bf16_does_not_pay)
         const char *eol = strchr(line, '\n');
         const char *no = strstr(line, "bf16 does not pay here");
         ck_assert_msg(dear ? (no == NULL || no > eol) : (no != NULL && no < eol), "%.600s", line);
-        /* Plans with a collective part say what one node does to bf16. */
+        /* Plans with a collective part say who rounds on one node. */
         int64_t coll_rows = 0;
         for (int p = 0; p < plan.nranks; p++)
             coll_rows += plan.all_stats[p].coll_rows_recv;
         const char *node = strstr(line, "comm: on one node");
         ck_assert_msg(coll_rows > 0 ? node != NULL : node == NULL, "%lld collective rows: %.600s",
                       (long long)coll_rows, line);
+        if (node)
+            ck_assert_msg(strstr(node, "falls on the receivers") != NULL, "%.300s", node);
         tf_plan_free(&plan);
     }
     tf_csr_free(&a);
