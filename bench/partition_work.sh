@@ -9,9 +9,10 @@
 # goes first alternates from one pair to the next, and so does the order of
 # --algo. Each pair gives a paired ratio work / nnz per algorithm. The table
 # shows the max / mean over ranks of rows and of nonzeros of each plan (from
-# --explain's balance line), the median times, the median of the paired
-# ratios with their range, and the 1-minute load average when the case
-# started.
+# --explain's balance line), twoface's measured compute time of the slowest
+# rank over the mean rank (median over rounds), the median times, the median
+# of the paired ratios with their range, and the 1-minute load average when
+# the case started.
 #
 #   sh bench/partition_work.sh                     # the four graphs below, K 32 128 512
 #   GRAPHS=cnr-2000 KS=128 ROUNDS=5 sh bench/partition_work.sh
@@ -32,6 +33,9 @@ ITER=${ITER:-15}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+if [ -n "${SUMMARY_ONLY:-}" ]; then
+    work=$SUMMARY_ONLY # the table again from a kept OUT
+else
 if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT" || exit 1
     work=$OUT
@@ -69,6 +73,7 @@ for g in $GRAPHS; do
         echo "$tag done, load $(load1)" >&2
     done
 done
+fi
 
 /usr/bin/python3 - "$work" "$P" "$GRAPHS" "$KS" "$ROUNDS" <<'EOF'
 import json, re, statistics, sys
@@ -86,17 +91,23 @@ def medians(tag, part, r):
     for line in open("%s/%s-%s.r%d.json" % (work, tag, part, r)):
         d = json.loads(line)
         t[d["algo"]] = d["median_s"]
+        # twoface's compute (local and collective kernels) of the slowest
+        # rank over the mean rank: the imbalance the bands leave.
+        if d["algo"] == "twoface":
+            t["imb"] = d["breakdown"]["compute_s"] / d["breakdown_mean"]["compute_s"]
     return t
 
-print("| graph | K | load | rows max/mean nnz; work | nonzeros max/mean nnz; work | twoface ms nnz; work | work / nnz twoface, median (range) | p2p ms nnz; work | work / nnz p2p, median (range) |")
-print("|---|---:|---:|---|---|---|---|---|---|")
+print("| graph | K | load | rows max/mean nnz; work | nonzeros max/mean nnz; work | twoface compute max/mean nnz; work | twoface ms nnz; work | work / nnz twoface, median (range) | p2p ms nnz; work | work / nnz p2p, median (range) |")
+print("|---|---:|---:|---|---|---|---|---|---|---|")
 for g in graphs:
     for K in ks:
         tag = "%s-P%s-K%s" % (g, P, K)
         load = open("%s/%s.load" % (work, tag)).read().split()[-1]
         zn, rn = balance(tag, "nnz")
         zw, rw = balance(tag, "work")
-        cells = []
+        imb = ["%.2f" % statistics.median(medians(tag, part, r)["imb"] for r in range(rounds))
+               for part in ("nnz", "work")]
+        cells = ["; ".join(imb)]
         for algo in ("twoface", "p2p"):
             tn = [medians(tag, "nnz", r)[algo] for r in range(rounds)]
             tw = [medians(tag, "work", r)[algo] for r in range(rounds)]
