@@ -67,6 +67,12 @@ void tf_balance_print(FILE *f, const tf_plan *plan)
         else if ((plan->partition == TF_PART_NNZ || plan->partition == TF_PART_ROWS) &&
                  x == b.slowest_rows)
             fix = "try --partition work (bands of equal nonzeros plus a cost per row)";
+        else if (plan->partition == TF_PART_WORK)
+            /* The bands already weigh rows and nonzeros; what is left is
+             * what the row weight does not see: how often a rank's B rows
+             * come from cache, and rows too heavy to split. */
+            fix = "the bands already weigh rows and nonzeros (the ranks differ in B rows "
+                  "from cache, or rows are too heavy): try fewer ranks";
         else
             fix = "its rows are too heavy to balance by whole rows: try fewer ranks";
     } else {
