@@ -33,46 +33,51 @@ ITER=${ITER:-15}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+# measure: plans and runs every case into $work.
+measure() {
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT" || exit 1
+        work=$OUT
+    else
+        work=$(mktemp -d "${TMPDIR:-/tmp}/partition_work.XXXXXX") || exit 1
+        trap 'rm -rf "$work"' EXIT
+    fi
+    for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
+        [ -x "$p" ] || { echo "partition_work.sh: $p is not built (make)" >&2; exit 1; }
+    done
+    load1() { cut -d' ' -f1 /proc/loadavg; }
+
+    echo "partition_work.sh: P=$P KS=\"$KS\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
+    for g in $GRAPHS; do
+        mtx=$DATA/$g.mtx.zst
+        [ -f "$mtx" ] || { echo "partition_work.sh: $mtx missing" >&2; exit 1; }
+        for K in $KS; do
+            tag=$g-P$P-K$K
+            for part in nnz work; do
+                "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" --partition "$part" \
+                    -o "$work/$tag-$part.h5" --explain >"$work/$tag-$part.plan.log" 2>&1 ||
+                    { echo "partition_work.sh: planning $tag $part failed: $(tail -1 "$work/$tag-$part.plan.log")" >&2; exit 1; }
+            done
+            echo "$tag load $(load1)" >"$work/$tag.load"
+            for r in $(seq 0 $((ROUNDS - 1))); do
+                if [ $((r % 2)) = 0 ]; then order="nnz work"; algos=twoface,p2p
+                else order="work nnz"; algos=p2p,twoface; fi
+                for part in $order; do
+                    mpirun -n "$P" --bind-to none "$BUILD/bin/twoface-exec" "$work/$tag-$part.h5" \
+                        --algo "$algos" -k "$K" -i "$ITER" --json >"$work/$tag-$part.r$r.json" \
+                        2>"$work/$tag-$part.r$r.err" ||
+                        { echo "partition_work.sh: $tag $part round $r failed: $(head -1 "$work/$tag-$part.r$r.err")" >&2; exit 1; }
+                done
+            done
+            echo "$tag done, load $(load1)" >&2
+        done
+    done
+}
+
 if [ -n "${SUMMARY_ONLY:-}" ]; then
     work=$SUMMARY_ONLY # the table again from a kept OUT
 else
-if [ -n "${OUT:-}" ]; then
-    mkdir -p "$OUT" || exit 1
-    work=$OUT
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/partition_work.XXXXXX") || exit 1
-    trap 'rm -rf "$work"' EXIT
-fi
-for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
-    [ -x "$p" ] || { echo "partition_work.sh: $p is not built (make)" >&2; exit 1; }
-done
-load1() { cut -d' ' -f1 /proc/loadavg; }
-
-echo "partition_work.sh: P=$P KS=\"$KS\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
-for g in $GRAPHS; do
-    mtx=$DATA/$g.mtx.zst
-    [ -f "$mtx" ] || { echo "partition_work.sh: $mtx missing" >&2; exit 1; }
-    for K in $KS; do
-        tag=$g-P$P-K$K
-        for part in nnz work; do
-            "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" --partition "$part" \
-                -o "$work/$tag-$part.h5" --explain >"$work/$tag-$part.plan.log" 2>&1 ||
-                { echo "partition_work.sh: planning $tag $part failed: $(tail -1 "$work/$tag-$part.plan.log")" >&2; exit 1; }
-        done
-        echo "$tag load $(load1)" >"$work/$tag.load"
-        for r in $(seq 0 $((ROUNDS - 1))); do
-            if [ $((r % 2)) = 0 ]; then order="nnz work"; algos=twoface,p2p
-            else order="work nnz"; algos=p2p,twoface; fi
-            for part in $order; do
-                mpirun -n "$P" --bind-to none "$BUILD/bin/twoface-exec" "$work/$tag-$part.h5" \
-                    --algo "$algos" -k "$K" -i "$ITER" --json >"$work/$tag-$part.r$r.json" \
-                    2>"$work/$tag-$part.r$r.err" ||
-                    { echo "partition_work.sh: $tag $part round $r failed: $(head -1 "$work/$tag-$part.r$r.err")" >&2; exit 1; }
-            done
-        done
-        echo "$tag done, load $(load1)" >&2
-    done
-done
+    measure
 fi
 
 /usr/bin/python3 - "$work" "$P" "$GRAPHS" "$KS" "$ROUNDS" <<'EOF'
