@@ -27,6 +27,14 @@
 #                              build's, at P = 4 with twoface on every graph of the time
 #                              table (EPOCHS, ROUNDS): runs alternate BEFORE, this,
 #                              BEFORE, ...; per build the median over rounds
+#   sh bench/gcn.sh partition  epoch time with bands of equal nonzeros and of equal work
+#                              (twoface-plan --partition nnz and work) at P = 4: per graph
+#                              ROUNDS pairs of processes, one per plan, the plan that goes
+#                              first alternating, each training with twoface and p2p side
+#                              by side (EPOCHS, no early stopping); per partition and
+#                              algorithm the median epoch, SpMM and dense ms over rounds,
+#                              and the median (range) of the paired ratios work / nnz.
+#                              GRAPHS default: pubmed soc-Slashdot0902 luxembourg_osm cnr-2000
 # Environment: DATA (default ../shared/data), GNN (default $DATA/gnn), BUILD (build),
 # OUT (plans and raw JSON; default /tmp/twoface-gcn-bench), GRAPHS (time: list of names).
 # Output: one line per run on stdout, summary tables at the end (Markdown).
@@ -44,18 +52,21 @@ mkdir -p "$OUT"
 PLAN=$BUILD/bin/twoface-plan
 GCN=$BUILD/bin/twoface-gcn
 
-# plan NAME P: normalised plan (and its transpose when not symmetric) in $OUT.
+# plan NAME P [PARTITION]: normalised plan (and its transpose when not
+# symmetric, on the same bands) in $OUT; twoface-plan's default partition
+# unless one is named.
 plan() {
-    f=$OUT/$1-$2.h5
+    f=$OUT/$1-$2${3:+-$3}.h5
     # The planning time (forward plan, and backward plan where needed) goes
     # to $f.plan_s, for the time to a trained model in the time table.
     if [ ! -f "$f" ]; then
         t0=$(date +%s.%N)
-        "$PLAN" "$DATA/$1.mtx.zst" -n "$2" -k 16 --normalize gcn -o "$f" -q || exit 1
+        "$PLAN" "$DATA/$1.mtx.zst" -n "$2" -k 16 --normalize gcn ${3:+--partition $3} \
+            -o "$f" -q || exit 1
         echo "$t0 $(date +%s.%N)" | awk '{ printf "%.3f\n", $2 - $1 }' >"$f.plan_s"
     fi
     if ! h5dump -a /symmetric "$f" 2>/dev/null | grep -q '(0): 1'; then
-        t=$OUT/$1-$2-T.h5
+        t=$OUT/$1-$2${3:+-$3}-T.h5
         if [ ! -f "$t" ]; then
             t0=$(date +%s.%N)
             "$PLAN" "$DATA/$1.mtx.zst" --normalize gcn --transpose --bands-from "$f" \
@@ -174,9 +185,62 @@ dense() {
     done
 }
 
+partition() {
+    graphs=${GRAPHS:-pubmed soc-Slashdot0902 luxembourg_osm cnr-2000}
+    for g in $graphs; do
+        pn=$(plan $g 4 nnz) || exit 1
+        pw=$(plan $g 4 work) || exit 1
+        r=0
+        while [ $r -lt "$ROUNDS" ]; do
+            order="nnz work"
+            [ $((r % 2)) = 1 ] && order="work nnz"
+            for part in $order; do
+                p=$pn
+                [ $part = work ] && p=$pw
+                mpirun -n 4 --bind-to none $GCN $p $(inputs $g) --algo twoface,p2p \
+                    --epochs "$EPOCHS" --patience 0 --json --every 0 | grep '"summary"' |
+                    while read -r line; do
+                        a=$(echo "$line" | sed -n 's/.*"algo":"\([^"]*\)".*/\1/p')
+                        echo "part $g $part $a round=$r median_ms=$(echo "$line" | field epoch_ms_median)" \
+                            "spmm_ms=$(echo "$line" | field spmm_ms)" \
+                            "dense_ms=$(echo "$line" | field dense_ms)"
+                    done
+            done
+            r=$((r + 1))
+        done
+    done | tee "$OUT/partition.txt"
+    echo
+    echo "| graph | algo | epoch ms nnz; work | work / nnz, median (range) over $ROUNDS pairs | SpMM ms nnz; work | dense ms nnz; work |"
+    echo "|---|---|---|---|---|---|"
+    for g in $graphs; do
+        for a in twoface p2p; do
+            /usr/bin/python3 - "$OUT/partition.txt" "$g" "$a" <<'EOF'
+import statistics, sys
+path, g, a = sys.argv[1:]
+v = {}
+for line in open(path):
+    f = line.split()
+    if f[0] != "part" or f[1] != g or f[3] != a:
+        continue
+    d = dict(x.split("=") for x in f[4:])
+    v.setdefault(f[2], {})[int(d["round"])] = (float(d["median_ms"]), float(d["spmm_ms"]), float(d["dense_ms"]))
+n, w = v.get("nnz", {}), v.get("work", {})
+rs = sorted(set(n) & set(w))
+if rs:
+    q = [w[r][0] / n[r][0] for r in rs]
+    med = lambda s, i: statistics.median(s[r][i] for r in rs)
+    print("| %s | %s | %.2f; %.2f | %.2f (%.2f-%.2f) | %.2f; %.2f | %.2f; %.2f |" % (
+        g, a, med(n, 0), med(w, 0), statistics.median(q), min(q), max(q),
+        med(n, 1), med(w, 1), med(n, 2), med(w, 2)))
+EOF
+        done
+    done
+}
+
 case ${1:-} in
 accuracy) accuracy ;;
 time) timing ;;
 dense) dense ;;
-*) echo "usage: sh bench/gcn.sh accuracy|time|dense" >&2; exit 2 ;;
+partition) partition ;;
+*) echo "usage: sh bench/gcn.sh accuracy|time|dense|partition" >&2; exit 2 ;;
 esac

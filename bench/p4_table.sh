@@ -16,7 +16,8 @@
 #   GRAPHS="cnr-2000 pubmed" KS=128 sh bench/p4_table.sh
 #
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
-# GRAPHS [every *.mtx.zst in DATA], KS [32 128 512], P [4], ROUNDS [3]
+# GRAPHS [every *.mtx.zst in DATA], KS [32 128 512], P [4], PLAN_ARGS [none]
+# more twoface-plan options (e.g. "--partition work"), ROUNDS [3]
 # processes per case, ITER [15] timed rounds per process, OUT [a temporary
 # directory; the raw JSON stays there when given].
 # The last lines are the markdown table on stdout; progress goes to stderr.
@@ -50,14 +51,16 @@ rotated() {
     echo $ALGOS | awk -v r="$1" '{ s = ""; for (i = 0; i < NF; i++) s = s (i ? "," : "") $((i + r) % NF + 1); print s }'
 }
 
-echo "p4_table.sh: P=$P KS=\"$KS\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
+echo "p4_table.sh: P=$P KS=\"$KS\" PLAN_ARGS=\"${PLAN_ARGS:-}\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
 for g in $GRAPHS; do
     mtx=$DATA/$g.mtx.zst
     [ -f "$mtx" ] || { echo "p4_table.sh: $mtx missing" >&2; exit 1; }
     for K in $KS; do
         tag=$g-P$P-K$K
         plan=$work/$tag.h5
-        "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" -o "$plan" -q >"$work/$tag.plan.log" 2>&1 ||
+        # shellcheck disable=SC2086
+        "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" ${PLAN_ARGS:-} -o "$plan" -q \
+            >"$work/$tag.plan.log" 2>&1 ||
             { echo "p4_table.sh: planning $tag failed: $(head -1 "$work/$tag.plan.log")" >&2; exit 1; }
         echo "$tag load $(load1)" >"$work/$tag.load"
         for r in $(seq 0 $((ROUNDS - 1))); do

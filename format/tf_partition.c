@@ -16,16 +16,41 @@ int tf_partition_rows(int64_t n, int nparts, int64_t *off)
 
 int tf_partition_nnz(const tf_csr *a, int nparts, int64_t *off)
 {
+    return tf_partition_work(a, nparts, 0, 1, off);
+}
+
+int tf_partition_work_fits(int64_t nnz, int64_t rows, int64_t num, int64_t den)
+{
+    if (den < 1 || num < 0)
+        return tf_fail(TF_ERR_ARG, "row weight %lld/%lld: expected a denominator >= 1 and a "
+                       "numerator >= 0", (long long)num, (long long)den);
+    __int128 w = (__int128)nnz * den + (__int128)rows * num;
+    if (w > INT64_MAX)
+        return tf_fail(TF_ERR_RANGE, "row weight %lld/%lld: %lld nonzeros and %lld rows weigh "
+                       "more than 2^63", (long long)num, (long long)den, (long long)nnz,
+                       (long long)rows);
+    return TF_OK;
+}
+
+int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int64_t *off)
+{
     if (nparts < 1)
         return tf_fail(TF_ERR_ARG, "cannot split into %d bands", nparts);
-    if (a->nnz == 0)
+    int st = tf_partition_work_fits(a->nnz, a->nrows, num, den);
+    if (st)
+        return st;
+    /* The targets are rounded down, so a scale would move some cuts by a
+     * row: without a row weight these are exactly the nnz bands. */
+    if (num == 0)
+        den = 1;
+    int64_t total = a->nnz * den + a->nrows * num;
+    if (total == 0)
         return tf_partition_rows(a->nrows, nparts, off);
     off[0] = 0;
     int64_t i = 0;
     for (int p = 0; p < nparts; p++) {
-        /* 128-bit free: nnz * P stays far below 2^63 for any real input. */
-        int64_t target = (int64_t)(((__int128)a->nnz * (p + 1)) / nparts);
-        while (i < a->nrows && a->rowptr[i] < target)
+        int64_t target = (int64_t)(((__int128)total * (p + 1)) / nparts);
+        while (i < a->nrows && a->rowptr[i] * den + i * num < target)
             i++;
         off[p + 1] = (p == nparts - 1) ? a->nrows : i;
     }
@@ -51,7 +76,10 @@ int tf_partition_owner(const int64_t *off, int nparts, int64_t i)
 
 const char *tf_partition_name(int kind)
 {
-    return kind == TF_PART_NNZ ? "nnz" : kind == TF_PART_METIS ? "metis" : "rows";
+    return kind == TF_PART_NNZ     ? "nnz"
+           : kind == TF_PART_METIS ? "metis"
+           : kind == TF_PART_WORK  ? "work"
+                                   : "rows";
 }
 
 int tf_partition_parse(const char *s, int *kind)
@@ -62,7 +90,9 @@ int tf_partition_parse(const char *s, int *kind)
         *kind = TF_PART_NNZ;
     else if (strcmp(s, "metis") == 0)
         *kind = TF_PART_METIS;
+    else if (strcmp(s, "work") == 0)
+        *kind = TF_PART_WORK;
     else
-        return tf_fail(TF_ERR_ARG, "partition '%s': expected 'rows', 'nnz' or 'metis'", s);
+        return tf_fail(TF_ERR_ARG, "partition '%s': expected 'rows', 'nnz', 'work' or 'metis'", s);
     return TF_OK;
 }

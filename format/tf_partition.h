@@ -8,7 +8,15 @@
 
 /* TF_PART_METIS: a graph partition renumbered into bands (planner/
  * tf_partition_metis.h); the plan then carries the permutation (tf_plan_perm.h). */
-typedef enum { TF_PART_ROWS = 0, TF_PART_NNZ = 1, TF_PART_METIS = 2 } tf_partition_kind;
+/* TF_PART_WORK: bands of equal predicted kernel work, nonzeros plus a cost
+ * per row (tf_partition_work; the planner takes the row's weight from the
+ * cost model: tf_cost_row_weight). */
+typedef enum {
+    TF_PART_ROWS = 0,
+    TF_PART_NNZ = 1,
+    TF_PART_METIS = 2,
+    TF_PART_WORK = 3
+} tf_partition_kind;
 
 /* Equal numbers of rows (the first n % P bands get one more). */
 int tf_partition_rows(int64_t n, int nparts, int64_t *off);
@@ -17,6 +25,19 @@ int tf_partition_rows(int64_t n, int nparts, int64_t *off);
  * prefix sum reaches (p+1) * nnz / P. Rows are never split, so one heavy row
  * makes its band heavy; empty bands are allowed. */
 int tf_partition_nnz(const tf_csr *a, int nparts, int64_t *off);
+
+/* Bands of about equal work, row i weighing nnz_i + num / den (a row of C
+ * costs num / den nonzeros): band p ends at the first row i whose prefix
+ * W(i) = rowptr[i] * den + i * num reaches (p + 1) * W(n) / P. Integer
+ * weights, so the cut does not depend on how the prefix sums are summed
+ * (the distributed planner gets the same bands at every number of planning
+ * ranks). num = 0 gives tf_partition_nnz's bands; a matrix of zero total
+ * weight is split by rows. den >= 1, num >= 0, and W(n) must fit in 63 bits
+ * (tf_partition_work_fits). */
+int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int64_t *off);
+
+/* Checks den >= 1, num >= 0 and that nnz * den + rows * num fits in int64. */
+int tf_partition_work_fits(int64_t nnz, int64_t rows, int64_t num, int64_t den);
 
 /* Owner of row i given offsets (binary search). */
 int tf_partition_owner(const int64_t *off, int nparts, int64_t i);

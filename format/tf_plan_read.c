@@ -474,7 +474,7 @@ static int read_header(rctx *c, tf_plan *p)
         return st;
     int kind;
     if (tf_partition_parse(part, &kind) != TF_OK)
-        return tf_fail(TF_ERR_FORMAT, "%s: attribute 'partition' = '%s' is not rows, nnz or metis",
+        return tf_fail(TF_ERR_FORMAT, "%s: attribute 'partition' = '%s' is not rows, nnz, work or metis",
                        c->path, part);
     p->partition = kind;
     if (tf_mode_parse(mode, &kind) != TF_OK)

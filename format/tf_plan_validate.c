@@ -36,7 +36,7 @@ int tf_pl_validate_header(const tf_plan *p)
         return tf_fail(TF_ERR_FORMAT, "negative matrix size %lld x %lld, %lld nonzeros",
                        (long long)p->m, (long long)p->n, (long long)p->nnz);
     if (p->partition != TF_PART_ROWS && p->partition != TF_PART_NNZ &&
-        p->partition != TF_PART_METIS)
+        p->partition != TF_PART_METIS && p->partition != TF_PART_WORK)
         return tf_fail(TF_ERR_FORMAT, "unknown partition kind %d", p->partition);
     /* A permutation renumbers rows and columns alike: square A, metis only.
      * A metis plan without one is an alternative, which uses its root's. */

@@ -10,7 +10,7 @@ static double ratio(double mx, double sum, int n)
 void tf_balance_get(const tf_plan *plan, tf_balance *b)
 {
     int P = plan->nranks;
-    double tmax = 0, tsum = 0, zmax = 0, zsum = 0, rmax = 0, rsum = 0;
+    double tmax = 0, tsum = 0, zmax = 0, zsum = 0, rmax = 0, rsum = 0, mmax = 0, msum = 0;
     b->slowest = 0;
     for (int p = 0; p < P; p++) {
         const tf_rank_stats *s = &plan->all_stats[p];
@@ -25,13 +25,19 @@ void tf_balance_get(const tf_plan *plan, tf_balance *b)
         zsum += z;
         rmax = r > rmax ? r : rmax;
         rsum += r;
+        double m = (double)(plan->row_off[p + 1] - plan->row_off[p]);
+        mmax = m > mmax ? m : mmax;
+        msum += m;
     }
     b->time_ratio = ratio(tmax, tsum, P);
     b->nnz_ratio = ratio(zmax, zsum, P);
     b->recv_ratio = ratio(rmax, rsum, P);
+    b->rows_ratio = ratio(mmax, msum, P);
     const tf_rank_stats *s = &plan->all_stats[b->slowest];
     b->slowest_nnz = ratio((double)(s->nnz_local + s->nnz_coll + s->nnz_fetch), zsum, P);
     b->slowest_recv = ratio((double)(s->coll_rows_recv + s->fetch_rows), rsum, P);
+    b->slowest_rows = ratio(
+        (double)(plan->row_off[b->slowest + 1] - plan->row_off[b->slowest]), msum, P);
 }
 
 void tf_balance_print(FILE *f, const tf_plan *plan)
@@ -39,25 +45,43 @@ void tf_balance_print(FILE *f, const tf_plan *plan)
     tf_balance b;
     tf_balance_get(plan, &b);
     fprintf(f, "balance (max / mean over ranks): predicted time %.2f (slowest rank %d), "
-               "nonzeros %.2f, B rows received %.2f",
-            b.time_ratio, b.slowest, b.nnz_ratio, b.recv_ratio);
+               "nonzeros %.2f, rows %.2f, B rows received %.2f",
+            b.time_ratio, b.slowest, b.nnz_ratio, b.rows_ratio, b.recv_ratio);
     if (!(b.time_ratio > TF_IMBALANCE_FLAG)) {
         fprintf(f, ": balanced\n");
         return;
     }
-    /* The cause: the slowest rank's excess of work or of communication,
-     * whichever is larger relative to the mean. */
-    int work = b.slowest_nnz >= b.slowest_recv && b.slowest_nnz > 1.1;
+    /* The cause: the slowest rank's excess of nonzeros, of rows of C (each
+     * a load, store and loop of the kernel whatever its nonzeros) or of
+     * communication, whichever is largest relative to the mean. */
     const char *fix;
-    if (work && plan->partition == TF_PART_ROWS)
-        fix = "try --partition nnz (bands of equal nonzeros)";
-    else if (work)
-        fix = "its rows are too heavy to balance by whole rows: try fewer ranks";
-    else if (plan->partition != TF_PART_METIS && plan->m == plan->n)
-        fix = "try --partition metis (a graph partition that cuts the rows received)";
-    else
-        fix = "the graph is hard to split this finely: try fewer ranks";
-    fprintf(f, ": IMBALANCED, rank %d has %.2fx the mean nonzeros and receives %.2fx the mean "
-               "B rows; %s\n",
-            b.slowest, b.slowest_nnz, b.slowest_recv, fix);
+    const char *what = "nonzeros";
+    double x = b.slowest_nnz;
+    if (b.slowest_rows > x) {
+        what = "rows";
+        x = b.slowest_rows;
+    }
+    if (x >= b.slowest_recv && x > 1.1) {
+        if (plan->partition == TF_PART_ROWS && x == b.slowest_nnz)
+            fix = "try --partition nnz (bands of equal nonzeros)";
+        else if ((plan->partition == TF_PART_NNZ || plan->partition == TF_PART_ROWS) &&
+                 x == b.slowest_rows)
+            fix = "try --partition work (bands of equal nonzeros plus a cost per row)";
+        else if (plan->partition == TF_PART_WORK)
+            /* The bands already weigh rows and nonzeros; what is left is
+             * what the row weight does not see: how often a rank's B rows
+             * come from cache, and rows too heavy to split. */
+            fix = "the bands already weigh rows and nonzeros (the ranks differ in B rows "
+                  "from cache, or rows are too heavy): try fewer ranks";
+        else
+            fix = "its rows are too heavy to balance by whole rows: try fewer ranks";
+    } else {
+        what = "B rows received";
+        fix = plan->partition != TF_PART_METIS && plan->m == plan->n
+                  ? "try --partition metis (a graph partition that cuts the rows received)"
+                  : "the graph is hard to split this finely: try fewer ranks";
+    }
+    fprintf(f, ": IMBALANCED, rank %d has %.2fx the mean nonzeros and %.2fx the mean rows and "
+               "receives %.2fx the mean B rows (the excess: %s); %s\n",
+            b.slowest, b.slowest_nnz, b.slowest_rows, b.slowest_recv, what, fix);
 }

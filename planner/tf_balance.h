@@ -1,7 +1,7 @@
 /* Load balance of a plan, for --explain: how far the slowest rank is from
- * the mean (predicted time, nonzeros, B rows received) and, when the plan
+ * the mean (predicted time, nonzeros, rows of C, B rows received) and, when the plan
  * is imbalanced, what its main cause is and which option would fix it.
- * Needs only the header and all_stats. */
+ * Needs only the header, row_off and all_stats. */
 #ifndef TF_BALANCE_H
 #define TF_BALANCE_H
 
@@ -17,9 +17,11 @@ typedef struct {
     double time_ratio;  /* max / mean of t_total */
     double nnz_ratio;   /* max / mean of the rank's nonzeros */
     double recv_ratio;  /* max / mean of B rows received (collective + fetch) */
+    double rows_ratio;  /* max / mean of the rank's rows of C */
     int slowest;        /* rank with the largest t_total */
     double slowest_nnz; /* its nonzeros over the mean */
     double slowest_recv; /* its B rows received over the mean */
+    double slowest_rows; /* its rows of C over the mean */
 } tf_balance;
 
 void tf_balance_get(const tf_plan *plan, tf_balance *b);

@@ -27,6 +27,18 @@ double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t
  * nonzeros: rows times gamma_row times K (0 without the coefficient). */
 double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);
 
+/* The cost of a row of C in nonzeros, for --partition work, as num / den
+ * (den = TF_ROW_WEIGHT_DEN): gamma_row / gamma_local, both per column of B,
+ * so K cancels. Coefficients without gamma_row (the built-in set, and files
+ * from before the term) get TF_ROW_WEIGHT_BUILTIN / TF_ROW_WEIGHT_DEN, the
+ * ratio measured on the development machine (docs/cost-model.md, "The cost
+ * of a row of C against a nonzero"). Capped at TF_ROW_WEIGHT_MAX nonzeros. */
+void tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den);
+
+#define TF_ROW_WEIGHT_DEN 16
+#define TF_ROW_WEIGHT_BUILTIN 32 /* 2 nonzeros */
+#define TF_ROW_WEIGHT_MAX 1024
+
 /* Nonzeros within which a B row read again is still in cache: the rows of
  * K float32 values the cache holds. 0 without a cache. */
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k);

@@ -20,13 +20,22 @@
 
 #include <omp.h>
 
-/* Bands of equal nonzeros from the global row pointer, which no rank holds:
- * band p ends at the first row i with rowptr[i] >= nnz (p + 1) / P, as in
- * tf_partition_nnz; each rank answers for the row pointers it holds and the
- * smallest answer wins. */
-static int bands_nnz(MPI_Comm comm, const tf_dcsr *a, int P, int64_t *off)
+/* Bands of equal work from the global row pointer, which no rank holds:
+ * band p ends at the first row i with rowptr[i] den + i num >= W (p + 1) / P,
+ * W = nnz den + m num, as in tf_partition_work (num = 0, den = 1: equal
+ * nonzeros, tf_partition_nnz); each rank answers for the row pointers it
+ * holds and the smallest answer wins. Integer prefixes: the same bands at
+ * every number of planning ranks. */
+static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64_t den,
+                      int64_t *off)
 {
-    if (a->nnz_total == 0)
+    int st = tf_partition_work_fits(a->nnz_total, a->m, num, den);
+    if (st)
+        return st;
+    if (num == 0)
+        den = 1; /* exactly the nnz bands, as tf_partition_work */
+    const int64_t total = a->nnz_total * den + a->m * num;
+    if (total == 0)
         return tf_partition_rows(a->m, P, off);
     int64_t base = 0, mine = a->loc.nnz;
     MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -38,17 +47,17 @@ static int bands_nnz(MPI_Comm comm, const tf_dcsr *a, int P, int64_t *off)
     if (!cand)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
     for (int p = 0; p < P; p++) {
-        int64_t target = (int64_t)(((__int128)a->nnz_total * (p + 1)) / P);
+        int64_t target = (int64_t)(((__int128)total * (p + 1)) / P);
         cand[p] = INT64_MAX;
         if (a->nrows == 0 && a->row0 != a->m)
             continue;
-        /* Smallest local k with base + rowptr[k] >= target. */
+        /* Smallest local k whose global prefix reaches the target. */
         int64_t lo = 0, hi = a->nrows;
-        if (base + a->loc.rowptr[hi] < target)
+        if ((base + a->loc.rowptr[hi]) * den + (a->row0 + hi) * num < target)
             continue;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (base + a->loc.rowptr[mid] >= target)
+            if ((base + a->loc.rowptr[mid]) * den + (a->row0 + mid) * num >= target)
                 hi = mid;
             else
                 lo = mid + 1;
@@ -61,6 +70,19 @@ static int bands_nnz(MPI_Comm comm, const tf_dcsr *a, int P, int64_t *off)
         off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
     free(cand);
     return rc == MPI_SUCCESS ? TF_OK : tf_fail(TF_ERR_MPI, "MPI_Allreduce of band ends failed");
+}
+
+/* The bands of a kind other than metis. */
+static int bands_dist(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o, int64_t *off)
+{
+    if (o->partition == TF_PART_NNZ)
+        return bands_work(comm, a, o->nranks, 0, 1, off);
+    if (o->partition == TF_PART_WORK) {
+        int64_t num, den;
+        tf_cost_row_weight(&o->coeffs, &num, &den);
+        return bands_work(comm, a, o->nranks, num, den, off);
+    }
+    return tf_partition_rows(a->m, o->nranks, off);
 }
 
 /* --partition metis: the whole matrix on rank 0, which runs METIS (or
@@ -444,8 +466,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         memcpy(row_off, o->row_off, (size_t)(P + 1) * sizeof *row_off);
         memcpy(brow_off, o->brow_off, (size_t)(P + 1) * sizeof *brow_off);
     } else {
-        st = o->partition == TF_PART_NNZ ? bands_nnz(comm, a, P, row_off)
-                                         : tf_partition_rows(a->m, P, row_off);
+        st = bands_dist(comm, a, o, row_off);
         if (st == TF_OK) {
             if (a->m == a->n)
                 memcpy(brow_off, row_off, (size_t)(P + 1) * sizeof *brow_off);

@@ -68,7 +68,7 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "unknown collective rows setting %d", o->coll_rows);
     if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
-    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_METIS)
+    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_WORK)
         return tf_fail(TF_ERR_ARG, "unknown partition kind %d", o->partition);
     if (o->partition == TF_PART_METIS && a->nrows != a->ncols)
         return tf_fail(TF_ERR_ARG,
@@ -92,6 +92,18 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
             return st;
     }
     return TF_OK;
+}
+
+static int partition_bands(const tf_csr *a, const tf_plan_options *o, int64_t *off)
+{
+    if (o->partition == TF_PART_NNZ)
+        return tf_partition_nnz(a, o->nranks, off);
+    if (o->partition == TF_PART_WORK) {
+        int64_t num, den;
+        tf_cost_row_weight(&o->coeffs, &num, &den);
+        return tf_partition_work(a, o->nranks, num, den, off);
+    }
+    return tf_partition_rows(a->nrows, o->nranks, off);
 }
 
 static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksum, int lean,
@@ -348,8 +360,7 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksu
         memcpy(out->brow_off, o->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
         st = TF_OK;
     } else {
-        st = o->partition == TF_PART_NNZ ? tf_partition_nnz(a, P, out->row_off)
-                                         : tf_partition_rows(a->nrows, P, out->row_off);
+        st = partition_bands(a, o, out->row_off);
     }
     /* Square: B rows follow C rows, so the output of one SpMM can be the
      * input of the next with no redistribution. Rectangular: B rows by count. */

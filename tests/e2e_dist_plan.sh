@@ -69,6 +69,10 @@ same() {
 
 same "cora nnz P=4" "$CORA" -n 4
 same "cora rows P=3" "$CORA" -n 3 --partition rows
+same "cora work P=4" "$CORA" -n 4 --partition work
+same "dir work P=5 gcn" "$work/dir.mtx" -n 5 --partition work --normalize gcn
+same "rect work P=3" "$work/rect.mtx" -n 3 --partition work
+same "tiny work P=4 (ranks without rows)" "$work/tiny.mtx" -n 4 --partition work
 QS=1
 same "cora metis P=4" "$CORA" -n 4 --partition metis
 QS=
@@ -88,6 +92,9 @@ printf '%s\n' "alpha_coll = 4e-6" "beta_coll = 2e-10" "alpha_fetch = 2e-7" \
     "alpha_sync = 1.2e-6" "gamma_cached = 1.5e-10" "cache_bytes = 65536" "threads = 1" \
     >"$work/cache.txt"
 same "cora with a cache in the model P=5" "$CORA" -n 5 -k 64 --calibration "$work/cache.txt"
+# A row weight from the calibration that is not a whole number (2.5625).
+{ cat "$work/cache.txt"; echo "gamma_row = 1.28125e-9"; } >"$work/row.txt"
+same "cora work with gamma_row P=3" "$CORA" -n 3 --partition work --calibration "$work/row.txt"
 
 # --bands-from: a backward plan on the forward plan's bands, forward made at Q = 3.
 if e2e_run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then

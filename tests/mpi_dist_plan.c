@@ -327,6 +327,36 @@ START_TEST(test_plans_nnz)
 }
 END_TEST
 
+/* Bands of equal work: integer prefix sums over the planning ranks give the
+ * serial bands at every Q, with the built-in row weight and with one from a
+ * calibration (37/16 nonzeros, not a whole number). Skewed rows (a few long
+ * ones among many empty) make the row weight move the cuts. */
+START_TEST(test_plans_work)
+{
+    for (int P = 1; P <= 7; P += 2)
+        plan_case(120, 120, 900, 41 + P, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(70, 40, 400, 45, 3, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(3, 3, 5, 46, 4, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(0, 0, 0, 47, 2, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, 150, 150, 1200), TF_OK);
+    for (int64_t i = 0; i < 150; i++)
+        for (int64_t j = 0; j < (i % 10 == 3 ? 40 : i % 3 == 0 ? 1 : 0); j++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, (i * 7 + j * 13) % 150, 1.0), TF_OK);
+    tf_csr a;
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    tf_coo_free(&coo);
+    tf_coeffs c;
+    tf_coeffs_default(&c);
+    c.gamma_row = c.gamma_local * 37.0 / 16.0;
+    for (int P = 2; P <= 6; P += 2) {
+        plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, NULL, 0);
+        plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
 START_TEST(test_plans_modes)
 {
     plan_case(90, 90, 700, 21, 4, TF_PART_ROWS, TF_MODE_FETCH, TF_NORM_NONE, 0);
@@ -551,6 +581,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_transpose);
     tcase_add_test(tc, test_redistribute);
     tcase_add_test(tc, test_plans_nnz);
+    tcase_add_test(tc, test_plans_work);
     tcase_add_test(tc, test_plans_modes);
     tcase_add_test(tc, test_plans_prepared);
     tcase_add_test(tc, test_plans_hybrid);

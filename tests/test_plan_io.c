@@ -1141,6 +1141,29 @@ START_TEST(matrix_kind_attributes_roundtrip_and_2_1_files)
 }
 END_TEST
 
+/* Format 3.2: the work partition is a value of the partition attribute;
+ * a kind the reader does not know is refused with one line. */
+START_TEST(work_partition_roundtrip)
+{
+    write_fixture();
+    g_plan.partition = TF_PART_WORK;
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    check_roundtrip(g_path, &g_plan);
+    tf_plan back;
+    ck_assert_int_eq(tf_plan_read(g_path, TF_PLAN_READ_HEADER, &back), TF_OK);
+    ck_assert_int_eq(back.partition, TF_PART_WORK);
+    tf_plan_free(&back);
+    hid_t f = open_rw(g_path);
+    patch_attr_str(f, "partition", "flops");
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("attribute 'partition' = 'flops' is not rows, nnz, work or metis");
+    g_plan.partition = 7;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
+    drop_fixture();
+}
+END_TEST
+
 /* Format 2.3: comm, what B rows travel as; 2.2 files read as f32. */
 START_TEST(comm_attribute_roundtrip_and_2_2_files)
 {
@@ -1815,6 +1838,7 @@ static Suite *suite(void)
         T(alternative_plan_roundtrip_and_checks),
         T(matrix_kind_attributes_roundtrip_and_2_1_files),
         T(comm_attribute_roundtrip_and_2_2_files),
+        T(work_partition_roundtrip),
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
         T(flipped_bytes_anywhere_never_go_unnoticed),

@@ -47,8 +47,8 @@ def _has_metis():
     return '|metis' in r.stdout + r.stderr
 
 
-VARIANTS = [(True, []), (False, [])]
-IDS = ['symmetric', 'backward_plan']
+VARIANTS = [(True, []), (False, []), (False, ['--partition', 'work'])]
+IDS = ['symmetric', 'backward_plan', 'work_bands']
 if _has_metis():  # rows renumbered: features, labels, split read through row_ids
     VARIANTS.append((True, ['--partition', 'metis']))
     IDS.append('metis')

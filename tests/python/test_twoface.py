@@ -47,11 +47,15 @@ def results(request, tmp_path_factory):
     if metis:  # rows renumbered: inputs and outputs go through row_ids / brow_ids
         plans['sym_metis'] = tfutil.plan(mtx['sym'], P, str(d / 'sym_metis.h5'), '--partition',
                                          'metis')
+    # bands of equal work (nonzeros plus a cost per row): the module reads only bands
+    plans['gen_work'] = tfutil.plan(mtx['gen'], P, str(d / 'gen_work.h5'), '--partition', 'work')
     for name in ('gen', 'rect'):  # backward plans, as a user makes them
         plans[name + '_bwd'] = tfutil.plan(mtx[name], P, str(d / f'{name}_bwd.h5'), '--transpose',
                                            '--bands-from', plans[name])
     spec = [{'case': f'spmm_{n}', 'kind': 'spmm', 'plan': plans[n], 'mtx': mtx[n], 'k': k}
             for n, k in (('sym', 5), ('gen', 1), ('rect', 7), ('tiny', 3))]
+    spec.append({'case': 'spmm_gen_work', 'kind': 'spmm', 'plan': plans['gen_work'],
+                 'mtx': mtx['gen'], 'k': 4})
     if metis:
         spec.append({'case': 'spmm_sym_metis', 'kind': 'spmm', 'plan': plans['sym_metis'],
                      'mtx': mtx['sym'], 'k': 4, 'permuted': True})
@@ -95,7 +99,7 @@ def test_bf16_bounded_and_agreed(results):
     _case(results, 'bf16')
 
 
-@pytest.mark.parametrize('name', ['sym', 'gen', 'rect', 'tiny'])
+@pytest.mark.parametrize('name', ['sym', 'gen', 'rect', 'tiny', 'gen_work'])
 def test_spmm_matches_dense_reference(results, name):
     _case(results, f'spmm_{name}')
 

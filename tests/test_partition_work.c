@@ -1,0 +1,209 @@
+/* Unit tests: bands of equal work (--partition work, tf_partition_work) and
+ * the weight of a row of C the planner gives them (tf_cost_row_weight). */
+#include "tf_test.h"
+#include "tf_cost_model.h"
+#include "tf_csr.h"
+#include "tf_error.h"
+#include "tf_partition.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A CSR with the given row lengths (columns 0, 1, ... of a wide matrix). */
+static void csr_of_lengths(tf_csr *a, int64_t n, const int64_t *len)
+{
+    int64_t nnz = 0, maxlen = 1;
+    for (int64_t i = 0; i < n; i++) {
+        nnz += len[i];
+        maxlen = len[i] > maxlen ? len[i] : maxlen;
+    }
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, n, maxlen, nnz > 0 ? nnz : 1), TF_OK);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < len[i]; j++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
+    tf_coo_free(&coo);
+}
+
+static void assert_bands(const int64_t *off, const int64_t *want, int P)
+{
+    for (int p = 0; p <= P; p++)
+        ck_assert_msg(off[p] == want[p], "off[%d] = %lld, expected %lld", p, (long long)off[p],
+                      (long long)want[p]);
+}
+
+START_TEST(work_bands_hand_computed)
+{
+    /* Rows of 5 and 3 nonzeros around six empty rows. By nonzeros the
+     * first band is row 0 alone (5 >= 8 / 2) and the second holds seven
+     * rows; with a row weighing 2 nonzeros (32/16), W(i) = 16 rowptr[i] +
+     * 32 i, total 128 + 256 = 384, target 192: W(3) = 80 + 96 = 176,
+     * W(4) = 208, so rows 0-3 (5 + 4 * 2 = 13) and rows 4-7 (3 + 8 = 11). */
+    const int64_t len[8] = {5, 0, 0, 0, 0, 0, 0, 3};
+    tf_csr a;
+    csr_of_lengths(&a, 8, len);
+    int64_t off[3];
+    ck_assert_int_eq(tf_partition_nnz(&a, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 1, 8}, 2);
+    ck_assert_int_eq(tf_partition_work(&a, 2, 32, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 4, 8}, 2);
+    /* A fractional weight: 3/2 per row, W(i) = 2 rowptr[i] + 3 i, total
+     * 16 + 24 = 40, target 20: W(3) = 10 + 9 = 19, W(4) = 22. */
+    ck_assert_int_eq(tf_partition_work(&a, 2, 3, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 4, 8}, 2);
+    /* A tiny weight, 1/1000: total 8008, target 4004, W(1) = 5001. */
+    ck_assert_int_eq(tf_partition_work(&a, 2, 1, 1000, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 1, 8}, 2);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(work_bands_without_row_weight_are_nnz_bands)
+{
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        tf_csr a;
+        tf_test_random_csr(&a, 97, 60, 700, seed);
+        for (int P = 1; P <= 9; P++) {
+            int64_t x[10], y[10];
+            ck_assert_int_eq(tf_partition_nnz(&a, P, x), TF_OK);
+            ck_assert_int_eq(tf_partition_work(&a, P, 0, 7, y), TF_OK);
+            assert_bands(y, x, P);
+        }
+        tf_csr_free(&a);
+    }
+}
+END_TEST
+
+START_TEST(work_bands_of_empty_rows_split_rows_evenly)
+{
+    const int64_t len[10] = {0};
+    tf_csr a;
+    csr_of_lengths(&a, 10, len);
+    int64_t off[4];
+    /* W(i) = 16 i, total 160: targets 53, 106, 160. */
+    ck_assert_int_eq(tf_partition_work(&a, 3, 16, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 4, 7, 10}, 3);
+    /* No weight at all: split by rows. */
+    ck_assert_int_eq(tf_partition_work(&a, 3, 0, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 4, 7, 10}, 3);
+    tf_csr_free(&a);
+    /* A matrix without rows: every band empty. */
+    tf_csr z;
+    csr_of_lengths(&z, 0, len);
+    ck_assert_int_eq(tf_partition_work(&z, 3, 16, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 0, 0, 0}, 3);
+    tf_csr_free(&z);
+}
+END_TEST
+
+START_TEST(work_bands_one_heavy_row)
+{
+    /* Row 2 holds 100 of 109 nonzeros; a row weighs 1 nonzero. W(i) / 16 =
+     * rowptr[i] + i: 0, 2, 4, 105, ...; total 119, so the targets 29.75,
+     * 59.5 and 89.25 all fall on row 3: the heavy row ends band 0, bands 1
+     * and 2 are empty, band 3 takes the rest. Rows are never split. */
+    const int64_t len[10] = {1, 1, 100, 1, 1, 1, 1, 1, 1, 1};
+    tf_csr a;
+    csr_of_lengths(&a, 10, len);
+    int64_t off[5];
+    ck_assert_int_eq(tf_partition_work(&a, 4, 16, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 3, 3, 3, 10}, 4);
+    ck_assert_int_eq(tf_partition_owner(off, 4, 2), 0);
+    ck_assert_int_eq(tf_partition_owner(off, 4, 3), 3);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(work_bands_more_bands_than_rows)
+{
+    /* Three rows of one nonzero, weight 1: W(i) = 2 i (units of 16), total
+     * 6; targets 1.2, 2.4, 3.6, 4.8, 6. */
+    const int64_t len[3] = {1, 1, 1};
+    tf_csr a;
+    csr_of_lengths(&a, 3, len);
+    int64_t off[6];
+    ck_assert_int_eq(tf_partition_work(&a, 5, 16, 16, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 1, 2, 2, 3, 3}, 5);
+    for (int64_t i = 0; i < 3; i++) {
+        int q = tf_partition_owner(off, 5, i);
+        ck_assert(off[q] <= i && i < off[q + 1]);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(work_bands_refuse_bad_weights)
+{
+    const int64_t len[2] = {1, 2};
+    tf_csr a;
+    csr_of_lengths(&a, 2, len);
+    int64_t off[3];
+    ck_assert_int_eq(tf_partition_work(&a, 0, 1, 1, off), TF_ERR_ARG);
+    ck_assert_int_eq(tf_partition_work(&a, 2, 1, 0, off), TF_ERR_ARG);
+    ck_assert_ptr_null(strchr(tf_error_message(), '\n'));
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "denominator"));
+    ck_assert_int_eq(tf_partition_work(&a, 2, -1, 16, off), TF_ERR_ARG);
+    ck_assert_int_eq(tf_partition_work_fits(INT64_MAX / 8, 1000, 16, 16), TF_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "2^63"));
+    ck_assert_int_eq(tf_partition_work_fits(INT64_MAX / 32, INT64_MAX / 64, 16, 16), TF_OK);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(work_kind_parses_and_names)
+{
+    int kind = -1;
+    ck_assert_int_eq(tf_partition_parse("work", &kind), TF_OK);
+    ck_assert_int_eq(kind, TF_PART_WORK);
+    ck_assert_str_eq(tf_partition_name(TF_PART_WORK), "work");
+    ck_assert_int_eq(tf_partition_parse("Work", &kind), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "'work'"));
+    ck_assert_ptr_null(strchr(tf_error_message(), '\n'));
+}
+END_TEST
+
+START_TEST(row_weight_from_the_coefficients)
+{
+    tf_coeffs c;
+    tf_coeffs_default(&c);
+    int64_t num = -1, den = -1;
+    /* The built-in set has no gamma_row: the measured ratio. */
+    c.gamma_row = 0;
+    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(den, TF_ROW_WEIGHT_DEN);
+    ck_assert_int_eq(num, TF_ROW_WEIGHT_BUILTIN);
+    c.gamma_local = 4e-10;
+    c.gamma_row = 1e-9; /* 2.5 nonzeros */
+    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(num, 40);
+    ck_assert_int_eq(den, 16);
+    c.gamma_row = 4e-10 / 3; /* 0.333: rounded to 5/16 */
+    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(num, 5);
+    c.gamma_row = 1.0; /* absurd: capped */
+    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(num, (int64_t)TF_ROW_WEIGHT_MAX * TF_ROW_WEIGHT_DEN);
+    c.gamma_local = 0; /* no per-nonzero price: the measured ratio */
+    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(num, TF_ROW_WEIGHT_BUILTIN);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("partition_work");
+    TCase *tc = tcase_create("partition_work");
+    tcase_add_test(tc, work_bands_hand_computed);
+    tcase_add_test(tc, work_bands_without_row_weight_are_nnz_bands);
+    tcase_add_test(tc, work_bands_of_empty_rows_split_rows_evenly);
+    tcase_add_test(tc, work_bands_one_heavy_row);
+    tcase_add_test(tc, work_bands_more_bands_than_rows);
+    tcase_add_test(tc, work_bands_refuse_bad_weights);
+    tcase_add_test(tc, work_kind_parses_and_names);
+    tcase_add_test(tc, row_weight_from_the_coefficients);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tf_test_run_serial(make_suite()); }
