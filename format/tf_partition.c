@@ -19,16 +19,22 @@ int tf_partition_nnz(const tf_csr *a, int nparts, int64_t *off)
     return tf_partition_work(a, nparts, 0, 1, off);
 }
 
-int tf_partition_work_fits(int64_t nnz, int64_t rows, int64_t num, int64_t den)
+int tf_partition_work_total(int64_t nnz, int64_t rows, int64_t num, int64_t *den,
+                            int64_t *total)
 {
-    if (den < 1 || num < 0)
+    if (*den < 1 || num < 0)
         return tf_fail(TF_ERR_ARG, "row weight %lld/%lld: expected a denominator >= 1 and a "
-                       "numerator >= 0", (long long)num, (long long)den);
-    __int128 w = (__int128)nnz * den + (__int128)rows * num;
+                       "numerator >= 0", (long long)num, (long long)*den);
+    __int128 w = (__int128)nnz * *den + (__int128)rows * num;
     if (w > INT64_MAX)
         return tf_fail(TF_ERR_RANGE, "row weight %lld/%lld: %lld nonzeros and %lld rows weigh "
-                       "more than 2^63", (long long)num, (long long)den, (long long)nnz,
+                       "more than 2^63", (long long)num, (long long)*den, (long long)nnz,
                        (long long)rows);
+    /* The targets are rounded down, so a scale would move some cuts by a
+     * row: without a row weight these are exactly the nnz bands. */
+    if (num == 0)
+        *den = 1;
+    *total = nnz * *den + rows * num;
     return TF_OK;
 }
 
@@ -36,14 +42,10 @@ int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int
 {
     if (nparts < 1)
         return tf_fail(TF_ERR_ARG, "cannot split into %d bands", nparts);
-    int st = tf_partition_work_fits(a->nnz, a->nrows, num, den);
+    int64_t total;
+    int st = tf_partition_work_total(a->nnz, a->nrows, num, &den, &total);
     if (st)
         return st;
-    /* The targets are rounded down, so a scale would move some cuts by a
-     * row: without a row weight these are exactly the nnz bands. */
-    if (num == 0)
-        den = 1;
-    int64_t total = a->nnz * den + a->nrows * num;
     if (total == 0)
         return tf_partition_rows(a->nrows, nparts, off);
     off[0] = 0;

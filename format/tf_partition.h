@@ -33,11 +33,15 @@ int tf_partition_nnz(const tf_csr *a, int nparts, int64_t *off);
  * (the distributed planner gets the same bands at every number of planning
  * ranks). num = 0 gives tf_partition_nnz's bands; a matrix of zero total
  * weight is split by rows. den >= 1, num >= 0, and W(n) must fit in 63 bits
- * (tf_partition_work_fits). */
+ * (tf_partition_work_total). */
 int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int64_t *off);
 
-/* Checks den >= 1, num >= 0 and that nnz * den + rows * num fits in int64. */
-int tf_partition_work_fits(int64_t nnz, int64_t rows, int64_t num, int64_t den);
+/* The total weight W(n) = nnz * den + rows * num of a matrix, after checking
+ * den >= 1, num >= 0 and that it fits in int64; with num = 0 it sets *den
+ * to 1 first, so that the cut is exactly the nnz bands'. Every band cutter
+ * (this one and the distributed planner's) starts here. */
+int tf_partition_work_total(int64_t nnz, int64_t rows, int64_t num, int64_t *den,
+                            int64_t *total);
 
 /* Owner of row i given offsets (binary search). */
 int tf_partition_owner(const int64_t *off, int nparts, int64_t i);

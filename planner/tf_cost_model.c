@@ -45,7 +45,7 @@ double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows)
     return c->gamma_row * (double)rows * k;
 }
 
-void tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
+int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
 {
     /* A 16th of a nonzero is finer than the ratio is known (it moved
      * between 1.2 and 3 with K and the miss share), and small integers keep
@@ -53,11 +53,12 @@ void tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
     *den = TF_ROW_WEIGHT_DEN;
     if (!(c->gamma_row > 0) || !(c->gamma_local > 0)) {
         *num = TF_ROW_WEIGHT_BUILTIN;
-        return;
+        return 0;
     }
     double r = c->gamma_row / c->gamma_local;
     *num = r >= TF_ROW_WEIGHT_MAX ? (int64_t)TF_ROW_WEIGHT_MAX * TF_ROW_WEIGHT_DEN
                                   : (int64_t)llround(r * TF_ROW_WEIGHT_DEN);
+    return 1;
 }
 
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)

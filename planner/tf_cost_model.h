@@ -32,8 +32,9 @@ double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);
  * so K cancels. Coefficients without gamma_row (the built-in set, and files
  * from before the term) get TF_ROW_WEIGHT_BUILTIN / TF_ROW_WEIGHT_DEN, the
  * ratio measured on the development machine (docs/cost-model.md, "The cost
- * of a row of C against a nonzero"). Capped at TF_ROW_WEIGHT_MAX nonzeros. */
-void tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den);
+ * of a row of C against a nonzero"). Capped at TF_ROW_WEIGHT_MAX nonzeros.
+ * Returns 1 when the weight comes from the coefficients, 0 for the built-in. */
+int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den);
 
 #define TF_ROW_WEIGHT_DEN 16
 #define TF_ROW_WEIGHT_BUILTIN 32 /* 2 nonzeros */

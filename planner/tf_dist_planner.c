@@ -29,12 +29,10 @@
 static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64_t den,
                       int64_t *off)
 {
-    int st = tf_partition_work_fits(a->nnz_total, a->m, num, den);
+    int64_t total;
+    int st = tf_partition_work_total(a->nnz_total, a->m, num, &den, &total);
     if (st)
         return st;
-    if (num == 0)
-        den = 1; /* exactly the nnz bands, as tf_partition_work */
-    const int64_t total = a->nnz_total * den + a->m * num;
     if (total == 0)
         return tf_partition_rows(a->m, P, off);
     int64_t base = 0, mine = a->loc.nnz;

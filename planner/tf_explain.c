@@ -86,11 +86,10 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
             tf_partition_name(plan->partition), tf_mode_name(plan->mode), plan->coeffs.threads);
     if (plan->partition == TF_PART_WORK) {
         int64_t num, den;
-        tf_cost_row_weight(&plan->coeffs, &num, &den);
+        int fitted = tf_cost_row_weight(&plan->coeffs, &num, &den);
         fprintf(f, "work partition: a row of C weighs %.4g nonzeros (%s)\n", (double)num / den,
-                plan->coeffs.gamma_row > 0 && plan->coeffs.gamma_local > 0
-                    ? "gamma_row / gamma_local"
-                    : "built-in: the coefficients have no gamma_row");
+                fitted ? "gamma_row / gamma_local"
+                       : "built-in: the coefficients have no gamma_row");
     }
     tf_explain_matrix(f, plan);
     /* Column names are explained in docs/cost-model.md ("Reading --explain");

@@ -144,9 +144,13 @@ START_TEST(work_bands_refuse_bad_weights)
     ck_assert_ptr_null(strchr(tf_error_message(), '\n'));
     ck_assert_ptr_nonnull(strstr(tf_error_message(), "denominator"));
     ck_assert_int_eq(tf_partition_work(&a, 2, -1, 16, off), TF_ERR_ARG);
-    ck_assert_int_eq(tf_partition_work_fits(INT64_MAX / 8, 1000, 16, 16), TF_ERR_RANGE);
+    int64_t den = 16, total = 0;
+    ck_assert_int_eq(tf_partition_work_total(INT64_MAX / 8, 1000, 16, &den, &total),
+                     TF_ERR_RANGE);
     ck_assert_ptr_nonnull(strstr(tf_error_message(), "2^63"));
-    ck_assert_int_eq(tf_partition_work_fits(INT64_MAX / 32, INT64_MAX / 64, 16, 16), TF_OK);
+    ck_assert_int_eq(
+        tf_partition_work_total(INT64_MAX / 32, INT64_MAX / 64, 16, &den, &total), TF_OK);
+    ck_assert_int_eq(total, INT64_MAX / 32 * 16 + INT64_MAX / 64 * 16);
     tf_csr_free(&a);
 }
 END_TEST
@@ -170,12 +174,12 @@ START_TEST(row_weight_from_the_coefficients)
     int64_t num = -1, den = -1;
     /* The built-in set has no gamma_row: the measured ratio. */
     c.gamma_row = 0;
-    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(tf_cost_row_weight(&c, &num, &den), 0);
     ck_assert_int_eq(den, TF_ROW_WEIGHT_DEN);
     ck_assert_int_eq(num, TF_ROW_WEIGHT_BUILTIN);
     c.gamma_local = 4e-10;
     c.gamma_row = 1e-9; /* 2.5 nonzeros */
-    tf_cost_row_weight(&c, &num, &den);
+    ck_assert_int_eq(tf_cost_row_weight(&c, &num, &den), 1);
     ck_assert_int_eq(num, 40);
     ck_assert_int_eq(den, 16);
     c.gamma_row = 4e-10 / 3; /* 0.333: rounded to 5/16 */
