@@ -11,14 +11,8 @@
 E2E_NAME=e2e_bf16
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
+e2e_cora_tools
 H5DUMP=$B/bin/twoface-h5dump
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
-[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
 run() { # ranks, args...
     np=$1; shift
     timeout 300 mpirun -n "$np" --bind-to none "$EXEC" "$@"

@@ -13,13 +13,7 @@ E2E_NAME=e2e_coll_shm
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
 unset TWOFACE_COLL_SHM TWOFACE_EXCHANGE TWOFACE_COLL_PACK
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
-[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+e2e_cora_tools
 run() { # ranks, args...
     np=$1; shift
     timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_COLL_SHM "$EXEC" "$@"

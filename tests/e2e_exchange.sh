@@ -17,13 +17,7 @@ E2E_NAME=e2e_exchange
 e2e_mpi_env
 unset TWOFACE_EXCHANGE TWOFACE_COLL_PACK
 export TWOFACE_COLL_SHM=off
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
-[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+e2e_cora_tools
 run() { # ranks, args...
     np=$1; shift
     timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_EXCHANGE -x TWOFACE_COLL_PACK -x TWOFACE_COLL_SHM \

@@ -11,13 +11,7 @@ E2E_NAME=e2e_kernels
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
 unset TF_KERNEL
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
-[ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
+e2e_cora_tools
 NP=3
 "$PLAN" "$MATRIX" -n $NP -k 33 -o "$work/plan.h5" -q >"$work/plan.log" 2>&1 ||
     { bad "plan: $(head -2 "$work/plan.log")"; finish; }
