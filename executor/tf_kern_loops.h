@@ -177,6 +177,99 @@ static void csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
     csr_any(r0, r1, ptr, idx, val, b, 1, k, c, add);
 }
 
+/* Two CSR parts of the same rows in one pass: C(i, tile) = the row of the
+ * first part (B float32) followed by the row of the second (B2 float32 or
+ * bf16 when bf2), in storage order. The tile stays in registers between
+ * the parts, and a float32 register holds exactly what a store and a
+ * reload would, so C is bitwise csr(part 1) then csr(part 2, add) - one
+ * write of C's row instead of two and one read fewer. */
+ALWAYS_INLINE void csr2_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
+                             const float *val, const float *b, int64_t f0, int64_t f1,
+                             const int32_t *idx2, const float *val2, const void *b2, int bf2,
+                             int64_t k, int64_t x0, float *cx)
+{
+    vec acc[NV_MAX];
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        acc[v] = (vec){0};
+    for (int64_t e = e0; e < e1; e++) {
+        const float a = val[e];
+        const int64_t bj = (int64_t)idx[e] * k + x0;
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++)
+            acc[v] += a * vload(b + bj + v * TF_VW);
+    }
+    for (int64_t e = f0; e < f1; e++) {
+        const float a = val2[e];
+        const int64_t bj = (int64_t)idx2[e] * k + x0;
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++)
+            acc[v] += a * bload(b2, bf2, bj + v * TF_VW);
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        vstore(cx + v * TF_VW, acc[v]);
+}
+
+ALWAYS_INLINE void csr2_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                             const float *val, const float *b, const int64_t *ptr2,
+                             const int32_t *idx2, const float *val2, const void *b2, int bf2,
+                             int64_t k, float *c, int64_t x0, int64_t x1)
+{
+    for (int64_t i = r0; i < r1; i++) {
+        const int64_t e0 = ptr[i], e1 = ptr[i + 1], f0 = ptr2[i], f1 = ptr2[i + 1];
+        float *ci = c + i * k;
+        if (f0 == f1) { /* the common row with nothing of part 2: csr's own loop */
+            csr_cols(i, i + 1, ptr, idx, val, b, 0, k, c, 0, x0, x1);
+            continue;
+        }
+        int64_t x = x0;
+        for (; x + NV_MAX * TF_VW <= x1; x += NV_MAX * TF_VW)
+            csr2_tile(NV_MAX, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+        if (x + 4 * TF_VW <= x1) {
+            csr2_tile(4, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            x += 4 * TF_VW;
+        }
+        if (x + 2 * TF_VW <= x1) {
+            csr2_tile(2, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            x += 2 * TF_VW;
+        }
+        if (x + TF_VW <= x1) {
+            csr2_tile(1, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            x += TF_VW;
+        }
+        if (x < x1) {
+            csr_tail(e0, e1, idx, val, b, 0, k, x, ci + x, 0);
+            csr_tail(f0, f1, idx2, val2, b2, bf2, k, x, ci + x, 1);
+        }
+    }
+}
+
+ALWAYS_INLINE void csr2_any(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                            const float *val, const float *b, const int64_t *ptr2,
+                            const int32_t *idx2, const float *val2, const void *b2, int bf2,
+                            int64_t k, float *c)
+{
+    const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
+    for (int64_t x0 = 0; x0 < k; x0 += kp)
+        csr2_cols(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, bf2, k, c, x0,
+                  x0 + kp < k ? x0 + kp : k);
+}
+
+static void csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                 const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
+                 const float *val2, const float *b2, int64_t k, float *c)
+{
+    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 0, k, c);
+}
+
+static void csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                      const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
+                      const float *val2, const uint16_t *b2, int64_t k, float *c)
+{
+    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 1, k, c);
+}
+
 /* out(row(e), x0 : x0 + nv*TF_VW) += val[e] * B(j, same columns) for the
  * nonzeros e of column j, the B tile held in nv registers; row(e) is
  * map[idx[e]] or, without a map, idx[e]. */
@@ -269,5 +362,5 @@ static void merge(int64_t i0, int64_t i1, const int32_t *rows, float *const *acc
     }
 }
 
-const tf_kern_ops TF_KERN_OPS = {TF_KERN_NAME, csr,      csc_map,      csc,
-                                 merge,        csr_bf16, csc_map_bf16, csc_bf16};
+const tf_kern_ops TF_KERN_OPS = {TF_KERN_NAME, csr,      csc_map,      csc,      merge,
+                                 csr_bf16,     csc_map_bf16, csc_bf16, csr2, csr2_bf16};

@@ -156,3 +156,18 @@ void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t 
 {
     ops()->csc_bf16(j0, j1, ptr, idx, val, b, k, out);
 }
+
+void tf_kern_csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                  const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
+                  const float *val2, const float *b2, int64_t k, float *c)
+{
+    ops()->csr2(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c);
+}
+
+void tf_kern_csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                       const float *val, const float *b, const int64_t *ptr2,
+                       const int32_t *idx2, const float *val2, const uint16_t *b2, int64_t k,
+                       float *c)
+{
+    ops()->csr2_bf16(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c);
+}

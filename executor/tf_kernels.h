@@ -43,6 +43,19 @@ void tf_kern_csc_map_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int3
 void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t *idx,
                       const float *val, const uint16_t *b, int64_t k, float *out);
 
+/* Rows [r0, r1) of two CSR parts of the same rows in one pass over C:
+ * C(i,:) = sum over part 1's row i (B float32) then part 2's row i (B2
+ * float32, or bf16 for tf_kern_csr2_bf16), in storage order - bitwise
+ * tf_kern_csr(part 1, add 0) followed by tf_kern_csr(part 2, add 1), with
+ * each row of C written once. */
+void tf_kern_csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                  const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
+                  const float *val2, const float *b2, int64_t k, float *c);
+void tf_kern_csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
+                       const float *val, const float *b, const int64_t *ptr2,
+                       const int32_t *idx2, const float *val2, const uint16_t *b2, int64_t k,
+                       float *c);
+
 /* ---- Variants ----------------------------------------------------------- */
 
 /* Names of the variants this build has, best last; *n gets their count. */

@@ -13,7 +13,10 @@
  *  - single-thread overlap (threads_fetch == 0): one thread posts everything,
  *    computes the local part (issuing and collecting fetches between
  *    chunks), then completes fetched runs and the collective in one
- *    MPI_Waitsome loop, computing each as it lands, straight into C.
+ *    MPI_Waitsome loop, computing each as it lands, straight into C. Once
+ *    the collective has landed, the local chunks still to come compute
+ *    their collective nonzeros in the same pass (tf_kern_csr2), so those
+ *    rows of C are written once instead of twice.
  *
  * B safety, pairwise (tf_fetch.c): at entry an owner sends READY to the
  * ranks that fetch from it; a fetcher issues gets to an owner only after
@@ -58,6 +61,27 @@ static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t x = r0; x < r1; x += ROW_BLOCK)
         csr_any(x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, ptr, idx, val, b, bf, k, c, add);
+}
+
+/* Rows [r0, r1) of the local and the collective part in one pass over C
+ * (the collective buffer is complete): bitwise the two passes. */
+static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int threads)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    const int64_t k = ctx->k;
+    if (r1 <= r0)
+        return;
+    const int64_t step = threads <= 1 || r1 - r0 <= ROW_BLOCK ? r1 - r0 : ROW_BLOCK;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (step < r1 - r0)
+    for (int64_t x = r0; x < r1; x += step) {
+        int64_t y = x + step < r1 ? x + step : r1;
+        if (ctx->bf16)
+            tf_kern_csr2_bf16(x, y, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
+                              rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c);
+        else
+            tf_kern_csr2(x, y, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
+                         rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c);
+    }
 }
 
 /* Rows [r0, r1) of the collective part, added into C. */
@@ -181,16 +205,34 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
         ctx->timing.coll_wait += MPI_Wtime() - t;
         if (st)
             return st;
-        coll_done = 0;
+        coll_done = coll_landed = ctx->coll_shm && ctx->shm_left == 0;
     }
     int64_t runs_done = 0, n_runs = rp->n_runs;
+    /* Rows from fused_from on were computed with the collective part in the
+     * same pass (it had landed when their chunk began). */
+    int64_t fused_from = rp->nrows;
 
     /* Local part, in chunks; between chunks, issue and collect fetches. */
     for (int ch = 0; ch < ctx->n_local_chunks; ch++) {
+        const int64_t r0 = ctx->local_split[ch], r1 = ctx->local_split[ch + 1];
         t = MPI_Wtime();
-        csr_rows(ctx->local_split[ch], ctx->local_split[ch + 1], rp->loc_ptr, rp->loc_idx,
-                 rp->loc_val, ctx->b, 0, k, c, 0, ctx->threads);
-        ctx->timing.local_comp += MPI_Wtime() - t;
+        if (coll_landed) {
+            if (fused_from == rp->nrows)
+                fused_from = r0;
+            fused_rows(ctx, r0, r1, c, ctx->threads);
+            /* Shared between the halves' compute buckets by nonzeros, so
+             * the in-situ calibration still sees each half's share. */
+            double dt = MPI_Wtime() - t;
+            double nl = (double)(rp->loc_ptr[r1] - rp->loc_ptr[r0]);
+            double nc = (double)(rp->coll_ptr[r1] - rp->coll_ptr[r0]);
+            double fl = nl + nc > 0 ? nl / (nl + nc) : 1.0;
+            ctx->timing.local_comp += dt * fl;
+            ctx->timing.coll_comp += dt * (1.0 - fl);
+        } else {
+            csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, k, c, 0,
+                     ctx->threads);
+            ctx->timing.local_comp += MPI_Wtime() - t;
+        }
         if (!coll_done) { /* progress; its compute must wait for the local part */
             int flag = 0;
             t = MPI_Wtime();
@@ -236,7 +278,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
     ctx->timing.fetch_comp += MPI_Wtime() - t;
     if (coll_landed) {
         t = MPI_Wtime();
-        coll_rows(ctx, 0, rp->nrows, c, ctx->threads);
+        coll_rows(ctx, 0, fused_from, c, ctx->threads);
         ctx->timing.coll_comp += MPI_Wtime() - t;
     }
     /* The shared-memory collective has no request in req[]: the owners not

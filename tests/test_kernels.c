@@ -7,7 +7,8 @@
  * are unknown or that the CPU cannot run; the bfloat16 kernels (B rows
  * received with TF_COMM_BF16) are bitwise the float32 kernels on the
  * widened B in every variant, and the rounding is to nearest even within
- * 2^-8 relative. The variants the CPU lacks are not
+ * 2^-8 relative; the fused two-part CSR kernel is bitwise the CSR kernel
+ * then the adding one. The variants the CPU lacks are not
  * run (the test prints which ones ran). */
 #include "tf_test.h"
 #include "tf_bf16.h"
@@ -352,6 +353,61 @@ START_TEST(bf16_kernels_are_float32_on_widened_b)
 }
 END_TEST
 
+/* The fused kernel in every variant, at every K: bitwise the CSR kernel
+ * over the first part followed by the CSR kernel adding the second (B2 as
+ * float32 and as bf16), for rows with both parts, either part alone or
+ * neither, in a range that does not start at row 0. */
+START_TEST(fused_csr2_is_csr_then_csr_add)
+{
+    tf_csr a, a2;
+    test_matrix(&a);
+    tf_test_random_csr(&a2, 97, 43, 300, 16);
+    const int64_t m = a.nrows, n = a.ncols, n2 = a2.ncols;
+    int nvar;
+    const char *const *vars = tf_kern_variants(&nvar);
+    for (int v = 0; v < nvar; v++) {
+        if (!tf_kern_available(vars[v]))
+            continue;
+        ck_assert_int_eq(tf_kern_select(vars[v]), TF_OK);
+        for (int ik = 0; ik < NK; ik++) {
+            const int64_t k = KS[ik];
+            float *b = filled(n, k, 3), *b2 = filled(n2, k, 5), *w = filled(n2, k, 6);
+            uint16_t *h = malloc((size_t)(n2 * k + 1) * sizeof *h);
+            ck_assert_ptr_nonnull(h);
+            tf_bf16_pack(b2, h, n2 * k);
+            for (int64_t e = 0; e < n2 * k; e++)
+                w[e] = tf_bf16_to_f32(h[e]);
+            float *x = filled(m, k, 50), *y = filled(m, k, 50);
+            float *xb = filled(m, k, 51), *yb = filled(m, k, 51);
+            tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, x, 0);
+            tf_kern_csr(5, m, a2.rowptr, a2.col, a2.val, b2, k, x, 1);
+            tf_kern_csr2(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, b2, k, y);
+            tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, xb, 0);
+            tf_kern_csr(5, m, a2.rowptr, a2.col, a2.val, w, k, xb, 1);
+            tf_kern_csr2_bf16(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, h, k,
+                              yb);
+            ck_assert_msg(memcmp(x, y, (size_t)(m * k) * sizeof(float)) == 0,
+                          "variant %s, K = %lld: fused is not csr then csr add", vars[v],
+                          (long long)k);
+            ck_assert_msg(memcmp(xb, yb, (size_t)(m * k) * sizeof(float)) == 0,
+                          "variant %s, K = %lld: fused bf16 is not csr then csr add on the "
+                          "widened B",
+                          vars[v], (long long)k);
+            free(b);
+            free(b2);
+            free(w);
+            free(h);
+            free(x);
+            free(y);
+            free(xb);
+            free(yb);
+        }
+    }
+    tf_csr_free(&a);
+    tf_csr_free(&a2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -362,6 +418,7 @@ static Suite *suite(void)
     tcase_add_test(tc, select_by_name_and_environment);
     tcase_add_test(tc, bf16_rounding);
     tcase_add_test(tc, bf16_kernels_are_float32_on_widened_b);
+    tcase_add_test(tc, fused_csr2_is_csr_then_csr_add);
     suite_add_tcase(s, tc);
     return s;
 }
