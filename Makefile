@@ -335,7 +335,7 @@ CFLAGS_BASE += -DTF_EXCHANGE_DEFAULT_ALLTOALL -DSMPI_NO_OVERRIDE_MALLOC -DTF_COL
 endif
 .PHONY: smpi
 smpi:
-	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev >/dev/null
+	@sh .ci/deps.sh $(DEPS_PKGS) libsimgrid-dev gnuplot-nox >/dev/null
 	@$(MAKE) --no-print-directory BUILD=$(SMPI_BUILD) CC=smpicc SMPI=1 \
 	  $(SMPI_BUILD)/bin/twoface-exec $(SMPI_BUILD)/bin/twoface-calibrate $(SMPI_BUILD)/bin/twoface-plan \
 	  $(SMPI_BUILD)/bin/twoface-gcn

@@ -3,8 +3,13 @@
 output directory (OUT/runs/GRAPH-PP-KK.json: twoface-exec --json lines;
 .stats.json: plan_stats lines for the twoface, fetch and collective plans).
 
-    /usr/bin/python3 bench/smpi/table.py OUT[,OUT...] CSV PNG > table.md
+    /usr/bin/python3 bench/smpi/table.py [--zero-copy] OUT[,OUT...] CSV PNG > table.md
     /usr/bin/python3 bench/smpi/table.py --plans STATS.jsonl > planner.md
+
+--zero-copy: the runs come from a build whose collective sends zero-copy
+(TWOFACE_COLL_PACK=never or auto), so the summary adds the bound that
+charges twoface's busiest sender the copy SMPI did not; `make smpi` packs
+every send, and there the copy is in the twoface column already.
 
 Per case: simulated median time per SpMM (ms) of every strategy; shift = the
 best replication c; best baseline = the fastest of allgather, shift, p2p;
@@ -25,11 +30,11 @@ BASE = ("allgather", "shift", "p2p")
 # (hindexed from B) would cost nothing there, while p2p packs its rows on
 # the simulated clock. `make smpi` therefore builds the collective to pack
 # every send (TF_COLL_PACK_ALWAYS): the copy is a timed CPU
-# burst and the twoface column pays it. For runs of a zero-copy build, the
-# bound below charges twoface's busiest sender a copy of every row it sends
+# burst and the twoface column pays it. For runs of a zero-copy build
+# (--zero-copy), the bound below charges twoface's busiest sender a copy of every row it sends
 # at this VM's single-core copy bandwidth (the STREAM-like copy of
 # docs/benchmarks.md measured 14-35 GB/s; the low end); for runs of the
-# packing build it counts the copy twice.
+# packing build it would count the copy twice, and is left out.
 PACK_BPS = 15e9
 
 
@@ -86,7 +91,8 @@ def summarise(g, P, K, objs, stats):
     best = min((b for b in BASE if b in t), key=lambda b: t[b])
     return {
         "graph": g, "P": P, "K": K, "t": t, "shift_c": shift_c, "best": best,
-        "ratio": t["twoface"] / t[best], "vs_shift": t["shift"] / t["twoface"],
+        "ratio": t["twoface"] / t[best],
+        "vs_shift": t["shift"] / t["twoface"] if "shift" in t else None,
         "vs_pure": t["twoface"] / min(t.get("fetch", math.inf), t.get("collective", math.inf)),
         "classes": tw.get("classes", "-") + ("*" if chose_alt else ""), "ran": ran,
         "planned": next(s for s in st if s["which"] == "planned"), "check": check,
@@ -126,7 +132,14 @@ def planner_table(path):
                              fmt(alt["pred_ms"]) if alt else "-"))
 
 
+ZERO_COPY = False
+
+
 def main():
+    global ZERO_COPY
+    if len(sys.argv) > 1 and sys.argv[1] == "--zero-copy":
+        ZERO_COPY = True
+        del sys.argv[1]
     if sys.argv[1] == "--plans":
         planner_table(sys.argv[2])
         return
@@ -140,10 +153,11 @@ def main():
                 "min_rows_mean,pred_ms,sent_max,pack_ms,check_passed\n")
         for r in rows:
             s = r["ran"]
-            f.write("%s,%d,%d,%s,%s,%s,%.4f,%.4f,%s,%.4f,%.2f,%d,%.2f,%d,%d,%.1f,%d,%.1f,%.4f,%s,%.4f,%s\n" % (
+            f.write("%s,%d,%d,%s,%s,%s,%.4f,%s,%s,%.4f,%.2f,%d,%.2f,%d,%d,%.1f,%d,%.1f,%.4f,%s,%.4f,%s\n" % (
                 r["graph"], r["P"], r["K"],
                 ",".join("%.5f" % r["t"][a] if a in r["t"] else "" for a in algos),
-                r["shift_c"] or "", r["best"], r["ratio"], r["vs_shift"], r["classes"],
+                r["shift_c"] or "", r["best"], r["ratio"],
+                "%.4f" % r["vs_shift"] if r["vs_shift"] else "", r["classes"],
                 s["coll_share"], s["recip_mean"], s["recip_max"], s["want_mean"], s["want_max"],
                 s["rows_max"], s["rows_mean"], s["min_max"], s["min_mean"], s["pred_ms"],
                 "%d" % s["sent_max"] if "sent_max" in s else "", pack_ms(r),
@@ -156,20 +170,22 @@ def main():
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
     for r in rows:
         t, s = r["t"], r["ran"]
-        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s (%s) | %s | **%.2f** (%s) | %.2f | %s (%.0f%%) | "
+        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | **%.2f** (%s) | %s | %s (%.0f%%) | "
               "%.1f / %d, %.1f / %d | %d / %.0f (%d / %.0f) |" % (
                   r["graph"], r["K"], r["P"], fmt(t["twoface"]), fmt(s["pred_ms"]),
                   fmt(t.get("fetch"), "fetch" in r["from_trial"]),
                   fmt(t.get("collective"), "collective" in r["from_trial"]),
-                  fmt(t.get("allgather")), fmt(t["shift"]),
-                  r["shift_c"], fmt(t.get("p2p")), r["ratio"], r["best"], r["vs_shift"],
+                  fmt(t.get("allgather")),
+                  "%s (%s)" % (fmt(t["shift"]), r["shift_c"]) if "shift" in t else "-",
+                  fmt(t.get("p2p")), r["ratio"], r["best"],
+                  "%.2f" % r["vs_shift"] if r["vs_shift"] else "-",
                   r["classes"], 100 * s["coll_share"], s["recip_mean"], s["recip_max"],
                   s["want_mean"], s["want_max"], s["rows_max"], s["rows_mean"], s["min_max"],
                   s["min_mean"]))
     print()
     for K in sorted({r["K"] for r in rows}):
         for P in sorted({r["P"] for r in rows}):
-            sel = [r for r in rows if r["K"] == K and r["P"] == P]
+            sel = [r for r in rows if r["K"] == K and r["P"] == P and r["vs_shift"]]
             if not sel:
                 continue
             gm = math.exp(sum(math.log(r["vs_shift"]) for r in sel) / len(sel))
@@ -180,7 +196,10 @@ def main():
                       worst["ratio"], worst["graph"]))
     packed = [(r["t"]["twoface"] + pack_ms(r)) / r["t"]["p2p"] for r in rows
               if "sent_max" in r["ran"] and "p2p" in r["t"]]
-    if packed:
+    if not ZERO_COPY:
+        print("- the collective packed every send (`make smpi`): the copy SMPI does not charge "
+              "to a derived datatype is in the twoface column, as p2p's is in its own")
+    elif packed:
         print("- twoface with its busiest sender's gathering charged (every row it sends copied "
               "at %.0f GB/s, which SMPI does not charge) over p2p: geometric mean %.2f, worst "
               "%.2f over %d cases" % (PACK_BPS / 1e9, math.exp(sum(math.log(x) for x in packed) /
