@@ -333,7 +333,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
             return ist;
     }
 
-    char buf[256];
+    char buf[512]; /* the note may pass 256 bytes; cal.prov keeps the first 255 */
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
