@@ -11,13 +11,8 @@
 E2E_NAME=e2e_normalize
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
-CORA=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
-[ -f "$CORA" ] || { bad "$CORA missing"; finish; }
+e2e_cora_tools
+CORA=$MATRIX
 
 # ---- matrices made here -------------------------------------------------------
 # dir.mtx: 150 x 150, directed (not symmetric), weights 1..4, a few self
