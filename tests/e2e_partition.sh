@@ -8,13 +8,8 @@
 # Last line: "e2e_partition: N passed, M failed".
 E2E_NAME=e2e_partition
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
 HELPER=$B/tests/mpi_errors
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC" "$HELPER"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
+e2e_cora_tools "$HELPER"
 
 # one_line_error NAME PATTERN STATUS ERRFILE: a failure with exactly one
 # non-empty stderr line containing PATTERN.

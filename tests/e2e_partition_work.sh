@@ -11,13 +11,8 @@
 # Last line: "e2e_partition_work: N passed, M failed".
 E2E_NAME=e2e_partition_work
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
 H5DUMP=$B/bin/twoface-h5dump
-MATRIX=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC" "$H5DUMP"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
+e2e_cora_tools "$H5DUMP"
 
 # ---- a work plan runs and computes the right C ----------------------------------
 for np in 3 4; do

@@ -13,13 +13,9 @@
 E2E_NAME=e2e_ptscotch
 . "${TF_SRCDIR:-.}/tests/lib_e2e.sh"
 e2e_mpi_env
-PLAN=$B/bin/twoface-plan
-EXEC=$B/bin/twoface-exec
 H5DUMP=$B/bin/twoface-h5dump
-CORA=$SRC/examples/data/cora.mtx.zst
-for p in "$PLAN" "$EXEC" "$H5DUMP"; do
-    [ -x "$p" ] || { bad "$p is not built"; finish; }
-done
+e2e_cora_tools "$H5DUMP"
+CORA=$MATRIX
 
 # iso.mtx: 400 vertices, a ring with chords over the first 360, the last 40
 # isolated (no entries at all). tiny.mtx: 3 x 3. gen.mtx: 2,000 vertices,

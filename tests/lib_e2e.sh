@@ -31,14 +31,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/$E2E_NAME.XXXXXX") || exit 1
 trap 'rm -rf "$work"; exit 1' INT TERM
 # e2e_run_mpi Q COMMAND...: mpirun on Q ranks, unbound, at most 300 s.
 e2e_run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
-# e2e_cora_tools: PLAN and EXEC (twoface-plan, twoface-exec of the build) and
-# MATRIX (the Cora graph shipped in examples/data), each checked to be there;
-# a missing one is a failed case and ends the script.
+# e2e_cora_tools [PROGRAM ...]: PLAN and EXEC (twoface-plan, twoface-exec of
+# the build), any further programs the script names, and MATRIX (the Cora
+# graph shipped in examples/data), each checked to be there; a missing one is
+# a failed case and ends the script.
 e2e_cora_tools() {
     PLAN=$B/bin/twoface-plan
     EXEC=$B/bin/twoface-exec
     MATRIX=$SRC/examples/data/cora.mtx.zst
-    for p in "$PLAN" "$EXEC"; do
+    for p in "$PLAN" "$EXEC" "$@"; do
         [ -x "$p" ] || { bad "$p is not built"; finish; }
     done
     [ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
