@@ -65,23 +65,27 @@ static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
 
 /* Rows [r0, r1) of the local and the collective part in one pass over C
  * (the collective buffer is complete): bitwise the two passes. */
-static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int threads)
+static void fused_any(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
-    const int64_t k = ctx->k;
-    if (r1 <= r0)
+    if (ctx->bf16)
+        tf_kern_csr2_bf16(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
+                          rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c);
+    else
+        tf_kern_csr2(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
+                     rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c);
+}
+
+/* The same with `threads` threads, split as csr_rows splits. */
+static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int threads)
+{
+    if (threads <= 1 || r1 - r0 <= ROW_BLOCK) {
+        fused_any(ctx, r0, r1, c);
         return;
-    const int64_t step = threads <= 1 || r1 - r0 <= ROW_BLOCK ? r1 - r0 : ROW_BLOCK;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (step < r1 - r0)
-    for (int64_t x = r0; x < r1; x += step) {
-        int64_t y = x + step < r1 ? x + step : r1;
-        if (ctx->bf16)
-            tf_kern_csr2_bf16(x, y, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
-                              rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c);
-        else
-            tf_kern_csr2(x, y, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
-                         rp->coll_idx, rp->coll_val, ctx->coll_buf, k, c);
     }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int64_t x = r0; x < r1; x += ROW_BLOCK)
+        fused_any(ctx, x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, c);
 }
 
 /* Rows [r0, r1) of the collective part, added into C. */

@@ -195,7 +195,7 @@ def main():
                       K, P, gm, len(sel), sum(r["ratio"] <= 1.0 for r in sel), len(sel),
                       worst["ratio"], worst["graph"]))
     packed = [(r["t"]["twoface"] + pack_ms(r)) / r["t"]["p2p"] for r in rows
-              if "sent_max" in r["ran"] and "p2p" in r["t"]]
+              if ZERO_COPY and "sent_max" in r["ran"] and "p2p" in r["t"]]
     if not ZERO_COPY:
         print("- the collective packed every send (`make smpi`): the copy SMPI does not charge "
               "to a derived datatype is in the twoface column, as p2p's is in its own")
