@@ -97,14 +97,38 @@ void tf_cal_sparse_free(tf_cal_sparse *s);
  * not support that term). */
 int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit);
 
+/* ---- tf_cal_window.c ---------------------------------------------------- */
+
+/* A window of `rows` B rows of k floats per rank, filled from seed, its
+ * row type, and a lock_all epoch open on it. */
+typedef struct {
+    MPI_Datatype row;
+    MPI_Win win;
+    float *base;
+    int locked;
+} tf_cal_window;
+
+/* Collective; every rank returns the lowest failing rank's status, and on
+ * failure nothing is left open. `what` names the measurement in messages. */
+int tf_cal_window_open(const tf_cal_config *cfg, int k, int64_t rows, uint64_t seed,
+                       const char *what, tf_cal_window *w);
+/* Ends the epoch and frees the window and type (collective). */
+void tf_cal_window_close(tf_cal_window *w);
+
 /* One-sided fetch: coef[0] = alpha_fetch (s per request), coef[1] =
  * beta_fetch (s per byte). */
 int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit);
 
-/* Compute kernels: fits[0..2] = gamma_local, gamma_coll, gamma_fetch
- * (coef[0] of each, s per nonzero per column). */
-/* fits[0..2]: gamma_local, gamma_coll, gamma_fetch (the CSR ones per
- * nonzero that loads its B row from memory); *gamma_cached: either CSR
+/* overlap_fetch: the share of one-sided gets' per-byte transfer time
+ * (beyond alpha_fetch per request) that proceeds while the rank that
+ * posted them computes, from gets alone, compute alone and the two
+ * together (gets posted, compute, wait). 0-1; 0 with one rank. */
+int tf_measure_overlap(const tf_cal_config *cfg, double alpha_fetch, double *overlap);
+
+/* fits[0..2]: gamma_local, gamma_coll, gamma_fetch (per nonzero that loads
+ * its row - B's for the CSR kernels, C's for the CSC one - from memory);
+ * with a cache size fits[2] has a second coefficient, gamma_fetch_cached
+ * (coef[1], np = 2), the CSC kernel per nonzero whose C row is in cache; *gamma_cached: either CSR
  * kernel per nonzero whose row is in cache; *cache_bytes: the per-core
  * cache the reuse count assumes (level 2, 0 when the system does not say,
  * which leaves the single-gamma model); *gamma_row: either CSR kernel per

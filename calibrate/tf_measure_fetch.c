@@ -87,11 +87,9 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
                 npts++;
             }
 
-    MPI_Datatype row = MPI_DATATYPE_NULL;
-    MPI_Win win = MPI_WIN_NULL;
-    float *wbuf = NULL;
-    int locked = 0;
-    int st = TF_OK;
+    tf_cal_window w;
+    memset(&w, 0, sizeof w);
+    int st = TF_OK, opened = 0;
     float *buf = malloc((size_t)maxrows * (size_t)rowbytes);
     MPI_Request *req = malloc(TF_CAL_MAX_REQ * sizeof *req);
     int *idx = malloc(TF_CAL_MAX_REQ * sizeof *idx);
@@ -103,28 +101,10 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
         st = tf_fail(TF_ERR_NOMEM, "fetch measurement: out of memory");
     else
         memset(buf, 0, (size_t)maxrows * (size_t)rowbytes);
-    if (st == TF_OK && (MPI_Type_contiguous(NET_K, MPI_FLOAT, &row) != MPI_SUCCESS ||
-                        MPI_Type_commit(&row) != MPI_SUCCESS))
-        st = tf_fail(TF_ERR_MPI, "fetch measurement: MPI_Type_contiguous failed");
     st = tf_cal_agree(cfg->comm, st);
-    if (st == TF_OK) {
-        MPI_Aint wbytes = (MPI_Aint)WIN_ROWS * rowbytes;
-        if (MPI_Win_allocate(wbytes, (int)sizeof(float), MPI_INFO_NULL, cfg->comm, &wbuf,
-                             &win) != MPI_SUCCESS) {
-            win = MPI_WIN_NULL;
-            st = tf_fail(TF_ERR_MPI, "fetch measurement: MPI_Win_allocate failed");
-        } else {
-            tf_dense_fill(wbuf, 7, 0, WIN_ROWS, NET_K);
-        }
-        st = tf_cal_agree(cfg->comm, st);
-    }
-    if (st == TF_OK) {
-        if (MPI_Win_lock_all(MPI_MODE_NOCHECK, win) != MPI_SUCCESS)
-            st = tf_fail(TF_ERR_MPI, "fetch measurement: MPI_Win_lock_all failed");
-        else
-            locked = 1;
-        st = tf_cal_agree(cfg->comm, st);
-    }
+    if (st == TF_OK &&
+        (st = tf_cal_window_open(cfg, NET_K, WIN_ROWS, 7, "fetch measurement", &w)) == TF_OK)
+        opened = 1;
 
     for (int r = -1; r < reps && st == TF_OK; r++) {
         for (int i = 0; i < npts && st == TF_OK; i++) {
@@ -132,7 +112,7 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
             /* The executor's start barrier: nobody reads B before its owner
              * has written it. It is not part of the fetch cost. */
             MPI_Barrier(cfg->comm);
-            st = fetch_runs(win, row, buf, rank, P, &pts[i], req, idx, slot_free, &t0, &t1);
+            st = fetch_runs(w.win, w.row, buf, rank, P, &pts[i], req, idx, slot_free, &t0, &t1);
             if (r >= 0) {
                 t[(size_t)r * npts + i] = t0;
                 te[(size_t)r * npts + i] = t1;
@@ -140,8 +120,8 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
         }
         st = tf_cal_agree(cfg->comm, st);
     }
-    if (locked)
-        MPI_Win_unlock_all(win);
+    if (opened)
+        tf_cal_window_close(&w);
 
     if (st == TF_OK) {
         tf_cal_sample_times(cfg->comm, cfg->one_node, t, te, reps * npts);
@@ -177,10 +157,6 @@ int tf_measure_fetch(const tf_cal_config *cfg, tf_fit *fit)
         st = tf_cal_agree(cfg->comm, st);
     }
 
-    if (win != MPI_WIN_NULL)
-        MPI_Win_free(&win);
-    if (row != MPI_DATATYPE_NULL)
-        MPI_Type_free(&row);
     free(buf);
     free(req);
     free(idx);

@@ -27,7 +27,12 @@
  * a road network's; 1 for the collective one) at about the nonzeros of a
  * band point over the same B band: that separates the cost per row from
  * the cost per nonzero.
- * The fetch kernel keeps t = gamma * nnz * K. */
+ * The fetch kernel's time depends on where the row of C it adds into comes
+ * from in the same way: its points' nonzeros are split by the same reuse
+ * count over the C rows in column order, one more point spreads few
+ * columns over 16x the rows of C (rows from memory) and one adds many
+ * columns into 256 rows (always in cache), and the fit is
+ * t = (gamma_fetch * misses + gamma_fetch_cached * hits) * K. */
 #include "tf_calibrate.h"
 #include "tf_dense.h"
 #include "tf_error.h"
@@ -88,7 +93,18 @@ static int point_make(ker_point *p, int kind, int k, int64_t m, int shape, uint6
         st = tf_cal_synth(&p->a, 3 * m, m / 2, 1.0, 0.5, 256, seed);
         p->brows = m / 2;
         p->crows = 3 * m;
-    } else if (shape == SHAPE_HOT && kind != KER_FETCH) {
+    } else if (shape == SHAPE_SHORT && kind == KER_FETCH) {
+        /* Fetched rows spread over 4x the band's rows of C: most additions
+         * load their row from memory. */
+        st = tf_cal_synth(&p->a, m, 4 * m, 2.0, 0.3, 256, seed);
+        p->brows = m;
+        p->crows = 4 * m;
+    } else if (shape == SHAPE_HOT && kind == KER_FETCH) {
+        /* Many fetched rows into a few rows of C, which stay in cache. */
+        st = tf_cal_synth(&p->a, HOT_ROWS, HOT_BROWS, 2.0, 0.3, 64, seed);
+        p->brows = HOT_ROWS;
+        p->crows = HOT_BROWS;
+    } else if (shape == SHAPE_HOT) {
         /* Many C rows over a B band far smaller than any cache. */
         st = tf_cal_synth(&p->a, HOT_ROWS, HOT_BROWS, kind == KER_LOCAL ? 8.0 : 3.0, 0.5, 64,
                           seed);
@@ -144,12 +160,36 @@ static void point_run(ker_point *p, int csr_threads)
                     p->c, add);
 }
 
-/* Misses of a CSR point for a cache of cache_bytes at its K. */
+/* Misses of a point for a cache of cache_bytes at its K: of B rows in row
+ * order for a CSR point, of C rows in column order for the CSC one (the
+ * index lists are read in the kernel's order either way). */
 static int point_count_misses(ker_point *p, double cache_bytes)
 {
     int64_t n = p->a.nnz, window = (int64_t)(cache_bytes / (4.0 * p->k));
-    if (p->kind == KER_FETCH || window <= 0 || n <= 1)
+    if (window <= 0 || n <= 1)
         return TF_OK;
+    if (p->kind == KER_FETCH) {
+        /* Columns in order, rows ascending within each: the kernel's. */
+        uint32_t *col = malloc((size_t)n * sizeof *col), *row = malloc((size_t)n * sizeof *row);
+        uint32_t *last = malloc((size_t)(p->crows > 0 ? p->crows : 1) * sizeof *last);
+        int st = TF_OK;
+        if (col && row && last) {
+            for (int64_t j = 0; j < p->a.nouter; j++)
+                for (int64_t e = p->a.ptr[j]; e < p->a.ptr[j + 1]; e++) {
+                    col[e] = (uint32_t)j;
+                    row[e] = (uint32_t)p->a.idx[e];
+                }
+            p->miss = tf_reuse_csc_misses(col, row, n, window, TF_REUSE_STREAM_ROWS, last,
+                                          p->crows);
+        } else {
+            st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
+                                       "nonzeros", (long long)n);
+        }
+        free(col);
+        free(row);
+        free(last);
+        return st;
+    }
     size_t sz = (size_t)n * sizeof(uint32_t);
     uint32_t *c = malloc(sz), *v = malloc(sz), *tk = malloc(sz), *tv = malloc(sz);
     int st = TF_OK;
@@ -267,7 +307,8 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
     const int use_cache = *cache_bytes > 0;
     const int np = tf_cal_kernel_nparams(use_cache), jrow = np - 1;
     double *xj = malloc((size_t)2 * n * np * sizeof *xj);
-    if (st == TF_OK && !xj)
+    double *xf = malloc((size_t)2 * n * sizeof *xf);
+    if (st == TF_OK && (!xj || !xf))
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory");
     tf_fit joint;
     memset(&joint, 0, sizeof joint);
@@ -298,6 +339,13 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
             if (use_cache)
                 *gamma_cached = joint.coef[2];
             *gamma_row = joint.coef[jrow];
+        } else if (use_cache) {
+            /* [gamma_fetch, gamma_fetch_cached] against [misses, hits] x K. */
+            for (int i = 0; i < n; i++) {
+                xf[2 * i] = (double)missof[o + i] * kof[o + i];
+                xf[2 * i + 1] = (double)(nnzof[o + i] - missof[o + i]) * kof[o + i];
+            }
+            st = tf_fit_linear(n, 2, xf, y + o, 1, &fits[kind]);
         } else {
             st = tf_fit_linear(n, 1, x + o, y + o, 1, &fits[kind]);
         }
@@ -310,8 +358,9 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
             fprintf(f, "  %5s %10s %6s %7s %10s %11s %11s %7s\n", "K", "nnz", "miss", "nnz/row",
                     "ns/nnz-col", "meas_ms", "model_ms", "err");
             for (int i = o; i < o + n; i++) {
-                double pred = split ? tf_fit_eval(np, joint.coef, xj + (size_t)np * i)
-                                    : fits[kind].coef[0] * x[i];
+                double pred = split       ? tf_fit_eval(np, joint.coef, xj + (size_t)np * i)
+                              : use_cache ? tf_fit_eval(2, fits[kind].coef, xf + 2 * (i - o))
+                                          : fits[kind].coef[0] * x[i];
                 fprintf(f, "  %5d %10lld %5.0f%% %7.2f %10.3f %11.3f %11.3f %+6.1f%%\n", kof[i],
                         (long long)nnzof[i], 100.0 * (double)missof[i] / (double)nnzof[i],
                         (double)nnzof[i] / (double)rowsof[i], 1e9 * y[i] / x[i], 1e3 * y[i],
@@ -335,12 +384,20 @@ int tf_measure_kernels(const tf_cal_config *cfg, tf_fit fits[3], double *gamma_c
                     tf_cal_print_fit(f, "t = (gamma*nnz + gamma_row*rows)*K, both CSR kernels",
                                      &joint, jn[0], ju3);
                 }
+            } else if (use_cache) {
+                static const char *const fn[2] = {"gamma_fetch", "gamma_fetch_cached"};
+                static const char *const fu[2] = {"s/nnz-col", "s/nnz-col"};
+                fprintf(f, "  rows of C in cache: the same cache; miss = nonzeros adding into "
+                           "a row loaded from memory\n");
+                tf_cal_print_fit(f, "t = (gamma_fetch*miss + gamma_fetch_cached*(nnz-miss))*K",
+                                 &fits[kind], fn, fu);
             } else {
                 tf_cal_print_fit(f, "t = gamma*nnz*K", &fits[kind], &nm[kind], un);
             }
         }
     }
     free(xj);
+    free(xf);
     free(missof);
     free(rowsof);
     st = tf_cal_agree(cfg->comm, st);

@@ -291,8 +291,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     double t1 = MPI_Wtime();
     if (cfg.log)
         fflush(cfg.log);
+    double overlap = 0.0;
     if (st == TF_OK)
         st = tf_measure_fetch(&cfg, &fetch);
+    if (st == TF_OK)
+        st = tf_measure_overlap(&cfg, fetch.coef[0], &overlap);
     double t2 = MPI_Wtime();
     if (cfg.log)
         fflush(cfg.log);
@@ -314,6 +317,8 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cal.coeffs.gamma_local = kern[0].coef[0];
     cal.coeffs.gamma_coll = kern[1].coef[0];
     cal.coeffs.gamma_fetch = kern[2].coef[0];
+    cal.coeffs.gamma_fetch_cached = kern[2].np == 2 ? kern[2].coef[1] : 0.0;
+    cal.coeffs.overlap_fetch = overlap;
     cal.coeffs.gamma_cached = gamma_cached;
     cal.coeffs.cache_bytes = cache_bytes;
     cal.coeffs.gamma_row = gamma_row;
@@ -321,7 +326,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     cal.coeffs.threads = cfg.threads;
     /* Microbenchmarks give the shape of each half's cost; a run of the real
      * executor sets its scale (tf_insitu.h explains why). */
-    double insitu[4] = {1, 1, 1, 1};
+    double insitu[5] = {1, 1, 1, 1, 1};
     if (!a->no_insitu) {
         int kin = cfg.nk > 0 ? cfg.k[cfg.nk - 1] : 128;
         for (int i = 0; i < cfg.nk; i++)
@@ -353,7 +358,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
                                              {"alpha_fetch", "beta_fetch", ""},
                                              {"gamma_local", "", ""},
                                              {"gamma_coll", "", ""},
-                                             {"gamma_fetch", "", ""}};
+                                             {"gamma_fetch", "gamma_fetch_cached", ""}};
     for (int f = 0; f < 5; f++)
         for (int j = 0; j < fits[f]->np; j++)
             if (fits[f]->clamped[j]) {
@@ -363,11 +368,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     snprintf(buf, sizeof buf,
              "%s sweep on %ld cores, %.0f%% busy with other work before; fit RMS rel. error coll "
              "%.0f%% fetch %.0f%% gamma_local %.0f%% gamma_coll %.0f%% gamma_fetch %.0f%%; "
-             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch %.2f handshake %.2f",
+             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch comm %.2f comp %.2f handshake %.2f",
              a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), 100.0 * g_busy_before,
              100 * coll.rms_rel, 100 * fetch.rms_rel, 100 * kern[0].rms_rel,
              100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none",
-             insitu[0], insitu[1], insitu[2], insitu[3]);
+             insitu[0], insitu[1], insitu[2], insitu[4], insitu[3]);
     prov_set(&cal, "note", buf);
 
     if (g_rank == 0)

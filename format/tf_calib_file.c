@@ -73,6 +73,9 @@ int tf_calib_parse(const char *name, const char *text, tf_calibration *out)
             if (k == TF_NCOEFFS - 1 && (v != floor(v) || v < 1 || v > 4096))
                 return tf_fail(TF_ERR_PARSE, "%s:%ld: 'threads' needs a whole number 1..4096, found '%.40s'",
                                name, line, val);
+            if (strcmp(key, "overlap_fetch") == 0 && v > 1)
+                return tf_fail(TF_ERR_PARSE, "%s:%ld: 'overlap_fetch' is a share, 0..1, found '%.40s'",
+                               name, line, val);
             tf_coeffs_set(&out->coeffs, k, v);
             seen[k] = 1;
             continue;

@@ -3,15 +3,15 @@
 const char *const tf_coeff_names[TF_NCOEFFS] = {
     "alpha_coll", "beta_coll", "alpha_fetch", "beta_fetch",
     "gamma_local", "gamma_coll", "gamma_fetch", "alpha_sync", "beta_coll_max", "gamma_cached", "cache_bytes",
-    "gamma_row", "threads"};
+    "gamma_row", "gamma_fetch_cached", "overlap_fetch", "threads"};
 const char *const tf_coeff_units[TF_NCOEFFS] = {
     "s/message", "s/byte", "s/request", "s/byte",
     "s/nnz-col", "s/nnz-col", "s/nnz-col", "s/peer", "s/byte", "s/nnz-col", "bytes",
-    "s/row-col", "threads/rank"};
+    "s/row-col", "s/nnz-col", "share", "threads/rank"};
 
 int tf_coeff_optional(int i)
 {
-    return i >= 8 && i <= 11;
+    return i >= 8 && i <= 13;
 }
 
 void tf_coeffs_default(tf_coeffs *c)
@@ -32,6 +32,8 @@ void tf_coeffs_default(tf_coeffs *c)
     c->gamma_cached = 0;
     c->cache_bytes = 0;
     c->gamma_row = 0;
+    c->gamma_fetch_cached = 0;
+    c->overlap_fetch = 0;
     c->threads = 1;
     c->elem_bytes = 4;
 }
@@ -51,6 +53,8 @@ double tf_coeffs_get(const tf_coeffs *c, int i)
     case 9: return c->gamma_cached;
     case 10: return c->cache_bytes;
     case 11: return c->gamma_row;
+    case 12: return c->gamma_fetch_cached;
+    case 13: return c->overlap_fetch;
     default: return c->threads;
     }
 }
@@ -70,6 +74,8 @@ void tf_coeffs_set(tf_coeffs *c, int i, double v)
     case 9: c->gamma_cached = v; break;
     case 10: c->cache_bytes = v; break;
     case 11: c->gamma_row = v; break;
+    case 12: c->gamma_fetch_cached = v; break;
+    case 13: c->overlap_fetch = v; break;
     default: c->threads = (int)v; break;
     }
 }

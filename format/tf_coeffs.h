@@ -33,6 +33,17 @@ typedef struct {
                             and the loop around it, paid however few
                             nonzeros the row has (optional in files: older
                             ones have 0, no cost per row) */
+    double gamma_fetch_cached; /* s per nnz-col in the fetch CSC kernel when
+                                  the row of C it adds into is still in
+                                  cache, where gamma_fetch is the price of a
+                                  row loaded from memory (optional in files:
+                                  0 charges every nonzero gamma_fetch) */
+    double overlap_fetch; /* share (0-1) of a one-sided get's transfer that
+                             proceeds while its one-thread rank computes:
+                             0 where a get is a copy by the caller (shared
+                             memory) or needs the target inside MPI, near 1
+                             where the network carries it alone (optional
+                             in files: older ones have 0) */
     int threads;        /* OpenMP threads per rank the executor will use */
     int elem_bytes;     /* bytes per element of B that travels: 4 (float32),
                            2 (bf16, twoface-plan --comm bf16); any other
@@ -47,7 +58,7 @@ void tf_coeffs_default(tf_coeffs *c);
 
 /* Number of coefficients and their names, for files and tables; threads is
  * the last one. */
-#define TF_NCOEFFS 13
+#define TF_NCOEFFS 15
 extern const char *const tf_coeff_names[TF_NCOEFFS];
 extern const char *const tf_coeff_units[TF_NCOEFFS];
 /* 1 for a coefficient added after files were written without it (a missing

@@ -19,7 +19,7 @@
 
 #define TF_PLAN_FORMAT "twoface-plan"
 #define TF_PLAN_VERSION_MAJOR 3
-#define TF_PLAN_VERSION_MINOR 2
+#define TF_PLAN_VERSION_MINOR 3
 
 typedef enum { TF_MODE_TWOFACE = 0, TF_MODE_FETCH = 1, TF_MODE_COLLECTIVE = 2 } tf_mode;
 typedef enum { TF_CLASS_COLL = 0, TF_CLASS_FETCH = 1 } tf_stripe_class;
@@ -60,6 +60,11 @@ typedef struct {
      * remote one: tf_coll_rows_share). 0 in older files, whose coefficients
      * have no cost per row. */
     int64_t rows_local, rows_coll;
+    /* (3.3) Nonzeros of the fetch part whose row of C is neither in cache
+     * from an earlier one nor streamed (tf_reuse_csc_misses, over the part
+     * in column order): the rows the CSC kernel loads from memory to add
+     * into. 0 in older files, whose coefficients have no cached fetch rate. */
+    int64_t nnz_fetch_miss;
 } tf_rank_stats;
 
 /* Everything rank `rank` needs to run one SpMM, in plain arrays. */

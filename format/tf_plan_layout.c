@@ -256,6 +256,7 @@ const tf_pl_stats_field tf_pl_stats_fields[] = {
     F64F(t_coll_comm),     F64F(t_coll_comp),    F64F(t_fetch_comm),   F64F(t_fetch_comp),
     F64F(t_sync),          F64F(t_coll_half),    F64F(t_fetch_half),   F64F(t_total),
     I64F(nnz_local_miss),  I64F(nnz_coll_miss),  I64F(rows_local),     I64F(rows_coll),
+    I64F(nnz_fetch_miss),
 #undef I64F
 #undef F64F
 };
@@ -263,7 +264,7 @@ _Static_assert(sizeof tf_pl_stats_fields / sizeof tf_pl_stats_fields[0] == N_STA
                "update N_STATS_FIELDS in tf_plan_layout.h");
 /* The summary hash and the packed file type both rely on the struct being
  * exactly these 8-byte fields; a new field must be added to the table. */
-_Static_assert(sizeof(tf_rank_stats) == 28 * 8, "update tf_pl_stats_fields for tf_rank_stats");
+_Static_assert(sizeof(tf_rank_stats) == 29 * 8, "update tf_pl_stats_fields for tf_rank_stats");
 
 hid_t tf_pl_stats_type(int file)
 {
@@ -462,7 +463,8 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats,
             hash_word(&h, w);
         }
     static const int block[][2] = {{N_STATS_FIELDS_2_3, N_STATS_FIELDS_2_4},
-                                   {N_STATS_FIELDS_2_4, N_STATS_FIELDS}};
+                                   {N_STATS_FIELDS_2_4, N_STATS_FIELDS_3_1},
+                                   {N_STATS_FIELDS_3_1, N_STATS_FIELDS}};
     for (size_t b = 0; b < sizeof block / sizeof block[0]; b++) {
         int any_new = 0;
         for (int r = 0; r < p->nranks; r++)

@@ -78,11 +78,13 @@ typedef struct {
     int is_double;
 } tf_pl_stats_field;
 
-#define N_STATS_FIELDS 28
+#define N_STATS_FIELDS 29
 /* Fields a 2.3 file has; the later ones may be missing (read as 0). */
 #define N_STATS_FIELDS_2_3 24
 /* Fields a 2.4 or 3.0 file has. */
 #define N_STATS_FIELDS_2_4 26
+/* Fields a 3.1 or 3.2 file has. */
+#define N_STATS_FIELDS_3_1 28
 extern const tf_pl_stats_field tf_pl_stats_fields[N_STATS_FIELDS];
 
 size_t tf_pl_kind_size(int k);

@@ -26,6 +26,7 @@ void tf_analysis_free(tf_analysis *an)
     free(an->remote_miss);
     free(an->remote_nnz);
     free(an->remote_rows);
+    free(an->fetch_miss);
     memset(an, 0, sizeof *an);
 }
 
@@ -56,6 +57,29 @@ static int64_t remote_row_count(const tf_csr *a, int64_t r0, int64_t r1, int64_t
                 break;
             }
     return n;
+}
+
+/* Nonzeros of rows [r0, r1) outside the band [b0, b1) whose row of C the
+ * fetch CSC kernel finds neither in cache nor streamed (tf_reuse.h): the
+ * kernel walks the remote nonzeros column by column (fetched B row by
+ * fetched B row), adding each into its row of C, so what matters is how
+ * the C rows follow each other in column order. cols holds the n remote
+ * columns in row order (band_cols) and is left sorted ascending; rows,
+ * tmp and tpos are scratch of n entries, last of r1 - r0. */
+static int64_t fetch_row_misses(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
+                                int64_t n, int64_t window, uint32_t *cols, uint32_t *rows,
+                                uint32_t *tmp, uint32_t *tpos, uint32_t *last)
+{
+    if (window <= 0 || n <= 1 || n >= (int64_t)UINT32_MAX)
+        return n;
+    int64_t x = 0;
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+            if (a->col[e] < b0 || a->col[e] >= b1)
+                rows[x++] = (uint32_t)(i - r0);
+    /* Stable: within a column the rows stay ascending, the kernel's order. */
+    tf_radix_sort_u32(cols, rows, n, tmp, tpos);
+    return tf_reuse_csc_misses(cols, rows, n, window, TF_REUSE_STREAM_ROWS, last, r1 - r0);
 }
 
 typedef struct {
@@ -103,15 +127,15 @@ static void list_free(stripe_list *l)
 
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
                     const int64_t *brow_off, int width, int gap, int64_t reuse_window,
-                    tf_analysis *an)
+                    int64_t fetch_window, tf_analysis *an)
 {
     return tf_analysis_run_part(a, 0, 0, nranks, nranks, row_off, brow_off, width, gap,
-                                reuse_window, an);
+                                reuse_window, fetch_window, an);
 }
 
 int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
                          const int64_t *row_off, const int64_t *brow_off, int width, int gap,
-                         int64_t reuse_window, tf_analysis *an)
+                         int64_t reuse_window, int64_t fetch_window, tf_analysis *an)
 {
     memset(an, 0, sizeof *an);
     if (width < 1)
@@ -129,8 +153,10 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
     an->remote_miss = calloc((size_t)nranks, sizeof *an->remote_miss);
     an->remote_nnz = calloc((size_t)nranks, sizeof *an->remote_nnz);
     an->remote_rows = calloc((size_t)nranks, sizeof *an->remote_rows);
+    an->fetch_miss = calloc((size_t)nranks, sizeof *an->fetch_miss);
     if (!an->stripe_base || !an->nnz_local || !an->remote_distinct || !an->ss_off ||
-        !an->local_miss || !an->remote_miss || !an->remote_nnz || !an->remote_rows)
+        !an->local_miss || !an->remote_miss || !an->remote_nnz || !an->remote_rows ||
+        !an->fetch_miss)
         goto nomem;
     an->stripe_base[0] = 0;
     for (int q = 0; q < nranks; q++) {
@@ -175,7 +201,15 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         /* The reuse count's positions and their sort scratch. */
         uint32_t *pos = malloc(cap * sizeof *pos);
         uint32_t *tpos = malloc(cap * sizeof *tpos);
-        if (!cols || !tmp || !pos || !tpos)
+        /* The fetch kernel's C rows and each row's last read, only when
+         * its misses are counted. */
+        int64_t maxrows = 1;
+        for (int p = p0; p < p1; p++)
+            if (row_off[p + 1] - row_off[p] > maxrows)
+                maxrows = row_off[p + 1] - row_off[p];
+        uint32_t *rows = fetch_window > 0 ? malloc(cap * sizeof *rows) : NULL;
+        uint32_t *last = fetch_window > 0 ? malloc((size_t)maxrows * sizeof *last) : NULL;
+        if (!cols || !tmp || !pos || !tpos || (fetch_window > 0 && (!rows || !last)))
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (int p = p0; p < p1; p++) {
@@ -187,6 +221,12 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
             an->nnz_local[p] = nloc;
             an->local_miss[p] = tf_reuse_misses_sort(cols, nloc, reuse_window, pos, tmp, tpos);
             int64_t nrem = band_cols(a, r0, r1, b0, b1, 1, cols);
+            an->fetch_miss[p] = nrem;
+            if (fetch_window > 0) {
+                an->fetch_miss[p] = fetch_row_misses(a, r0, r1, b0, b1, nrem, fetch_window, cols,
+                                                     rows, tmp, tpos, last);
+                band_cols(a, r0, r1, b0, b1, 1, cols); /* row order again */
+            }
             an->remote_nnz[p] = nrem;
             an->remote_rows[p] = remote_row_count(a, r0, r1, b0, b1);
             int64_t rmiss = tf_reuse_misses_sort(cols, nrem, reuse_window, pos, tmp, tpos);
@@ -232,6 +272,8 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         free(tmp);
         free(pos);
         free(tpos);
+        free(rows);
+        free(last);
     }
     if (!failed) {
         for (int p = 0; p < nranks; p++)

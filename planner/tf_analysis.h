@@ -44,6 +44,11 @@ typedef struct {
     int64_t *local_miss, *remote_miss, *remote_nnz;
     /* Per rank: its rows with at least one remote nonzero. */
     int64_t *remote_rows;
+    /* Per rank: remote nonzeros whose row of C is neither in cache from an
+     * earlier one nor streamed when all of them are read column by column
+     * (the fetch kernel's order, tf_reuse_csc_misses); remote_nnz when the
+     * misses are not counted. */
+    int64_t *fetch_miss;
 } tf_analysis;
 
 /* Nonzeros of rank p's collective part (nnz_coll of its remote ones) that
@@ -59,6 +64,13 @@ static inline int64_t tf_coll_miss(int64_t nnz_coll, int64_t remote_miss, int64_
 static inline int64_t tf_coll_miss_of(const tf_analysis *an, int p, int64_t nnz_coll)
 {
     return tf_coll_miss(nnz_coll, an->remote_miss[p], an->remote_nnz[p]);
+}
+
+/* The same share for the fetch part (nnz_fetch of the remote nonzeros),
+ * from the C-row misses in column order. */
+static inline int64_t tf_fetch_miss_of(const tf_analysis *an, int p, int64_t nnz_fetch)
+{
+    return tf_coll_miss(nnz_fetch, an->fetch_miss[p], an->remote_nnz[p]);
 }
 
 /* Rows of C rank p's collective part adds into, for nnz_coll of its
@@ -101,17 +113,19 @@ static inline int64_t tf_coll_rows_of(const tf_analysis *an, int64_t e)
 }
 
 /* reuse_window: nonzeros within which a B row read again is still in cache
- * (tf_cost_reuse_window); 0 counts every nonzero as a miss. */
+ * (tf_cost_reuse_window); 0 counts every nonzero as a miss. fetch_window:
+ * the same for the fetch kernel's rows of C (tf_cost_fetch_window); 0 counts
+ * every fetched nonzero as a miss and skips the count. */
 int tf_analysis_run(const tf_csr *a, int nranks, const int64_t *row_off,
                     const int64_t *brow_off, int width, int gap, int64_t reuse_window,
-                    tf_analysis *an);
+                    int64_t fetch_window, tf_analysis *an);
 /* The same for receivers p0 <= p < p1 only, from the rows
  * [row_off[p0], row_off[p1]) held in `a` with row row_base as its row 0 (a
  * rank of the distributed planner): the other receivers get no sparse
  * stripes, and their nnz_local and remote_distinct stay 0. */
 int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int nranks,
                          const int64_t *row_off, const int64_t *brow_off, int width, int gap,
-                         int64_t reuse_window, tf_analysis *an);
+                         int64_t reuse_window, int64_t fetch_window, tf_analysis *an);
 void tf_analysis_free(tf_analysis *an);
 
 #endif

@@ -314,6 +314,7 @@ static int build_rank(const tf_csr *a, int64_t row_base, const tf_analysis *an,
     sx->rows_local = rp->nrows;
     sx->rows_coll = tf_coll_rows_share_of(an, p, ncoll);
     sx->nnz_fetch = nfet;
+    sx->nnz_fetch_miss = tf_fetch_miss_of(an, p, nfet);
     for (int64_t e = 0; e < ne; e++) {
         if (an->ss_class[e0 + e] == TF_CLASS_COLL)
             sx->stripes_coll++;

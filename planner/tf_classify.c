@@ -25,6 +25,7 @@ enum {
     C_REMOTE_NNZ,
     C_ROWS_LOCAL,  /* rows of the rank: the local kernel writes every one */
     C_REMOTE_ROWS, /* its rows with a remote nonzero */
+    C_FETCH_MISS,  /* remote nonzeros missing C rows in column order */
     /* Owner side: the sum of what its recipients contribute. */
     C_ROWS_SENT,
     C_PEERS_SENT,  /* recipients with a collective stripe from it */
@@ -45,6 +46,7 @@ static double count_time(const tf_coeffs *c, int k, const int64_t *x)
     s.rows_local = x[C_ROWS_LOCAL];
     s.rows_coll = tf_coll_rows_share(x[C_NNZ_COLL], x[C_REMOTE_ROWS], x[C_REMOTE_NNZ]);
     s.nnz_fetch = x[C_NNZ_FETCH];
+    s.nnz_fetch_miss = tf_coll_miss(x[C_NNZ_FETCH], x[C_FETCH_MISS], x[C_REMOTE_NNZ]);
     s.coll_rows_recv = x[C_ROWS_RECV];
     s.coll_rows_sent = x[C_ROWS_SENT];
     s.coll_peers_recv = x[C_PEERS_RECV];
@@ -99,6 +101,7 @@ static void add_counts(const state *st, int p, const uint8_t *cls, int64_t *rows
     r[C_REMOTE_NNZ] += an->remote_nnz[p];
     r[C_ROWS_LOCAL] += an->row_off[p + 1] - an->row_off[p];
     r[C_REMOTE_ROWS] += an->remote_rows[p];
+    r[C_FETCH_MISS] += an->fetch_miss[p];
     for (int64_t e = an->ss_off[p]; e < an->ss_off[p + 1]; e++) {
         int64_t g = st->seg_of[e];
         int64_t *o = rows + (int64_t)st->seg_q[g] * C_N;

@@ -2,8 +2,23 @@
 
 #include <math.h>
 
+double tf_cost_fetch_hidden(const tf_coeffs *c, double t_compute, double t_fetch_bytes)
+{
+    if (c->threads >= 2 || !(c->overlap_fetch > 0))
+        return 0.0;
+    /* The one-thread executor posts its gets between chunks of the local
+     * part and computes each run as it lands, so the bytes still on the
+     * wire travel while it computes: the local part, and the runs that
+     * landed before. The per-request part is the caller's own work (or, in
+     * the simulation, overhead charged to the call that completes it) and
+     * stays. */
+    double w = c->overlap_fetch > 1 ? 1.0 : c->overlap_fetch;
+    return w * fmin(t_compute, t_fetch_bytes);
+}
+
 double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
-                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp)
+                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp,
+                         double t_fetch_bytes)
 {
     if (c->threads >= 2) {
         /* Collective group: starts the exchange, computes the local part
@@ -14,9 +29,11 @@ double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
         double b = t_fetch_comm + t_fetch_comp;
         return fmax(a, b);
     }
-    /* One thread: only the transfers progress in the background, and on one
-     * node they are copies too, so everything adds up. */
-    return t_local + t_coll_comm + t_coll_comp + t_fetch_comm + t_fetch_comp;
+    /* One thread: only the transfers progress in the background. On one
+     * node they are copies by the caller, so everything adds up; where the
+     * network carries a get alone (overlap_fetch), compute hides its bytes. */
+    return t_local + t_coll_comm + t_coll_comp + t_fetch_comm + t_fetch_comp -
+           tf_cost_fetch_hidden(c, t_local + t_fetch_comp, t_fetch_bytes);
 }
 
 /* Bytes per element of B that travels: the byte terms halve with bf16.
@@ -34,6 +51,17 @@ double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t
     if (c->cache_bytes <= 0 || miss > nnz || miss < 0)
         return gamma * (double)nnz * k;
     return (gamma * (double)miss + c->gamma_cached * (double)(nnz - miss)) * k;
+}
+
+double tf_cost_csc(const tf_coeffs *c, int k, int64_t nnz, int64_t miss)
+{
+    /* The CSC kernel loads, adds into and stores a row of C per nonzero;
+     * when that row is in cache from an earlier nonzero it runs 2-3x
+     * faster. A rate fitted on rows from memory charged a rank whose
+     * fetched nonzeros update a cache's worth of rows 2-4x its time. */
+    if (!(c->gamma_fetch_cached > 0) || c->cache_bytes <= 0 || miss > nnz || miss < 0)
+        return c->gamma_fetch * (double)nnz * k;
+    return (c->gamma_fetch * (double)miss + c->gamma_fetch_cached * (double)(nnz - miss)) * k;
 }
 
 double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows)
@@ -68,6 +96,12 @@ int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)
     return (int64_t)(c->cache_bytes / (4.0 * k));
 }
 
+int64_t tf_cost_fetch_window(const tf_coeffs *c, int k)
+{
+    /* A C row is float32 whatever travels: the same window as B's rows. */
+    return c->gamma_fetch_cached > 0 ? tf_cost_reuse_window(c, k) : 0;
+}
+
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
 {
     const double bytes_per_row = elem_bytes(c) * k;
@@ -81,15 +115,21 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
                          bytes_per_row;
     s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss) +
                      tf_cost_rows(c, k, s->rows_coll);
-    s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
-                      c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
-    s->t_fetch_comp = c->gamma_fetch * (double)s->nnz_fetch * k;
+    const double t_fetch_bytes = c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
+    s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests + t_fetch_bytes;
+    s->t_fetch_comp = tf_cost_csc(c, k, s->nnz_fetch, s->nnz_fetch_miss);
     s->t_sync = tf_cost_sync(c, s->fetch_peers_recv + s->fetch_peers_sent);
     s->t_coll_half = fmax(s->t_local, s->t_coll_comm) + s->t_coll_comp;
     s->t_fetch_half = s->t_fetch_comm + s->t_fetch_comp;
     s->t_total = tf_cost_rank_time(c, s->t_local, s->t_coll_comm, s->t_coll_comp,
-                                   s->t_fetch_comm, s->t_fetch_comp) +
+                                   s->t_fetch_comm, s->t_fetch_comp, t_fetch_bytes) +
                  s->t_sync + tf_cost_round(c, k, s);
+}
+
+double tf_cost_fetch_hidden_of(const tf_coeffs *c, int k, const tf_rank_stats *s)
+{
+    return tf_cost_fetch_hidden(c, s->t_local + s->t_fetch_comp,
+                                c->beta_fetch * (double)s->fetch_rows * elem_bytes(c) * k);
 }
 
 double tf_cost_round(const tf_coeffs *c, int k, const tf_rank_stats *s)

@@ -13,9 +13,29 @@
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
 
 /* Time of the rank: max of the halves when they run on separate thread
- * groups (threads >= 2), their sum otherwise. */
+ * groups (threads >= 2), their sum otherwise, less the fetched bytes that
+ * travel while the rank computes (tf_cost_fetch_hidden). t_fetch_bytes is
+ * the per-byte part of t_fetch_comm. */
 double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
-                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp);
+                         double t_coll_comp, double t_fetch_comm, double t_fetch_comp,
+                         double t_fetch_bytes);
+
+/* Fetch transfer time that proceeds while a one-thread rank computes:
+ * overlap_fetch of the smaller of its compute after the gets are posted
+ * (t_compute: the local part and the fetched runs' kernel) and the per-byte
+ * part of the transfer (t_fetch_bytes); 0 with two or more threads, whose
+ * fetch group waits for its own gets. */
+double tf_cost_fetch_hidden(const tf_coeffs *c, double t_compute, double t_fetch_bytes);
+
+/* The same for a rank whose t_local and t_fetch_comp tf_cost_predict has
+ * filled. */
+double tf_cost_fetch_hidden_of(const tf_coeffs *c, int k, const tf_rank_stats *s);
+
+/* Time of the fetch part's CSC kernel: nnz nonzeros at K columns, of which
+ * miss add into a row of C loaded from memory (gamma_fetch) and the others
+ * into one in cache (gamma_fetch_cached). Without that coefficient or a
+ * cache (files from before the term) every nonzero pays gamma_fetch. */
+double tf_cost_csc(const tf_coeffs *c, int k, int64_t nnz, int64_t miss);
 
 /* Time of a CSR part: nnz nonzeros at K columns, of which miss load their
  * B row from memory (gamma, the kernel's coefficient) and the others find
@@ -43,6 +63,11 @@ int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den);
 /* Nonzeros within which a B row read again is still in cache: the rows of
  * K float32 values the cache holds. 0 without a cache. */
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k);
+
+/* The window for the fetch kernel's rows of C: the same rows of K float32
+ * values, 0 when the coefficients have no cached fetch rate (the planner
+ * then skips the count). */
+int64_t tf_cost_fetch_window(const tf_coeffs *c, int k);
 
 /* bf16 (elem_bytes 2): the rounding of the rows that travel, added to the
  * rank's time before both halves (nothing is sent or fetched before it);

@@ -489,7 +489,8 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
     hdr.brow_off = brow_off;
     st = tf_analysis_run_part(&mine.loc, mine.row0, first_part[me], first_part[me + 1], P,
                               row_off, brow_off, o->stripe_width, hdr.gap,
-                              tf_cost_reuse_window(&hdr.coeffs, o->k), &an);
+                              tf_cost_reuse_window(&hdr.coeffs, o->k),
+                              tf_cost_fetch_window(&hdr.coeffs, o->k), &an);
     st = tf_agree(comm, st);
     if (st)
         goto done;

@@ -377,7 +377,8 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksu
     double t1 = omp_get_wtime();
     tf_analysis an;
     st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap,
-                         tf_cost_reuse_window(&out->coeffs, o->k), &an);
+                         tf_cost_reuse_window(&out->coeffs, o->k),
+                         tf_cost_fetch_window(&out->coeffs, o->k), &an);
     double t2 = omp_get_wtime();
     if (!st) {
         an.coll_needed = o->coll_rows == TF_COLL_NEEDED;

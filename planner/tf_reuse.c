@@ -19,3 +19,23 @@ int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t
             miss++;
     return miss;
 }
+
+int64_t tf_reuse_csc_misses(const uint32_t *cols, const uint32_t *rows, int64_t n,
+                            int64_t window, uint32_t stride, uint32_t *last, int64_t nrows)
+{
+    /* UINT32_MAX marks a row not read yet, so positions stop below it. */
+    if (window <= 0 || n >= (int64_t)UINT32_MAX)
+        return n;
+    for (int64_t r = 0; r < nrows; r++)
+        last[r] = UINT32_MAX;
+    int64_t miss = 0;
+    for (int64_t e = 0; e < n; e++) {
+        uint32_t r = rows[e];
+        int streamed = e > 0 && cols[e] == cols[e - 1] && r > rows[e - 1] &&
+                       r - rows[e - 1] <= stride;
+        int reused = last[r] != UINT32_MAX && (int64_t)((uint32_t)e - last[r]) <= window;
+        miss += !streamed && !reused;
+        last[r] = (uint32_t)e;
+    }
+    return miss;
+}

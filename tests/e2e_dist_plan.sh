@@ -91,6 +91,14 @@ same "cora with a cache in the model P=5" "$CORA" -n 5 -k 64 --calibration "$wor
 # A row weight from the calibration that is not a whole number (2.5625).
 { cat "$work/cache.txt"; echo "gamma_row = 1.28125e-9"; } >"$work/row.txt"
 same "cora work with gamma_row P=3" "$CORA" -n 3 --partition work --calibration "$work/row.txt"
+# The fetch kernel's reuse count (C rows in column order) and the overlap of
+# fetch transfers with compute, in a fetch plan and a twoface one.
+{ cat "$work/cache.txt"; echo "gamma_fetch_cached = 4e-10"; echo "overlap_fetch = 0.9"; } \
+    >"$work/fetchcache.txt"
+same "cora fetch with a cached fetch rate P=5" "$CORA" -n 5 -k 64 --mode fetch \
+    --calibration "$work/fetchcache.txt"
+same "dir gcn with a cached fetch rate P=3" "$work/dir.mtx" -n 3 --normalize gcn \
+    --calibration "$work/fetchcache.txt"
 
 # --bands-from: a backward plan on the forward plan's bands, forward made at Q = 3.
 if e2e_run_mpi 3 "$PLAN" "$work/dir.mtx" -q -n 4 --normalize gcn --partition metis -o "$work/fwd.h5" >/dev/null 2>&1; then

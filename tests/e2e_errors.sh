@@ -451,6 +451,17 @@ if [ -x "$CAL" ]; then
     # it writes is one the planner takes.
     mpi_run 2 "$work/run" "$CAL" -o "$work/cal2.txt" --quick --reps 2 --no-insitu -k 32
     nrep=$(grep -c "[(, ]2 reps, first start to last end" "$work/run/out.0" 2>/dev/null)
+    # Every coefficient is written, the overlap a share and the fetch
+    # kernel's cached rate measured (the machine's cache size is known).
+    ov=$(sed -n 's/^overlap_fetch *= *\([^ ]*\).*/\1/p' "$work/cal2.txt" 2>/dev/null)
+    gfc=$(sed -n 's/^gamma_fetch_cached *= *\([^ ]*\).*/\1/p' "$work/cal2.txt" 2>/dev/null)
+    cb=$(sed -n 's/^cache_bytes *= *\([^ ]*\).*/\1/p' "$work/cal2.txt" 2>/dev/null)
+    if awk -v o="${ov:-x}" -v g="${gfc:-x}" -v c="${cb:-x}" 'BEGIN { exit !(o != "x" && o >= 0 &&
+            o <= 1 && g != "x" && c != "x" && (c + 0 == 0 ? g + 0 == 0 : g > 0)) }'; then
+        ok "calibrate: overlap_fetch $ov, gamma_fetch_cached $gfc"
+    else
+        bad "calibrate: overlap_fetch '$ov', gamma_fetch_cached '$gfc' in $(head -c 600 "$work/cal2.txt" 2>/dev/null)"
+    fi
     if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 0 ] && [ "${nrep:-0}" -ge 4 ] &&
         "$PLAN" "$work/tall.mtx" -n 2 -k 32 -o "$work/cal2.h5" -q --calibration "$work/cal2.txt" \
             >"$work/out" 2>"$work/err"; then

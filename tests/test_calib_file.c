@@ -50,6 +50,13 @@ START_TEST(parses_good_file)
     snprintf(more, sizeof more, "%sgamma_row = 4.5e-10\n", good);
     ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
     ck_assert_double_eq(c.coeffs.gamma_row, 4.5e-10);
+    /* And the fetch kernel's cached rate and the transfer's overlap. */
+    ck_assert_double_eq(c.coeffs.gamma_fetch_cached, 0);
+    ck_assert_double_eq(c.coeffs.overlap_fetch, 0);
+    snprintf(more, sizeof more, "%sgamma_fetch_cached = 3e-10\noverlap_fetch = 0.75\n", good);
+    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    ck_assert_double_eq(c.coeffs.gamma_fetch_cached, 3e-10);
+    ck_assert_double_eq(c.coeffs.overlap_fetch, 0.75);
 }
 END_TEST
 
@@ -78,6 +85,8 @@ START_TEST(rejects_bad_files)
     expect_error(buf, "whole number");
     snprintf(buf, sizeof buf, "%salpha_coll = 1\n", good);
     expect_error(buf, "given twice");
+    snprintf(buf, sizeof buf, "%soverlap_fetch = 1.5\n", good);
+    expect_error(buf, "c.txt:14: 'overlap_fetch' is a share, 0..1, found '1.5'");
 }
 END_TEST
 

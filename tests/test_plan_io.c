@@ -1220,7 +1220,7 @@ static void strip_rank_stats(int keep, int major, int minor)
     hid_t d = H5Dopen2(f, "rank_stats", H5P_DEFAULT);
     hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
     int nm = H5Tget_nmembers(t);
-    ck_assert_int_eq(nm, 28);
+    ck_assert_int_eq(nm, 29);
     hid_t old = H5Tcreate(H5T_COMPOUND, (size_t)keep * 8);
     for (int i = 0; i < keep; i++) {
         char *name = H5Tget_member_name(t, (unsigned)i);
@@ -1248,20 +1248,31 @@ static void strip_rank_stats(int keep, int major, int minor)
     H5Fclose(f);
 }
 
-/* Format 2.4 added the reuse counts to rank_stats, 3.1 the rows of C; an
- * older file lacks those members (its plans were made without the terms):
- * they read as 0 and the summary checksum it was written with still holds,
- * a 3.0 or 2.4 file's with its reuse counts set included. */
+/* Format 2.4 added the reuse counts to rank_stats, 3.1 the rows of C, 3.3
+ * the fetch kernel's misses; an older file lacks those members (its plans
+ * were made without the terms): they read as 0 and the summary checksum it
+ * was written with still holds, a 3.2, 3.0 or 2.4 file's with its earlier
+ * counts set included. */
 START_TEST(rank_stats_of_2_3_files_read_without_reuse_counts)
 {
     write_fixture();
     for (int r = 0; r < g_plan.nranks; r++) {
         g_plan.parts[r].stats.rows_local = 100 + r;
         g_plan.parts[r].stats.rows_coll = 7 * r;
+        g_plan.parts[r].stats.nnz_fetch_miss = 3 * r + 1;
         g_plan.all_stats[r] = g_plan.parts[r].stats;
     }
     ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
     check_roundtrip(g_path, &g_plan); /* nonzero counts travel */
+
+    /* 3.2: rows of C, no fetch misses. */
+    for (int r = 0; r < g_plan.nranks; r++) {
+        g_plan.parts[r].stats.nnz_fetch_miss = 0;
+        g_plan.all_stats[r] = g_plan.parts[r].stats;
+    }
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, 3) == TF_OK, "%s", tf_error_message());
+    strip_rank_stats(28, 3, 2);
+    check_roundtrip(g_path, &g_plan);
 
     /* 3.0 and 2.4: reuse counts set, no rows. */
     int64_t miss = 0;

@@ -5,6 +5,7 @@
 #include "tf_build.h"
 #include "tf_classify.h"
 #include "tf_cost_model.h"
+#include "tf_dense.h"
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
@@ -354,7 +355,7 @@ static int class_of(const tf_csr *a, int P, int W, const tf_coeffs *c, int k, in
     int64_t off[64];
     tf_partition_rows(a->nrows, P, off);
     tf_analysis an;
-    ck_assert_int_eq(tf_analysis_run(a, P, off, off, W, 0, 0, &an), TF_OK);
+    ck_assert_int_eq(tf_analysis_run(a, P, off, off, W, 0, 0, 0, &an), TF_OK);
     ck_assert_int_eq(tf_classify(&an, c, k, TF_MODE_TWOFACE), TF_OK);
     int q = tf_partition_owner(off, P, j);
     int64_t s = tf_stripe_of(&an, q, j);
@@ -387,6 +388,7 @@ static void build_both(const tf_csr *a, int P, int mode, tf_plan *full, tf_plan 
         tf_analysis an;
         ck_assert_int_eq(tf_analysis_run(a, P, pl[x]->row_off, pl[x]->brow_off, o.stripe_width,
                                          pl[x]->gap, tf_cost_reuse_window(&pl[x]->coeffs, o.k),
+                                         tf_cost_fetch_window(&pl[x]->coeffs, o.k),
                                          &an),
                          TF_OK);
         ck_assert_int_eq(tf_classify(&an, &pl[x]->coeffs, o.k, mode), TF_OK);
@@ -535,7 +537,7 @@ START_TEST(analysis_counts_reuse_per_rank)
     int64_t off[3];
     tf_partition_rows(64, 2, off);
     tf_analysis an;
-    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 100, &an), TF_OK);
+    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 100, 0, &an), TF_OK);
     ck_assert_int_eq(an.nnz_local[0], 17);
     ck_assert_int_eq(an.local_miss[0], 16);
     ck_assert_int_eq(an.remote_nnz[1], 20);
@@ -548,12 +550,145 @@ START_TEST(analysis_counts_reuse_per_rank)
     ck_assert_int_eq(tf_coll_rows_share_of(&an, 1, 20), 20);
     tf_analysis_free(&an);
     /* Window 0: no cache, every read a miss. */
-    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 0, &an), TF_OK);
+    ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, 0, 0, &an), TF_OK);
     ck_assert_int_eq(an.local_miss[0], 17);
     ck_assert_int_eq(an.remote_miss[1], 20);
     tf_analysis_free(&an);
     tf_csr_free(&a);
     tf_coo_free(&coo);
+}
+END_TEST
+
+/* The fetch kernel walks its nonzeros column by column: four of rank 1's
+ * rows each read rank 0's rows 0..9, so in column order a row of C comes
+ * back every 4 nonzeros (B rows, in row order, every 10). Rows 8 apart
+ * are not streamed; rows 32..35 are (each within 4 rows of the previous
+ * one in its column), so only the first of each column can miss. */
+START_TEST(analysis_counts_fetch_row_reuse)
+{
+    static const struct {
+        int step;
+        int64_t window, fetch_window, remote_miss, fetch_miss;
+    } want[] = {
+        {8, 100, 100, 10, 4}, /* both fit: first reads only */
+        {8, 4, 4, 40, 4},     /* C rows within 4, B rows not */
+        {8, 4, 3, 40, 40},
+        {8, 100, 0, 10, 40}, /* not counted: every fetched nonzero misses */
+        {1, 100, 100, 10, 1}, /* streamed: the first row, once */
+        {1, 100, 3, 10, 10},  /* the first row of each column */
+    };
+    for (size_t x = 0; x < sizeof want / sizeof want[0]; x++) {
+        tf_coo coo;
+        tf_coo_init(&coo, 64, 64, 64);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 10; j++)
+                tf_coo_push(&coo, 32 + i * want[x].step, j, 1.0);
+        tf_csr a;
+        tf_csr_from_coo(&a, &coo);
+        int64_t off[3];
+        tf_partition_rows(64, 2, off);
+        tf_analysis an;
+        ck_assert_int_eq(tf_analysis_run(&a, 2, off, off, 8, 0, want[x].window,
+                                         want[x].fetch_window, &an),
+                         TF_OK);
+        ck_assert_int_eq(an.remote_nnz[1], 40);
+        ck_assert_int_eq(an.remote_miss[1], want[x].remote_miss);
+        ck_assert_msg(an.fetch_miss[1] == want[x].fetch_miss, "case %zu: %lld misses, want %lld",
+                      x, (long long)an.fetch_miss[1], (long long)want[x].fetch_miss);
+        ck_assert_int_eq(tf_fetch_miss_of(&an, 1, 20), (want[x].fetch_miss + 1) / 2);
+        /* The stripes see the same columns however the misses were counted. */
+        ck_assert_int_eq(an.remote_distinct[1], 10);
+        ck_assert_int_eq(an.ss_off[2] - an.ss_off[1], 2);
+        tf_analysis_free(&an);
+        tf_csr_free(&a);
+        tf_coo_free(&coo);
+    }
+}
+END_TEST
+
+/* The count itself, against a brute-force reading of its definition on a
+ * generated stream. */
+START_TEST(csc_misses_match_their_definition)
+{
+    enum { N = 3000, ROWS = 300 };
+    static uint32_t cols[N], rows[N], last[ROWS];
+    uint64_t h = 12345;
+    int64_t e = 0;
+    for (uint32_t j = 0; e < N; j++) {
+        h = tf_mix64(h + j);
+        int deg = 1 + (int)(h % 12);
+        uint32_t r = (uint32_t)(h >> 20) % 50;
+        for (int d = 0; d < deg && e < N && r < ROWS; d++, e++) {
+            cols[e] = j;
+            rows[e] = r;
+            h = tf_mix64(h);
+            r += 1 + (uint32_t)(h % 9); /* steps of 1-9 rows: some streamed */
+        }
+    }
+    const int64_t n = e;
+    for (int64_t window = 1; window <= 2000; window *= 7) {
+        int64_t want = 0;
+        for (int64_t x = 0; x < n; x++) {
+            int streamed = x > 0 && cols[x] == cols[x - 1] && rows[x] > rows[x - 1] &&
+                           rows[x] - rows[x - 1] <= TF_REUSE_STREAM_ROWS;
+            int reused = 0;
+            for (int64_t y = x - 1; y >= 0 && x - y <= window; y--)
+                if (rows[y] == rows[x]) {
+                    reused = 1;
+                    break;
+                }
+            want += !streamed && !reused;
+        }
+        ck_assert_int_eq(tf_reuse_csc_misses(cols, rows, n, window, TF_REUSE_STREAM_ROWS, last,
+                                             ROWS),
+                         want);
+    }
+    ck_assert_int_eq(tf_reuse_csc_misses(cols, rows, n, 0, 4, last, ROWS), n);
+}
+END_TEST
+
+/* The fetch kernel: misses at gamma_fetch, hits at gamma_fetch_cached (and
+ * all at gamma_fetch without that rate or a cache); with one thread per
+ * rank, overlap_fetch of the fetched bytes travel while the rank computes
+ * (its local part and the fetched runs), the per-request part stays. */
+START_TEST(fetch_cost_charges_row_misses_and_hides_transfer)
+{
+    tf_coeffs c = simple_coeffs();
+    c.threads = 1;
+    ck_assert_double_eq_tol(tf_cost_csc(&c, 10, 100, 30), 100 * c.gamma_fetch * 10, 1e-18);
+    c.gamma_fetch_cached = 0.5e-9;
+    ck_assert_double_eq_tol(tf_cost_csc(&c, 10, 100, 30), 100 * c.gamma_fetch * 10, 1e-18);
+    ck_assert_int_eq(tf_cost_fetch_window(&c, 128), 0);
+    c.cache_bytes = 1 << 20;
+    ck_assert_int_eq(tf_cost_fetch_window(&c, 128), 2048);
+    ck_assert_double_eq_tol(tf_cost_csc(&c, 10, 100, 30),
+                            (30 * c.gamma_fetch + 70 * 0.5e-9) * 10, 1e-18);
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = s.nnz_local_miss = 1000;
+    s.nnz_fetch = 100;
+    s.nnz_fetch_miss = 30;
+    s.fetch_rows = 50;
+    s.fetch_requests = 5;
+    tf_cost_predict(&c, 10, &s);
+    ck_assert_double_eq_tol(s.t_fetch_comp, (30 * c.gamma_fetch + 70 * 0.5e-9) * 10, 1e-18);
+    double sum = s.t_local + s.t_fetch_comm + s.t_fetch_comp + s.t_sync;
+    ck_assert_double_eq_tol(s.t_total, sum, 1e-15);
+    ck_assert_double_eq(tf_cost_fetch_hidden_of(&c, 10, &s), 0);
+    /* Half the bytes' time: 50 rows of 10 floats at 1 ns per byte, 2 us,
+     * less than the 10.3 us of compute. */
+    c.overlap_fetch = 0.5;
+    tf_cost_predict(&c, 10, &s);
+    const double bytes = 50 * 10 * 4 * c.beta_fetch;
+    ck_assert_double_eq_tol(tf_cost_fetch_hidden_of(&c, 10, &s), 0.5 * bytes, 1e-18);
+    ck_assert_double_eq_tol(s.t_total, sum - 0.5 * bytes, 1e-15);
+    /* Never more than the compute, however long the transfer. */
+    ck_assert_double_eq_tol(tf_cost_fetch_hidden(&c, 1e-6, 1.0), 0.5e-6, 1e-18);
+    c.overlap_fetch = 1;
+    ck_assert_double_eq_tol(tf_cost_fetch_hidden(&c, 1.0, 2e-6), 2e-6, 1e-18);
+    /* With a fetch group of its own the transfer is that group's. */
+    c.threads = 2;
+    ck_assert_double_eq(tf_cost_fetch_hidden(&c, 1e-3, 1e-3), 0);
 }
 END_TEST
 
@@ -1067,6 +1202,9 @@ static Suite *suite(void)
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
     tcase_add_test(tc, csr_cost_charges_rows_of_c);
     tcase_add_test(tc, analysis_counts_reuse_per_rank);
+    tcase_add_test(tc, analysis_counts_fetch_row_reuse);
+    tcase_add_test(tc, csc_misses_match_their_definition);
+    tcase_add_test(tc, fetch_cost_charges_row_misses_and_hides_transfer);
     tcase_add_test(tc, bad_options_rejected);
     tcase_add_test(tc, empty_matrix_metis_plan_round_trips);
     suite_add_tcase(s, tc);
