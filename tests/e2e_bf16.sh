@@ -34,7 +34,7 @@ grep -q 'comm bf16' "$work/plan.log" && ok "the summary names comm bf16" || bad 
 if [ -x "$H5DUMP" ]; then
     "$H5DUMP" -a /comm "$work/bf.h5" 2>&1 | grep -q '"bf16"' && ok "h5dump: /comm = bf16" ||
         bad "h5dump -a /comm: $("$H5DUMP" -a /comm "$work/bf.h5" 2>&1 | head -5)"
-    "$H5DUMP" -a /format_version "$work/bf.h5" 2>&1 | grep -q '3, 2' && ok "format version 3.2" ||
+    "$H5DUMP" -a /format_version "$work/bf.h5" 2>&1 | grep -q '3, 3' && ok "format version 3.3" ||
         bad "format_version: $("$H5DUMP" -a /format_version "$work/bf.h5" 2>&1 | grep -A2 DATA)"
 fi
 if "$PLAN" "$MATRIX" -n 4 --comm fp8 -o "$work/x.h5" -q 2>"$work/err.log"; then
