@@ -11,6 +11,7 @@
 #include "tf_gnn_outfile.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,14 +239,22 @@ START_TEST(atomic_writer_rules)
 END_TEST
 
 /* A child rewrites the checkpoint with versions 1, 2, 3, ... until killed;
- * the parent kills it after a delay that walks through the write. */
+ * the parent kills it after a delay that walks through the write: from a
+ * sixth of one write's time to four writes' (timed here, so that a slow
+ * build - sanitizers - or a loaded machine still lets some writes end). */
 START_TEST(killed_writer_leaves_a_whole_checkpoint)
 {
     make_dir();
     const char *p = path_in(0, "ck.h5");
     tf_gnn_ckpt c;
     make_ckpt(&c, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     ck_assert_int_eq(tf_gnn_ckpt_write(p, &c), TF_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double write_ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+    if (write_ns < 200000.0)
+        write_ns = 200000.0;
     int newer = 0;
     for (int round = 0; round < 24; round++) {
         pid_t pid = fork();
@@ -258,7 +267,8 @@ START_TEST(killed_writer_leaves_a_whole_checkpoint)
                 tf_gnn_ckpt_free(&k);
             }
         }
-        struct timespec d = {0, 200000L * (round + 1)}; /* 0.2 .. 4.8 ms */
+        double ns = write_ns * (round + 1) / 6.0;
+        struct timespec d = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
         nanosleep(&d, NULL);
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
