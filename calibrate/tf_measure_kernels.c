@@ -28,10 +28,11 @@
  * band point over the same B band: that separates the cost per row from
  * the cost per nonzero.
  * The fetch kernel's time depends on where the row of C it adds into comes
- * from in the same way: its points' nonzeros are split by the same reuse
- * count over the C rows in column order, one more point spreads few
- * columns over 16x the rows of C (rows from memory) and one adds many
- * columns into 256 rows (always in cache), and the fit is
+ * from in the same way: its points' nonzeros are split by the planner's
+ * count over the C rows in column order (neither reused nor streamed:
+ * tf_reuse_csc_misses), one more point spreads m fetched rows over 4m rows
+ * of C (16x the band point's; rows from memory) and one adds many fetched
+ * rows into 256 rows of C (always in cache), and the fit is
  * t = (gamma_fetch * misses + gamma_fetch_cached * hits) * K. */
 #include "tf_calibrate.h"
 #include "tf_dense.h"
@@ -94,8 +95,8 @@ static int point_make(ker_point *p, int kind, int k, int64_t m, int shape, uint6
         p->brows = m / 2;
         p->crows = 3 * m;
     } else if (shape == SHAPE_SHORT && kind == KER_FETCH) {
-        /* Fetched rows spread over 4x the band's rows of C: most additions
-         * load their row from memory. */
+        /* m fetched rows spread over 4m rows of C, 16x the band point's:
+         * most additions load their row from memory. */
         st = tf_cal_synth(&p->a, m, 4 * m, 2.0, 0.3, 256, seed);
         p->brows = m;
         p->crows = 4 * m;

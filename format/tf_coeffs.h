@@ -34,16 +34,17 @@ typedef struct {
                             nonzeros the row has (optional in files: older
                             ones have 0, no cost per row) */
     double gamma_fetch_cached; /* s per nnz-col in the fetch CSC kernel when
-                                  the row of C it adds into is still in
-                                  cache, where gamma_fetch is the price of a
-                                  row loaded from memory (optional in files:
-                                  0 charges every nonzero gamma_fetch) */
-    double overlap_fetch; /* share (0-1) of a one-sided get's transfer that
-                             proceeds while its one-thread rank computes:
-                             0 where a get is a copy by the caller (shared
-                             memory) or needs the target inside MPI, near 1
-                             where the network carries it alone (optional
-                             in files: older ones have 0) */
+                                  the row of C it adds into is in cache or
+                                  streamed (tf_reuse_csc_misses), where
+                                  gamma_fetch is the price of a row loaded
+                                  from memory (optional in files: 0 charges
+                                  every nonzero gamma_fetch) */
+    double overlap_fetch; /* share (0-1) of one-sided gets' per-byte time
+                             that proceeds while their one-thread rank
+                             computes: 0 where a get is a copy by the caller
+                             (shared memory) or needs the target inside MPI,
+                             near 1 where the network carries it alone
+                             (optional in files: older ones have 0) */
     int threads;        /* OpenMP threads per rank the executor will use */
     int elem_bytes;     /* bytes per element of B that travels: 4 (float32),
                            2 (bf16, twoface-plan --comm bf16); any other
