@@ -169,35 +169,26 @@ static int point_count_misses(ker_point *p, double cache_bytes)
     int64_t n = p->a.nnz, window = (int64_t)(cache_bytes / (4.0 * p->k));
     if (window <= 0 || n <= 1)
         return TF_OK;
-    if (p->kind == KER_FETCH) {
-        /* Columns in order, rows ascending within each: the kernel's. */
-        uint32_t *col = malloc((size_t)n * sizeof *col), *row = malloc((size_t)n * sizeof *row);
-        uint32_t *last = malloc((size_t)(p->crows > 0 ? p->crows : 1) * sizeof *last);
-        int st = TF_OK;
-        if (col && row && last) {
-            for (int64_t j = 0; j < p->a.nouter; j++)
-                for (int64_t e = p->a.ptr[j]; e < p->a.ptr[j + 1]; e++) {
-                    col[e] = (uint32_t)j;
-                    row[e] = (uint32_t)p->a.idx[e];
-                }
-            p->miss = tf_reuse_csc_misses(col, row, n, window, TF_REUSE_STREAM_ROWS, last,
-                                          p->crows);
-        } else {
-            st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
-                                       "nonzeros", (long long)n);
-        }
-        free(col);
-        free(row);
-        free(last);
-        return st;
-    }
     size_t sz = (size_t)n * sizeof(uint32_t);
     uint32_t *c = malloc(sz), *v = malloc(sz), *tk = malloc(sz), *tv = malloc(sz);
+    uint32_t *last = p->kind == KER_FETCH
+                         ? malloc((size_t)(p->crows > 0 ? p->crows : 1) * sizeof *last)
+                         : NULL;
     int st = TF_OK;
-    if (c && v && tk && tv) {
-        for (int64_t e = 0; e < n; e++)
-            c[e] = (uint32_t)p->a.idx[e];
-        p->miss = tf_reuse_misses_sort(c, n, window, v, tk, tv);
+    if (c && v && tk && tv && (p->kind != KER_FETCH || last)) {
+        if (p->kind == KER_FETCH) {
+            /* Columns in order, rows ascending within each: the kernel's. */
+            for (int64_t j = 0; j < p->a.nouter; j++)
+                for (int64_t e = p->a.ptr[j]; e < p->a.ptr[j + 1]; e++) {
+                    c[e] = (uint32_t)j;
+                    v[e] = (uint32_t)p->a.idx[e];
+                }
+            p->miss = tf_reuse_csc_misses(c, v, n, window, TF_REUSE_STREAM_ROWS, last, p->crows);
+        } else {
+            for (int64_t e = 0; e < n; e++)
+                c[e] = (uint32_t)p->a.idx[e];
+            p->miss = tf_reuse_misses_sort(c, n, window, v, tk, tv);
+        }
     } else {
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
                                    "nonzeros", (long long)n);
@@ -206,6 +197,7 @@ static int point_count_misses(ker_point *p, double cache_bytes)
     free(v);
     free(tk);
     free(tv);
+    free(last);
     return st;
 }
 
