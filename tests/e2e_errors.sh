@@ -469,6 +469,19 @@ if [ -x "$CAL" ]; then
     else
         bad "calibrate: --reps 2: rc $(cat "$work/run/rc.0" 2>/dev/null), $nrep sweeps with 2 reps: $(head -c 400 "$work/run/err.0") $(head -c 300 "$work/err")"
     fi
+    # With the in-situ step: the executor runs the three synthetic plans, every
+    # part's factor is reported, and the corrected file is one the planner takes.
+    mpi_run 2 "$work/run" "$CAL" -o "$work/cal3.txt" --quick --reps 2 -k 32
+    if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 0 ] &&
+        grep -q "^  per part, summed over ranks" "$work/run/out.0" &&
+        grep -q "measured / predicted: local .*, fetch transfer .*, fetch kernel .*, handshake" \
+            "$work/run/out.0" &&
+        "$PLAN" "$work/tall.mtx" -n 2 -k 32 -o "$work/cal3.h5" -q --calibration "$work/cal3.txt" \
+            >"$work/out" 2>"$work/err"; then
+        ok "calibrate: the in-situ step reports every part and the planner reads its file"
+    else
+        bad "calibrate: in-situ: rc $(cat "$work/run/rc.0" 2>/dev/null): $(grep -A1 'in-situ' "$work/run/out.0" 2>/dev/null | head -c 400) $(head -c 400 "$work/run/err.0") $(head -c 300 "$work/err")"
+    fi
 fi
 
 finish
