@@ -190,19 +190,18 @@ static int run_interleaved(MPI_Comm comm, int k, int iters, const tf_coeffs *c,
 static double transfer_factor(MPI_Comm comm, const tf_coeffs *c, int k, const half_times *h,
                               double local_scale, double kernel_scale)
 {
+    /* h->stats holds the terms under c (run_interleaved predicted them). */
     const tf_rank_stats *s = &h->stats;
-    const double req = c->alpha_fetch * (double)s->fetch_requests;
-    const double bytes = c->beta_fetch * (double)s->fetch_rows *
-                         (c->elem_bytes == 2 ? 2.0 : 4.0) * k;
+    const double bytes = tf_cost_fetch_bytes(c, k, s->fetch_rows);
     const double compute = local_scale * s->t_local + kernel_scale * s->t_fetch_comp;
-    double v[2] = {req + bytes, h->meas[2]}, sum[2];
+    double v[2] = {s->t_fetch_comm, h->meas[2]}, sum[2];
     MPI_Allreduce(v, sum, 2, MPI_DOUBLE, MPI_SUM, comm);
     if (!(sum[0] > 0) || !(sum[1] > 0))
         return 0.0;
     double lo = log(0.05), hi = log(50.0);
     for (int it = 0; it < 40; it++) {
         double f = exp(0.5 * (lo + hi));
-        double w = f * (req + bytes) - tf_cost_fetch_hidden(c, compute, f * bytes), tot;
+        double w = f * s->t_fetch_comm - tf_cost_fetch_hidden(c, compute, f * bytes), tot;
         MPI_Allreduce(&w, &tot, 1, MPI_DOUBLE, MPI_SUM, comm);
         if (tot < sum[1])
             lo = 0.5 * (lo + hi);

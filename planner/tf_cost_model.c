@@ -41,6 +41,11 @@ double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
  * older code leave it 0). */
 static double elem_bytes(const tf_coeffs *c) { return c->elem_bytes == 2 ? 2.0 : 4.0; }
 
+double tf_cost_fetch_bytes(const tf_coeffs *c, int k, int64_t rows)
+{
+    return c->beta_fetch * (double)rows * elem_bytes(c) * k;
+}
+
 double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t miss)
 {
     /* A nonzero whose B row is in cache costs its multiply-adds; one whose
@@ -115,7 +120,7 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
                          bytes_per_row;
     s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss) +
                      tf_cost_rows(c, k, s->rows_coll);
-    const double t_fetch_bytes = c->beta_fetch * (double)s->fetch_rows * bytes_per_row;
+    const double t_fetch_bytes = tf_cost_fetch_bytes(c, k, s->fetch_rows);
     s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests + t_fetch_bytes;
     s->t_fetch_comp = tf_cost_csc(c, k, s->nnz_fetch, s->nnz_fetch_miss);
     s->t_sync = tf_cost_sync(c, s->fetch_peers_recv + s->fetch_peers_sent);
@@ -129,7 +134,7 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
 double tf_cost_fetch_hidden_of(const tf_coeffs *c, int k, const tf_rank_stats *s)
 {
     return tf_cost_fetch_hidden(c, s->t_local + s->t_fetch_comp,
-                                c->beta_fetch * (double)s->fetch_rows * elem_bytes(c) * k);
+                                tf_cost_fetch_bytes(c, k, s->fetch_rows));
 }
 
 double tf_cost_round(const tf_coeffs *c, int k, const tf_rank_stats *s)
@@ -157,7 +162,7 @@ double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers)
 
 double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz)
 {
-    return c->alpha_fetch * (double)requests + c->beta_fetch * (double)rows * elem_bytes(c) * k +
+    return c->alpha_fetch * (double)requests + tf_cost_fetch_bytes(c, k, rows) +
            c->gamma_fetch * (double)nnz * k;
 }
 

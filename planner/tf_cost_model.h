@@ -27,8 +27,12 @@ double tf_cost_rank_time(const tf_coeffs *c, double t_local, double t_coll_comm,
  * fetch group waits for its own gets. */
 double tf_cost_fetch_hidden(const tf_coeffs *c, double t_compute, double t_fetch_bytes);
 
-/* The same for a rank whose t_local and t_fetch_comp tf_cost_predict has
- * filled. */
+/* The per-byte part of a fetch of `rows` B rows: beta_fetch times their
+ * bytes at the element size that travels. */
+double tf_cost_fetch_bytes(const tf_coeffs *c, int k, int64_t rows);
+
+/* tf_cost_fetch_hidden for a rank whose t_local and t_fetch_comp
+ * tf_cost_predict has filled. */
 double tf_cost_fetch_hidden_of(const tf_coeffs *c, int k, const tf_rank_stats *s);
 
 /* Time of the fetch part's CSC kernel: nnz nonzeros at K columns, of which

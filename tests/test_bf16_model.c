@@ -45,7 +45,7 @@ START_TEST(rounding_is_charged_per_element_that_travels)
         /* Added to the rank's time, before both halves. */
         double halves = tf_cost_rank_time(&c, s.t_local, s.t_coll_comm, s.t_coll_comp,
                                           s.t_fetch_comm, s.t_fetch_comp,
-                                          c.beta_fetch * (double)s.fetch_rows * c.elem_bytes * k);
+                                          tf_cost_fetch_bytes(&c, k, s.fetch_rows));
         ck_assert(fabs(s.t_total - halves - s.t_sync - want) <= 1e-12 * s.t_total);
     }
 }
