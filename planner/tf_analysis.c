@@ -59,27 +59,52 @@ static int64_t remote_row_count(const tf_csr *a, int64_t r0, int64_t r1, int64_t
     return n;
 }
 
-/* Nonzeros of rows [r0, r1) outside the band [b0, b1) whose row of C the
- * fetch CSC kernel finds neither in cache nor streamed (tf_reuse.h): the
- * kernel walks the remote nonzeros column by column (fetched B row by
- * fetched B row), adding each into its row of C, so what matters is how
- * the C rows follow each other in column order. cols holds the n remote
- * columns in row order (band_cols) and is left sorted ascending; rows,
- * tmp and tpos are scratch of n entries, last of r1 - r0. */
-static int64_t fetch_row_misses(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
-                                int64_t n, int64_t window, uint32_t *cols, uint32_t *rows,
-                                uint32_t *tmp, uint32_t *tpos, uint32_t *last)
+/* The two counts over rank p's remote nonzeros (rows [r0, r1), columns
+ * outside the band [b0, b1)), from one stable sort of (column, position):
+ *  - remote_miss: nonzeros whose B row the collective CSR kernel loads
+ *    from memory (tf_reuse_misses_sorted);
+ *  - fetch_miss: nonzeros whose row of C the fetch CSC kernel finds neither
+ *    in cache nor streamed (tf_reuse.h). The kernel walks them column by
+ *    column (fetched B row by fetched B row) with rows ascending within a
+ *    column - the order the stable sort leaves the positions in, so their
+ *    rows (rows[pos]) are the kernel's sequence.
+ * Either is n when its window is 0. cols holds the n remote columns in row
+ * order and is left sorted ascending (the stripe analysis needs that);
+ * pos, tmp and tpos are scratch of n entries, rows of n and last of
+ * r1 - r0 when fetch_window > 0. */
+static void remote_misses(const tf_csr *a, int64_t r0, int64_t r1, int64_t b0, int64_t b1,
+                          int64_t n, int64_t reuse_window, int64_t fetch_window, uint32_t *cols,
+                          uint32_t *pos, uint32_t *tmp, uint32_t *tpos, uint32_t *rows,
+                          uint32_t *last, int64_t *remote_miss, int64_t *fetch_miss)
 {
-    if (window <= 0 || n <= 1 || n >= (int64_t)UINT32_MAX)
-        return n;
-    int64_t x = 0;
-    for (int64_t i = r0; i < r1; i++)
-        for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
-            if (a->col[e] < b0 || a->col[e] >= b1)
-                rows[x++] = (uint32_t)(i - r0);
-    /* Stable: within a column the rows stay ascending, the kernel's order. */
-    tf_radix_sort_u32(cols, rows, n, tmp, tpos);
-    return tf_reuse_csc_misses(cols, rows, n, window, TF_REUSE_STREAM_ROWS, last, r1 - r0);
+    /* Positions and rows travel as 32-bit values; UINT32_MAX is the CSC
+     * count's "not read yet". */
+    int fits = n > 1 && n < (int64_t)UINT32_MAX;
+    int reuse = reuse_window > 0 && fits, fetch = fetch_window > 0 && fits;
+    *remote_miss = n;
+    *fetch_miss = n;
+    if (!reuse && !fetch) {
+        tf_radix_sort_u32(cols, NULL, n, tmp, NULL);
+        return;
+    }
+    for (int64_t e = 0; e < n; e++)
+        pos[e] = (uint32_t)e;
+    if (fetch) {
+        int64_t x = 0;
+        for (int64_t i = r0; i < r1; i++)
+            for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++)
+                if (a->col[e] < b0 || a->col[e] >= b1)
+                    rows[x++] = (uint32_t)(i - r0);
+    }
+    tf_radix_sort_u32(cols, pos, n, tmp, tpos);
+    if (reuse)
+        *remote_miss = tf_reuse_misses_sorted(cols, pos, n, reuse_window);
+    if (fetch) {
+        for (int64_t e = 0; e < n; e++)
+            tmp[e] = rows[pos[e]];
+        *fetch_miss =
+            tf_reuse_csc_misses(cols, tmp, n, fetch_window, TF_REUSE_STREAM_ROWS, last, r1 - r0);
+    }
 }
 
 typedef struct {
@@ -209,7 +234,14 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
                 maxrows = row_off[p + 1] - row_off[p];
         uint32_t *rows = fetch_window > 0 ? malloc(cap * sizeof *rows) : NULL;
         uint32_t *last = fetch_window > 0 ? malloc((size_t)maxrows * sizeof *last) : NULL;
-        if (!cols || !tmp || !pos || !tpos || (fetch_window > 0 && (!rows || !last)))
+        /* Each local B row's last read, for the local kernel's count. */
+        int64_t maxb = 1;
+        for (int p = p0; p < p1; p++)
+            if (brow_off[p + 1] - brow_off[p] > maxb)
+                maxb = brow_off[p + 1] - brow_off[p];
+        uint32_t *blast = reuse_window > 0 ? malloc((size_t)maxb * sizeof *blast) : NULL;
+        if (!cols || !tmp || !pos || !tpos || (fetch_window > 0 && (!rows || !last)) ||
+            (reuse_window > 0 && !blast))
             failed = 1;
 #pragma omp for schedule(dynamic, 1)
         for (int p = p0; p < p1; p++) {
@@ -219,21 +251,12 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
             int64_t b0 = brow_off[p], b1 = brow_off[p + 1];
             int64_t nloc = band_cols(a, r0, r1, b0, b1, 0, cols);
             an->nnz_local[p] = nloc;
-            an->local_miss[p] = tf_reuse_misses_sort(cols, nloc, reuse_window, pos, tmp, tpos);
+            an->local_miss[p] = tf_reuse_misses_band(cols, nloc, reuse_window, 0, blast, b1 - b0);
             int64_t nrem = band_cols(a, r0, r1, b0, b1, 1, cols);
-            an->fetch_miss[p] = nrem;
-            if (fetch_window > 0) {
-                an->fetch_miss[p] = fetch_row_misses(a, r0, r1, b0, b1, nrem, fetch_window, cols,
-                                                     rows, tmp, tpos, last);
-                band_cols(a, r0, r1, b0, b1, 1, cols); /* row order again */
-            }
             an->remote_nnz[p] = nrem;
             an->remote_rows[p] = remote_row_count(a, r0, r1, b0, b1);
-            int64_t rmiss = tf_reuse_misses_sort(cols, nrem, reuse_window, pos, tmp, tpos);
-            an->remote_miss[p] = rmiss;
-            /* Sorted by the count unless it had nothing to count. */
-            if (reuse_window <= 0 || nrem <= 1 || nrem > (int64_t)UINT32_MAX)
-                tf_radix_sort_u32(cols, NULL, nrem, tmp, NULL);
+            remote_misses(a, r0, r1, b0, b1, nrem, reuse_window, fetch_window, cols, pos, tmp,
+                          tpos, rows, last, &an->remote_miss[p], &an->fetch_miss[p]);
             int q = 0;
             int64_t distinct_total = 0;
             for (int64_t e = 0; e < nrem;) {
@@ -274,6 +297,7 @@ int tf_analysis_run_part(const tf_csr *a, int64_t row_base, int p0, int p1, int 
         free(tpos);
         free(rows);
         free(last);
+        free(blast);
     }
     if (!failed) {
         for (int p = 0; p < nranks; p++)

@@ -5,7 +5,7 @@ int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t
                              uint32_t *tmp_cols, uint32_t *tmp_pos)
 {
     /* Positions travel as 32-bit payloads. */
-    if (window <= 0 || n <= 1 || n > (int64_t)UINT32_MAX)
+    if (window <= 0 || n <= 1 || n >= (int64_t)UINT32_MAX)
         return n;
     /* Sorting (row, position) pairs by row, stably, lines up every row's
      * reads in order: one pass then sees each read's distance from the
@@ -13,10 +13,35 @@ int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t
     for (int64_t e = 0; e < n; e++)
         pos[e] = (uint32_t)e;
     tf_radix_sort_u32(cols, pos, n, tmp_cols, tmp_pos);
+    return tf_reuse_misses_sorted(cols, pos, n, window);
+}
+
+int64_t tf_reuse_misses_sorted(const uint32_t *cols, const uint32_t *pos, int64_t n,
+                               int64_t window)
+{
+    if (window <= 0)
+        return n;
     int64_t miss = 0;
     for (int64_t e = 0; e < n; e++)
         if (e == 0 || cols[e] != cols[e - 1] || (int64_t)(pos[e] - pos[e - 1]) > window)
             miss++;
+    return miss;
+}
+
+int64_t tf_reuse_misses_band(const uint32_t *cols, int64_t n, int64_t window, uint32_t base,
+                             uint32_t *last, int64_t nrows)
+{
+    /* UINT32_MAX marks a row not read yet, so positions stop below it. */
+    if (window <= 0 || n >= (int64_t)UINT32_MAX)
+        return n;
+    for (int64_t r = 0; r < nrows; r++)
+        last[r] = UINT32_MAX;
+    int64_t miss = 0;
+    for (int64_t e = 0; e < n; e++) {
+        uint32_t r = cols[e] - base;
+        miss += last[r] == UINT32_MAX || (int64_t)((uint32_t)e - last[r]) > window;
+        last[r] = (uint32_t)e;
+    }
     return miss;
 }
 

@@ -16,10 +16,25 @@
  * bound, so the count errs towards misses). window <= 0: every nonzero
  * misses, and cols is left as it is. Otherwise cols is sorted ascending on
  * return (the stripe analysis needs it sorted anyway); pos, tmp_cols and
- * tmp_pos are scratch of n entries. Above 2^32 nonzeros every one counts as
- * a miss and cols is left as it is. */
+ * tmp_pos are scratch of n entries. From 2^32 - 1 nonzeros on every one
+ * counts as a miss and cols is left as it is. */
 int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t *pos,
                              uint32_t *tmp_cols, uint32_t *tmp_pos);
+
+/* The same count without sorting, for reads confined to nrows B rows:
+ * cols[e] - base < nrows (a rank's local band). One pass with each row's
+ * last read in last[0..nrows), which is scratch: the local part is most of
+ * a rank's nonzeros, and a radix sort of (row, position) pairs there made
+ * the analysis 3x slower. cols is left as it is. Gives what
+ * tf_reuse_misses_sort gives for the same reads; window <= 0 or n of
+ * 2^32 - 1 or more: every nonzero misses. */
+int64_t tf_reuse_misses_band(const uint32_t *cols, int64_t n, int64_t window, uint32_t base,
+                             uint32_t *last, int64_t nrows);
+
+/* The count of tf_reuse_misses_sort on reads already sorted: cols
+ * ascending, pos the read positions, ascending within a row. */
+int64_t tf_reuse_misses_sorted(const uint32_t *cols, const uint32_t *pos, int64_t n,
+                               int64_t window);
 
 /* The fetch CSC kernel's misses: nonzeros in the kernel's order (column by
  * column, rows ascending within a column: cols[e], rows[e]) whose row of C

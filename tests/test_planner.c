@@ -459,6 +459,40 @@ START_TEST(reuse_counts_rows_read_again_within_the_window)
     }
     uint32_t c[1], v[1], tk[1], tv[1];
     ck_assert_int_eq(tf_reuse_misses_sort(c, 0, 2, v, tk, tv), 0);
+    /* The one-pass count over a band of rows 0..3 gives the same. */
+    uint32_t last[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(tf_reuse_misses_band(reads, 5, window[i], 0, last, 4), misses[i]);
+    ck_assert_int_eq(tf_reuse_misses_band(reads, 0, 2, 0, last, 4), 0);
+}
+END_TEST
+
+/* The analysis counts the local part in one pass and the remote part from
+ * its sort: both must give the sorting count on any reads, at any window,
+ * with rows offset from 0 (a band starting at base). */
+START_TEST(reuse_band_count_is_the_sorting_count)
+{
+    enum { N = 3000, ROWS = 400 };
+    static uint32_t reads[N], c[N], v[N], tk[N], tv[N], last[ROWS];
+    const uint32_t base = 1000;
+    uint64_t h = 99;
+    for (int trial = 0; trial < 20; trial++) {
+        /* Mostly a few hot rows, sometimes any row: reuse at every distance. */
+        for (int e = 0; e < N; e++) {
+            h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+            uint32_t r = (uint32_t)(h >> 33);
+            reads[e] = base + (trial % 2 ? r % ROWS : (r % 8 ? r % 16 : r % ROWS));
+        }
+        int64_t n = 1 + trial * (N - 1) / 19;
+        const int64_t window[] = {0, 1, 7, 64, 500, 100000};
+        for (int w = 0; w < 6; w++) {
+            memcpy(c, reads, sizeof c);
+            int64_t sorted = tf_reuse_misses_sort(c, n, window[w], v, tk, tv);
+            ck_assert_int_eq(tf_reuse_misses_band(reads, n, window[w], base, last, ROWS), sorted);
+            if (window[w] > 0 && n > 1) /* and from pairs sorted elsewhere */
+                ck_assert_int_eq(tf_reuse_misses_sorted(c, v, n, window[w]), sorted);
+        }
+    }
 }
 END_TEST
 
@@ -1199,6 +1233,7 @@ static Suite *suite(void)
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, lean_build_gives_the_full_builds_statistics);
     tcase_add_test(tc, reuse_counts_rows_read_again_within_the_window);
+    tcase_add_test(tc, reuse_band_count_is_the_sorting_count);
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
     tcase_add_test(tc, csr_cost_charges_rows_of_c);
     tcase_add_test(tc, analysis_counts_reuse_per_rank);
