@@ -54,19 +54,20 @@ for np in 1 2 3 4; do
         bad "$np ranks: disagreement or missing fields: $(head -c 600 "$work/out.json")"
     fi
     # Start-up trial: with the default coefficients Cora's plan at K = 32 is
-    # all-fetch with the collective plan predicted 1.4-1.6x slower at 2-4
-    # ranks, so it carries that runner-up; twoface then reports the trial and
-    # warms up over its 10 calls; the plans made with --mode carry none.
+    # one pure plan with the other predicted within 1.1x at 2-4 ranks (which
+    # one is planned depends on the coefficients), so it carries that
+    # runner-up; twoface then reports the trial and warms up over its 10
+    # calls; the plans made with --mode carry none.
     if [ $np -ge 2 ]; then
         if awk '
             /^\{"algo": "twoface"/ {
                 w = $0; sub(/.*"warmup": /, "", w); sub(/[,}].*/, "", w)
-                if (w + 0 < 10 || $0 !~ /"selection": \{"planned": "fetch", "alternative": "collective", "chose": "(planned|alternative)", "trial_calls": 4, "trial_median_s": \[[0-9]/) bad++
+                if (w + 0 < 10 || $0 !~ /"selection": \{"planned": "(fetch", "alternative": "collective|collective", "alternative": "fetch)", "chose": "(planned|alternative)", "trial_calls": 4, "trial_median_s": \[[0-9]/) bad++
                 t++
             }
             /^\{"algo": "(fetch|collective)"/ && $0 !~ /"selection": null/ { bad++ }
             END { exit !(t == 1 && bad == 0) }' "$work/out.json"; then
-            ok "$np ranks: twoface ran its start-up trial (fetch plan vs collective runner-up) within the warm-up"
+            ok "$np ranks: twoface ran its start-up trial (one pure plan against the other as runner-up) within the warm-up"
         else
             bad "$np ranks: start-up trial not reported as expected: $(grep '"algo": "twoface"' "$work/out.json" | head -c 600)"
         fi
@@ -116,7 +117,7 @@ if [ -f "$work/p4-twoface.h5" ]; then
         >"$work/explain.txt" 2>&1
     "$PLAN" "$MATRIX" -n 4 -k 32 --explain -o "$work/p4-again.h5" -q >"$work/p4-explain.txt" 2>&1
     if grep -q "no runner-up carried" "$work/explain.txt" &&
-        grep -q "runner-up carried: collective" "$work/p4-explain.txt"; then
+        grep -Eq "runner-up carried: (collective|fetch)" "$work/p4-explain.txt"; then
         ok "--explain: runner-up carried by default, none with --no-alternative"
     else
         bad "--explain: $(tail -1 "$work/explain.txt") / $(tail -1 "$work/p4-explain.txt")"

@@ -80,15 +80,16 @@ else
     bad "h5dump -a /format does not show \"twoface-plan\""
 fi
 
-# --- the runner-up: Cora at 4 ranks and K = 128 plans all-fetch with the
-# collective plan predicted within 2x (default coefficients), so the file
-# carries it in group /alternative with its own mode attribute. (h5ls -r
+# --- the runner-up: Cora at 4 ranks and K = 128 plans one pure plan with
+# the other predicted within 2x (default coefficients; which one is planned
+# depends on them), so the file carries the other in group /alternative
+# with its own mode attribute. (h5ls -r
 # over the file: `h5ls FILE/alternative` hung with the sanitizer runtime
 # preloaded, HDF5 1.10.8 tools.) ---
 if [ "$made" = planner ]; then
-    if without_plugin h5dump -a /alternative/mode "$plan" 2>&1 | grep -q '"collective"' &&
+    if without_plugin h5dump -a /alternative/mode "$plan" 2>&1 | grep -Eq '"(collective|fetch)"' &&
         without_plugin h5ls -r "$plan" 2>&1 | grep -q '^/alternative/parts/local/col *Dataset'; then
-        ok "h5dump shows the runner-up plan: /alternative/mode = \"collective\", its parts"
+        ok "h5dump shows the runner-up plan: /alternative/mode, its parts"
     else
         bad "no runner-up plan in /alternative: $(without_plugin h5ls "$plan" 2>&1 | head -5)"
     fi

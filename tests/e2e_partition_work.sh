@@ -35,10 +35,20 @@ else
 fi
 
 # ---- the row weight --------------------------------------------------------------
+# The built-in coefficients have a gamma_row: their ratio.
 "$PLAN" "$MATRIX" -n 4 --partition work -o "$work/e.h5" --explain >"$work/out" 2>&1
-grep -q '^work partition: a row of C weighs 2 nonzeros (built-in' "$work/out" &&
+grep -Eq '^work partition: a row of C weighs [0-9.]+ nonzeros \(gamma_row / gamma_local\)' "$work/out" &&
     ok "built-in row weight: $(grep '^work partition' "$work/out")" ||
     bad "built-in row weight not in --explain: $(grep -i work "$work/out" | head -3)"
+# A calibration without gamma_row: the fixed weight of 2.
+printf '%s\n' "alpha_coll = 4e-6" "beta_coll = 2e-10" "alpha_fetch = 2e-7" \
+    "beta_fetch = 1.3e-10" "gamma_local = 4e-10" "gamma_coll = 7e-10" "gamma_fetch = 1.1e-9" \
+    "alpha_sync = 1.2e-6" "threads = 1" >"$work/cal0.txt"
+"$PLAN" "$MATRIX" -n 4 --partition work --calibration "$work/cal0.txt" -o "$work/e0.h5" \
+    --explain >"$work/out" 2>&1
+grep -q '^work partition: a row of C weighs 2 nonzeros (built-in' "$work/out" &&
+    ok "fixed row weight without gamma_row: $(grep '^work partition' "$work/out")" ||
+    bad "fixed row weight not in --explain: $(grep -i work "$work/out" | head -3)"
 printf '%s\n' "alpha_coll = 4e-6" "beta_coll = 2e-10" "alpha_fetch = 2e-7" \
     "beta_fetch = 1.3e-10" "gamma_local = 4e-10" "gamma_coll = 7e-10" "gamma_fetch = 1.1e-9" \
     "alpha_sync = 1.2e-6" "gamma_row = 1.3e-9" "threads = 1" >"$work/cal.txt"
