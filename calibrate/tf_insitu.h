@@ -9,10 +9,11 @@
 /* Collective. Runs the executor on a synthetic graph with a pure-collective
  * and a pure-fetch plan at width k (iters SpMMs each after 2 warm-ups) and
  * scales the coefficients of the local kernel, of the collective half, of
- * the fetch transfer, of the READY/DONE handshake (alpha_sync) and of the
- * fetch kernel by measured / predicted. scale[] receives the five factors
- * in that order (scale[3] the handshake's, scale[4] the fetch kernel's).
- * log may be NULL (ranks other than 0). */
+ * the fetch transfer and of the READY/DONE handshake (alpha_sync) by
+ * measured / predicted. scale[] receives the factors in that order
+ * (scale[3] the handshake's) and in scale[4] the fetch kernel's measured /
+ * predicted, which is reported but not applied (tf_measure_insitu.c says
+ * why). log may be NULL (ranks other than 0). */
 int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[5]);
 
 #endif

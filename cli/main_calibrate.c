@@ -338,7 +338,7 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
             return ist;
     }
 
-    char buf[512]; /* the note may pass 256 bytes; cal.prov keeps the first 255 */
+    char buf[512]; /* the note, about 280 bytes; cal.prov keeps up to 511 */
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -368,11 +368,11 @@ static int calibrate(const args *a, MPI_Comm comm, int nranks)
     snprintf(buf, sizeof buf,
              "%s sweep on %ld cores, %.0f%% busy with other work before; fit RMS rel. error coll "
              "%.0f%% fetch %.0f%% gamma_local %.0f%% gamma_coll %.0f%% gamma_fetch %.0f%%; "
-             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch comm %.2f comp %.2f handshake %.2f",
+             "clamped to 0: %s; in-situ scale local %.2f collective %.2f fetch comm %.2f handshake %.2f (fetch kernel measured / predicted %.2f, not applied)",
              a->quick ? "quick" : "full", sysconf(_SC_NPROCESSORS_ONLN), 100.0 * g_busy_before,
              100 * coll.rms_rel, 100 * fetch.rms_rel, 100 * kern[0].rms_rel,
              100 * kern[1].rms_rel, 100 * kern[2].rms_rel, clamped[0] ? clamped : "none",
-             insitu[0], insitu[1], insitu[2], insitu[4], insitu[3]);
+             insitu[0], insitu[1], insitu[2], insitu[3], insitu[4]);
     prov_set(&cal, "note", buf);
 
     if (g_rank == 0)

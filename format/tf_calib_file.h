@@ -18,7 +18,7 @@ extern const char *const tf_calib_prov_keys[TF_CALIB_NPROV];
 
 typedef struct {
     tf_coeffs coeffs;
-    char prov[TF_CALIB_NPROV][256]; /* "" when absent */
+    char prov[TF_CALIB_NPROV][512]; /* "" when absent; the note of a full run is about 280 bytes */
 } tf_calibration;
 
 int tf_calib_read(const char *path, tf_calibration *out);

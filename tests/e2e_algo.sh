@@ -54,7 +54,7 @@ for np in 1 2 3 4; do
         bad "$np ranks: disagreement or missing fields: $(head -c 600 "$work/out.json")"
     fi
     # Start-up trial: with the default coefficients Cora's plan at K = 32 is
-    # one pure plan with the other predicted within 1.1x at 2-4 ranks (which
+    # one pure plan with the other predicted within 2x at 2-4 ranks (which
     # one is planned depends on the coefficients), so it carries that
     # runner-up; twoface then reports the trial and warms up over its 10
     # calls; the plans made with --mode carry none.

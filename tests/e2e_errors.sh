@@ -482,6 +482,18 @@ if [ -x "$CAL" ]; then
     else
         bad "calibrate: in-situ: rc $(cat "$work/run/rc.0" 2>/dev/null): $(grep -A1 'in-situ' "$work/run/out.0" 2>/dev/null | head -c 400) $(head -c 400 "$work/run/err.0") $(head -c 300 "$work/err")"
     fi
+    # The fetch kernel keeps its fit: the file's gamma_fetch is the fit's
+    # (printed with 4 digits), whatever the in-situ step measured for it, and
+    # the note (whole: it passes 256 bytes) says so.
+    gfit=$(sed -n 's/.*(gamma_fetch\*miss.*: gamma_fetch = \([0-9.e+-]*\) s.*/\1/p' "$work/run/out.0")
+    gfile=$(sed -n 's/^gamma_fetch *= *\([0-9.e+-]*\).*/\1/p' "$work/cal3.txt")
+    if [ -n "$gfit" ] && [ -n "$gfile" ] &&
+        grep -Eq '^note = .*fetch kernel measured / predicted [0-9.]+, not applied\)$' "$work/cal3.txt" &&
+        awk -v a="$gfit" -v b="$gfile" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-3 * b) }'; then
+        ok "calibrate: the fetch kernel's rate is its fit ($gfile), the in-situ factor only reported"
+    else
+        bad "calibrate: gamma_fetch fit '$gfit', file '$gfile'; $(grep '^note' "$work/cal3.txt")"
+    fi
 fi
 
 finish
