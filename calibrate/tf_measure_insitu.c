@@ -301,9 +301,9 @@ int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, 
      * gave 0.20 and made plans up to 2.5x slower). The microbenchmark is
      * a lower bound for the exchange: only ever raise it. Not for the
      * shared-memory collective, which sends no message at all: there the
-     * microbenchmark's exchange overstates it (0.43x measured on the
-     * development VM, 4 ranks), and clamping kept the collective at twice
-     * its cost, so the model picked the fetch plan on graphs where the
+     * microbenchmark's exchange overstates it (0.42-1.04x in single runs on
+     * the development VM, 4 ranks), and clamping kept the collective at about
+     * twice its cost, so the model picked the fetch plan on graphs where the
      * collective one ran 1.1-1.5x faster (docs/cost-model.md, "The built-in
      * coefficients"). */
     if (scale[1] < 1.0 && !coll_shm)
