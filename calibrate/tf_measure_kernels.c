@@ -169,34 +169,33 @@ static int point_count_misses(ker_point *p, double cache_bytes)
     int64_t n = p->a.nnz, window = (int64_t)(cache_bytes / (4.0 * p->k));
     if (window <= 0 || n <= 1)
         return TF_OK;
+    const int csc = p->kind == KER_FETCH;
+    /* Each row's last read: B's rows for a CSR point (its inner indices),
+     * C's for the CSC one. */
+    const int64_t nrows = csc ? p->crows : p->brows;
+    uint32_t *last = malloc((size_t)(nrows > 0 ? nrows : 1) * sizeof *last);
     size_t sz = (size_t)n * sizeof(uint32_t);
-    uint32_t *c = malloc(sz), *v = malloc(sz), *tk = malloc(sz), *tv = malloc(sz);
-    uint32_t *last = p->kind == KER_FETCH
-                         ? malloc((size_t)(p->crows > 0 ? p->crows : 1) * sizeof *last)
-                         : NULL;
+    uint32_t *c = csc ? malloc(sz) : NULL, *v = csc ? malloc(sz) : NULL;
     int st = TF_OK;
-    if (c && v && tk && tv && (p->kind != KER_FETCH || last)) {
-        if (p->kind == KER_FETCH) {
-            /* Columns in order, rows ascending within each: the kernel's. */
-            for (int64_t j = 0; j < p->a.nouter; j++)
-                for (int64_t e = p->a.ptr[j]; e < p->a.ptr[j + 1]; e++) {
-                    c[e] = (uint32_t)j;
-                    v[e] = (uint32_t)p->a.idx[e];
-                }
-            p->miss = tf_reuse_csc_misses(c, v, n, window, TF_REUSE_STREAM_ROWS, last, p->crows);
-        } else {
-            for (int64_t e = 0; e < n; e++)
-                c[e] = (uint32_t)p->a.idx[e];
-            p->miss = tf_reuse_misses_sort(c, n, window, v, tk, tv);
-        }
-    } else {
+    if (!last || (csc && (!c || !v))) {
         st = tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory counting reuse of %lld "
                                    "nonzeros", (long long)n);
+    } else if (csc) {
+        /* Columns in order, rows ascending within each: the kernel's. */
+        for (int64_t j = 0; j < p->a.nouter; j++)
+            for (int64_t e = p->a.ptr[j]; e < p->a.ptr[j + 1]; e++) {
+                c[e] = (uint32_t)j;
+                v[e] = (uint32_t)p->a.idx[e];
+            }
+        p->miss = tf_reuse_csc_misses(c, v, n, window, TF_REUSE_STREAM_ROWS, last, nrows);
+    } else {
+        /* The planner's count of a rank's local part: the same reads in row
+         * order over its band (indices are non-negative, and int32 and
+         * uint32 may alias). */
+        p->miss = tf_reuse_misses_band((const uint32_t *)p->a.idx, n, window, 0, last, nrows);
     }
     free(c);
     free(v);
-    free(tk);
-    free(tv);
     free(last);
     return st;
 }

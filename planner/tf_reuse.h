@@ -9,30 +9,23 @@
 
 #include <stdint.h>
 
-/* cols[0..n): the B rows a kernel reads, in the order it reads them. A
- * nonzero misses when its row was not read before, or when more than
- * `window` nonzeros came between it and the previous read of the row (more
- * than that many rows may have passed through the cache since: an upper
- * bound, so the count errs towards misses). window <= 0: every nonzero
- * misses, and cols is left as it is. Otherwise cols is sorted ascending on
- * return (the stripe analysis needs it sorted anyway); pos, tmp_cols and
- * tmp_pos are scratch of n entries. From 2^32 - 1 nonzeros on every one
- * counts as a miss and cols is left as it is. */
-int64_t tf_reuse_misses_sort(uint32_t *cols, int64_t n, int64_t window, uint32_t *pos,
-                             uint32_t *tmp_cols, uint32_t *tmp_pos);
-
-/* The same count without sorting, for reads confined to nrows B rows:
- * cols[e] - base < nrows (a rank's local band). One pass with each row's
- * last read in last[0..nrows), which is scratch: the local part is most of
- * a rank's nonzeros, and a radix sort of (row, position) pairs there made
- * the analysis 3x slower. cols is left as it is. Gives what
- * tf_reuse_misses_sort gives for the same reads; window <= 0 or n of
- * 2^32 - 1 or more: every nonzero misses. */
+/* The reuse count. cols[0..n): the B rows a kernel reads, in the order it
+ * reads them. A nonzero misses when its row was not read before, or when
+ * more than `window` nonzeros came between it and the previous read of the
+ * row (more than that many rows may have passed through the cache since:
+ * an upper bound, so the count errs towards misses). window <= 0, or n of
+ * 2^32 - 1 or more (positions are 32-bit): every nonzero misses.
+ *
+ * For reads confined to nrows B rows, cols[e] - base < nrows (a rank's
+ * local band): one pass with each row's last read in last[0..nrows), which
+ * is scratch; cols is left as it is. */
 int64_t tf_reuse_misses_band(const uint32_t *cols, int64_t n, int64_t window, uint32_t base,
                              uint32_t *last, int64_t nrows);
 
-/* The count of tf_reuse_misses_sort on reads already sorted: cols
- * ascending, pos the read positions, ascending within a row. */
+/* The same count for reads already sorted by row, stably (the remote
+ * columns, which the stripe analysis sorts anyway: tf_radix_sort_u32 with
+ * the positions as payload): cols ascending, pos the read positions,
+ * ascending within a row. */
 int64_t tf_reuse_misses_sorted(const uint32_t *cols, const uint32_t *pos, int64_t n,
                                int64_t window);
 
