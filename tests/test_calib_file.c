@@ -21,6 +21,14 @@ static const char *good =
     "alpha_sync = 3e-6 # s/peer\n"
     "threads = 2\n";
 
+/* The good file with the optional keys `extra` appended, parsed into c. */
+static void parse_with(const char *extra, tf_calibration *c)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", good, extra);
+    ck_assert_msg(tf_calib_parse("c.txt", text, c) == TF_OK, "%s", tf_error_message());
+}
+
 START_TEST(parses_good_file)
 {
     tf_calibration c;
@@ -33,28 +41,23 @@ START_TEST(parses_good_file)
     ck_assert_str_eq(c.prov[1], "node1");
     /* beta_coll_max came later: files without it have the model without it */
     ck_assert_double_eq(c.coeffs.beta_coll_max, 0);
-    char more[1024];
-    snprintf(more, sizeof more, "%sbeta_coll_max = 8e-11\n", good);
-    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    parse_with("beta_coll_max = 8e-11\n", &c);
     ck_assert_double_eq(c.coeffs.beta_coll_max, 8e-11);
     ck_assert_double_eq(c.coeffs.alpha_sync, 3e-6);
     /* So did the cache: without it every nonzero loads its B row. */
     ck_assert_double_eq(c.coeffs.gamma_cached, 0);
     ck_assert_double_eq(c.coeffs.cache_bytes, 0);
-    snprintf(more, sizeof more, "%sgamma_cached = 5e-11\ncache_bytes = 2097152\n", good);
-    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    parse_with("gamma_cached = 5e-11\ncache_bytes = 2097152\n", &c);
     ck_assert_double_eq(c.coeffs.gamma_cached, 5e-11);
     ck_assert_double_eq(c.coeffs.cache_bytes, 2097152);
     /* And the cost per row of C. */
     ck_assert_double_eq(c.coeffs.gamma_row, 0);
-    snprintf(more, sizeof more, "%sgamma_row = 4.5e-10\n", good);
-    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    parse_with("gamma_row = 4.5e-10\n", &c);
     ck_assert_double_eq(c.coeffs.gamma_row, 4.5e-10);
     /* And the fetch kernel's cached rate and the transfer's overlap. */
     ck_assert_double_eq(c.coeffs.gamma_fetch_cached, 0);
     ck_assert_double_eq(c.coeffs.overlap_fetch, 0);
-    snprintf(more, sizeof more, "%sgamma_fetch_cached = 3e-10\noverlap_fetch = 0.75\n", good);
-    ck_assert_msg(tf_calib_parse("c.txt", more, &c) == TF_OK, "%s", tf_error_message());
+    parse_with("gamma_fetch_cached = 3e-10\noverlap_fetch = 0.75\n", &c);
     ck_assert_double_eq(c.coeffs.gamma_fetch_cached, 3e-10);
     ck_assert_double_eq(c.coeffs.overlap_fetch, 0.75);
 }
