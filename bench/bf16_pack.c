@@ -25,8 +25,9 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-enum { NCASE = 6, ROUNDS = 15 };
+enum { NISA = 4, NCASE = 7, ROUNDS = 15 };
 static const char *const names[NCASE] = {"round baseline", "round avx2", "round avx512",
+                                         "round avx512bf16 (CPU's own)",
                                          "baseline round + copy 2 B (old pack)",
                                          "fused round (the pack now)", "copy 4 B (float32 pack)"};
 
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
     memset(f32, 0, (size_t)n * sizeof *f32);
     memset(win, 0, (size_t)n * sizeof *win);
     memset(out, 0, (size_t)n * sizeof *out);
-    static const char *const isa[3] = {"baseline", "avx2", "avx512"};
+    static const char *const isa[NISA] = {"baseline", "avx2", "avx512", "avx512bf16"};
     double t[NCASE][ROUNDS];
     int ran[NCASE] = {0};
     unsigned check = 0;
@@ -59,12 +60,12 @@ int main(int argc, char **argv)
             double t0 = now();
             int ok = 1;
             for (int x = 0; x < reps && ok; x++) {
-                if (c < 3) {
+                if (c < NISA) {
                     ok = tf_bf16_pack_isa(isa[c], src, out, n);
-                } else if (c == 3) {
+                } else if (c == NISA) {
                     tf_bf16_pack_isa("baseline", src, win, n);
                     memcpy(out, win, (size_t)n * sizeof *out);
-                } else if (c == 4) {
+                } else if (c == NISA + 1) {
                     tf_bf16_pack(src, out, n);
                 } else {
                     memcpy(f32, src, (size_t)n * sizeof *f32);

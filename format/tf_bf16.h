@@ -35,13 +35,14 @@ static inline float tf_bf16_to_f32(uint16_t h)
 /* f rounded to bf16 and widened back: the value a receiver computes with. */
 static inline float tf_bf16_round_f32(float f) { return tf_bf16_to_f32(tf_bf16_from_f32(f)); }
 
-/* dst[i] = bf16(src[i]) for i < n, with the widest vector set this CPU
- * runs (the same bits from every one). */
+/* dst[i] = bf16(src[i]) for i < n, with the fastest set this CPU runs
+ * (the same bits from every one). */
 void tf_bf16_pack(const float *src, uint16_t *dst, int64_t n);
 
 /* The same with one vector set: "baseline" (the build's target), "avx2",
- * "avx512" (x86 only). Returns 0, writing nothing, when this CPU or build
- * cannot run it. For tests and benchmarks. */
+ * "avx512", "avx512bf16" (the CPU's own conversion; x86 only). Returns 0,
+ * writing nothing, when this CPU or build cannot run it. For tests and
+ * benchmarks. */
 int tf_bf16_pack_isa(const char *isa, const float *src, uint16_t *dst, int64_t n);
 
 /* The relative error bound of one rounded value: |bf16(b) - b| <= 2^-8 |b|

@@ -182,7 +182,7 @@ END_TEST
  * included, in its vector body and its tail, at any alignment. */
 START_TEST(every_vector_set_rounds_alike)
 {
-    static const char *const isa[] = {"baseline", "avx2", "avx512"};
+    static const char *const isa[] = {"baseline", "avx2", "avx512", "avx512bf16"};
     const int64_t n = 4099;
     float *b = rows_with_specials(n + 1, 1);
     uint16_t *h = malloc((size_t)(n + 1) * sizeof *h);
@@ -209,6 +209,37 @@ START_TEST(every_vector_set_rounds_alike)
 }
 END_TEST
 
+/* Every sign and exponent, each upper half with the lower halves where
+ * rounding turns (below, at and above the tie, odd and even upper halves
+ * alike): the CPU's own conversion, whose subnormal blocks take the
+ * arithmetic path, gives the scalar rounding's bits like every other set. */
+START_TEST(every_upper_half_rounds_alike)
+{
+    static const char *const isa[] = {"baseline", "avx2", "avx512", "avx512bf16"};
+    static const uint32_t low[] = {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu};
+    const int64_t nl = sizeof low / sizeof low[0], n = 65536 * nl;
+    float *b = malloc((size_t)n * sizeof *b);
+    uint16_t *h = malloc((size_t)n * sizeof *h);
+    ck_assert(b && h);
+    /* Low halves innermost, so a 16-value block mixes subnormals with zeros
+     * and normals at the subnormal range's two ends. */
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = ((uint32_t)(i / nl) << 16) | low[i % nl];
+        memcpy(&b[i], &u, sizeof u);
+    }
+    for (size_t v = 0; v < sizeof isa / sizeof isa[0]; v++) {
+        if (!tf_bf16_pack_isa(isa[v], b, h, n))
+            continue;
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_msg(h[i] == tf_bf16_from_f32(b[i]), "%s, bits %08x: %04x, expected %04x",
+                          isa[v], (unsigned)(((uint32_t)(i / nl) << 16) | low[i % nl]), h[i],
+                          tf_bf16_from_f32(b[i]));
+    }
+    free(b);
+    free(h);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("pack");
@@ -217,6 +248,7 @@ static Suite *suite(void)
     tcase_add_test(tc, fused_pack_round_is_the_window_export);
     tcase_add_test(tc, f32_pack_copies_the_window);
     tcase_add_test(tc, every_vector_set_rounds_alike);
+    tcase_add_test(tc, every_upper_half_rounds_alike);
     suite_add_tcase(s, tc);
     return s;
 }
