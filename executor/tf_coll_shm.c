@@ -100,7 +100,18 @@ static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_
     MPI_Info info = MPI_INFO_NULL;
     if (MPI_Info_create(&info) == MPI_SUCCESS)
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    /* A one-sided component without shared windows (Open MPI's osc pt2pt,
+     * chosen to emulate a network on one node) fails the call, and the
+     * communicator's default handler would abort the job: the exchange is
+     * the fallback, so the error must come back here. */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    int have_eh = MPI_Comm_get_errhandler(h->comm, &eh) == MPI_SUCCESS;
+    MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
     int err = MPI_Win_allocate_shared(bytes, disp, info, h->comm, base, win);
+    if (have_eh) {
+        MPI_Comm_set_errhandler(h->comm, eh);
+        MPI_Errhandler_free(&eh);
+    }
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     int ok = err == MPI_SUCCESS, all_ok = 0;

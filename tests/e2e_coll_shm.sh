@@ -5,7 +5,8 @@
 # collective plan and twoface's plan pass --check both ways, in float32 and
 # bf16, the collective plan's C is bitwise the same, --json and the text
 # report name the transport ("shm", "mpi", or "none" where no rank
-# receives), and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
+# receives), a one-sided component without shared windows falls back to
+# the exchange, and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
 # error on exit 1 with no output.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_coll_shm: N passed, M failed"; exit status 1 if M > 0.
@@ -74,6 +75,21 @@ if run 3 "$work/t3.h5" "$work/c3.h5" --algo twoface,collective --comm bf16 -k 16
 else
     bad "3 ranks, --comm bf16: $(head -1 "$work/err.log") $(transport "$work/out.json" collective)"
 fi
+
+# A one-sided component without shared windows (osc pt2pt, the emulated
+# network of calibrate/run.sh and bench/run): auto falls back to the MPI
+# exchange instead of aborting, in both precisions, with the job's own
+# error handler kept (a later bad argument is still our one-line error).
+for cm in f32 bf16; do
+    if OMPI_MCA_btl=self,tcp OMPI_MCA_osc=pt2pt run 3 "$work/t3.h5" "$work/c3.h5" \
+        --algo twoface,collective --comm $cm -k 16 -i 2 --check --json >"$work/out.json" \
+        2>"$work/err.log" && [ "$(grep -c '"check_passed": true' "$work/out.json")" -eq 2 ] &&
+        [ "$(transport "$work/out.json" collective)" = mpi ]; then
+        ok "3 ranks, osc pt2pt, $cm: no shared window, the MPI exchange, --check passed"
+    else
+        bad "3 ranks, osc pt2pt, $cm: $(grep -m1 -i error "$work/err.log") $(transport "$work/out.json" collective)"
+    fi
+done
 
 TWOFACE_COLL_SHM=sometimes run 2 "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
 rc=$?
