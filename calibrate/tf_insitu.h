@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include "tf_coeffs.h"
+#include "tf_plan.h"
 
 /* Collective. Runs the executor on a synthetic graph with a pure-collective
  * and a pure-fetch plan at width k (iters SpMMs each after 2 warm-ups) and
@@ -15,5 +16,12 @@
  * predicted, which is reported but not applied (tf_measure_insitu.c says
  * why). log may be NULL (ranks other than 0). */
 int tf_measure_insitu(MPI_Comm comm, int k, int iters, tf_coeffs *c, FILE *log, double scale[5]);
+
+/* A synthetic plan's rank time as the in-situ handshake reads it: the model
+ * under c with no handshake (alpha_sync 0) and the fetch kernel at
+ * kernel_scale times its fit, the rate it measured on the synthetic graph.
+ * The handshake is what the measured SpMM takes beyond this, so neither the
+ * handshake already charged nor that kernel's error lands in it. */
+double tf_insitu_plain_time(const tf_coeffs *c, int k, tf_rank_stats st, double kernel_scale);
 
 #endif

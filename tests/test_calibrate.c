@@ -4,6 +4,8 @@
 #include "tf_calibrate.h"
 #include "tf_error.h"
 #include "tf_fit.h"
+#include "tf_insitu.h"
+#include "tf_cost_model.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -256,6 +258,50 @@ START_TEST(synthetic_parts_are_well_formed)
 }
 END_TEST
 
+/* The time the in-situ handshake is read against: no handshake, and the
+ * fetch kernel at the rate it measured on the synthetic graph. Both matter:
+ * with the handshake in it, the excess would never exceed what is already
+ * charged; with the kernel at its fit, the synthetic kernel's error became
+ * the handshake (2.8x the microbenchmark in a simulated calibration). */
+START_TEST(insitu_handshake_reads_against_the_plain_time)
+{
+    tf_coeffs c;
+    tf_coeffs_default(&c);
+    c.alpha_sync = 1e-3; /* dear enough to dominate if it leaked in */
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = 4000;
+    s.nnz_fetch = 3000;
+    s.nnz_fetch_miss = 1000;
+    s.rows_local = 500;
+    s.fetch_rows = 300;
+    s.fetch_requests = 20;
+    s.fetch_peers_recv = s.fetch_peers_sent = 3;
+    const int k = 64;
+    /* At the fit: the model without its handshake term. */
+    tf_coeffs c0 = c;
+    c0.alpha_sync = 0;
+    tf_rank_stats p0 = s;
+    tf_cost_predict(&c0, k, &p0);
+    ck_assert_double_eq_tol(tf_insitu_plain_time(&c, k, s, 1.0), p0.t_total, 1e-15);
+    tf_rank_stats pc = s;
+    tf_cost_predict(&c, k, &pc);
+    ck_assert(pc.t_total > p0.t_total + 1e-3); /* the handshake was charged there */
+    /* At twice the fit: the fetch kernel's two rates doubled, nothing else. */
+    tf_coeffs c2 = c0;
+    c2.gamma_fetch *= 2.0;
+    c2.gamma_fetch_cached *= 2.0;
+    tf_rank_stats p2 = s;
+    tf_cost_predict(&c2, k, &p2);
+    ck_assert(p2.t_fetch_comp > 1.5 * p0.t_fetch_comp);
+    ck_assert_double_eq_tol(tf_insitu_plain_time(&c, k, s, 2.0), p2.t_total, 1e-15);
+    ck_assert(tf_insitu_plain_time(&c, k, s, 2.0) > tf_insitu_plain_time(&c, k, s, 1.0));
+    /* The caller's coefficients are left as they were. */
+    ck_assert_double_eq(c.alpha_sync, 1e-3);
+    ck_assert_double_eq(c.gamma_fetch, c0.gamma_fetch);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("calibrate");
@@ -270,6 +316,7 @@ static Suite *suite(void)
     TCase *tm = tcase_create("measure");
     tcase_add_test(tm, median_of_samples);
     tcase_add_test(tm, synthetic_parts_are_well_formed);
+    tcase_add_test(tm, insitu_handshake_reads_against_the_plain_time);
     suite_add_tcase(s, tm);
     return s;
 }
