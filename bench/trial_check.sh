@@ -1,12 +1,13 @@
 #!/bin/sh
 # How well the start-up trial ranks a plan against its runner-up: for each
 # case, plans twoface / fetch / collective with the shared-memory calibration
-# of bench/results for that P, then REPS times runs the three interleaved in
-# one twoface-exec process and prints the trial's decision and medians beside
-# the fetch and collective medians of the timed rounds (docs/benchmarks.md,
-# "What was tried", item 8).
+# of RESULTS for that P (calibration-sm-npP.txt), then REPS times runs the
+# three interleaved in one twoface-exec process and prints the trial's
+# decision and medians beside the fetch and collective medians of the timed
+# rounds (docs/executor.md, "Start-up trial"; docs/benchmarks.md, "Shared
+# memory").
 #
-#   sh bench/trial_check.sh                       # the five cases of item 8
+#   sh bench/trial_check.sh                       # five cases
 #   CASES="pubmed:4:32 cora:4:512" REPS=5 sh bench/trial_check.sh
 #
 # Environment: BUILD [build], DATA [../shared/data], RESULTS [bench/results],
