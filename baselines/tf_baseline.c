@@ -4,6 +4,7 @@
 #include "tf_baseline.h"
 #include "tf_agree.h"
 #include "tf_bl_common.h"
+#include "tf_meminfo.h"
 #include "tf_bl_variants.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
@@ -165,6 +166,16 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         return st;
     }
 
+    /* What the node has left, read by every rank before any of them
+     * allocates: the collectives below keep a fast rank's blocks out of a
+     * slow rank's reading. */
+    int64_t avail = -1;
+    st = tf_agree(in->comm, tf_mem_available(&avail));
+    if (st != TF_OK) {
+        free(b);
+        return st;
+    }
+
     /* Every rank must pass the same algorithm, k, replication and partitions,
      * or the collectives below would not match. */
     uint64_t h = input_hash(algo, in), hmin = 0, hmax = 0;
@@ -197,10 +208,22 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
     b->nb = in->brow_off[in->rank + 1] - in->brow_off[in->rank];
     b->brow_begin = in->brow_off[in->rank];
 
+    b->mem_budget = -1;
+    b->node_ranks = 1;
     int err = MPI_Comm_dup(in->comm, &b->comm);
     if (err != MPI_SUCCESS) {
         b->comm = MPI_COMM_NULL;
         st = tf_mpi_fail(err, "MPI_Comm_dup");
+    } else {
+        MPI_Comm node = MPI_COMM_NULL;
+        if (MPI_Comm_split_type(b->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+                MPI_SUCCESS &&
+            node != MPI_COMM_NULL) {
+            MPI_Comm_size(node, &b->node_ranks);
+            MPI_Comm_free(&node);
+        }
+        if (avail >= 0)
+            b->mem_budget = avail / b->node_ranks;
     }
     if (st == TF_OK) {
         err = MPI_Type_contiguous(b->k, b->bf16 ? MPI_UINT16_T : MPI_FLOAT, &b->row_type);

@@ -25,12 +25,21 @@ struct tf_baseline {
     MPI_Datatype row_type;  /* K contiguous travelling elements */
     int64_t run_bytes, run_msgs; /* added to the counters by each run */
     int64_t mem_bytes;
+    /* This rank's share of the memory its node had available when the
+     * baseline was created (tf_meminfo.h), -1 when not known; node_ranks
+     * ranks of comm share the node. tf_bl_alloc refuses a large block that
+     * would take mem_bytes past it. */
+    int64_t mem_budget;
+    int node_ranks;
     tf_baseline_counters counters;
     void *impl; /* the algorithm's state */
 };
 
 /* calloc-like: count*size bytes, zero-filled (so touched once), never NULL
- * for a zero size; counts into b->mem_bytes. NULL + message on failure. */
+ * for a zero size; counts into b->mem_bytes. NULL + message on failure,
+ * also when a block of TF_BL_MEM_CHECK_BYTES or more would take mem_bytes
+ * past mem_budget (the run would not fit in the node's memory). */
+#define TF_BL_MEM_CHECK_BYTES ((size_t)64 << 20)
 void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what);
 
 /* The setups' variable exchange: counts by MPI_Alltoall over comm, receive

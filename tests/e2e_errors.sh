@@ -261,6 +261,23 @@ exec_fails "B of float64" 3 "b_f64.h5.*float32" "$good" --b "$work/b_f64.h5"
 exec_fails "B width differs from -k" 3 "b_good.h5: /B has 8 columns, -k is 16" \
     "$good" --b "$work/b_good.h5" -k 16
 
+# ---- 4b. A run that would not fit in the node's memory ------------------------
+# The baselines' whole copies of B are checked against the node's available
+# memory before they are allocated (TWOFACE_MEM_AVAILABLE_MIB stands in for
+# /proc/meminfo): refused in one line instead of the out-of-memory killer.
+# allgather's copy of B at K = 6000 is 68 MiB; 120 MiB for 3 ranks is 40 each.
+export TWOFACE_MEM_AVAILABLE_MIB=100000
+exec_checks "control: allgather at K = 6000 with room for it" 3 "$good" --algo allgather -k 6000
+export TWOFACE_MEM_AVAILABLE_MIB=120
+exec_fails "allgather's copy of B beyond the node's memory" 3 \
+    "full copy of B: 68 MiB .*more than this rank's share of the memory its node had available (120 MiB for 3 ranks)" \
+    "$good" --algo allgather -k 6000 -i 1
+export TWOFACE_MEM_AVAILABLE_MIB=12x
+exec_fails "TWOFACE_MEM_AVAILABLE_MIB not a number" 3 \
+    "TWOFACE_MEM_AVAILABLE_MIB=12x: expected a positive whole number of MiB" \
+    "$good" --algo p2p -k 8 -i 1
+unset TWOFACE_MEM_AVAILABLE_MIB
+
 # ---- 5. Calibration files ---------------------------------------------------
 
 calib() { # extra lines after a complete file

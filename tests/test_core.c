@@ -1,10 +1,11 @@
 /* Unit tests: CSR building, partitioning, the dense generator, the reference
- * SpMM and the fingerprint. */
+ * SpMM, the fingerprint and the node's available memory. */
 #include "tf_test.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
 #include "tf_error.h"
 #include "tf_fingerprint.h"
+#include "tf_meminfo.h"
 #include "tf_partition.h"
 #include "tf_reference.h"
 
@@ -309,6 +310,32 @@ START_TEST(error_messages_are_one_line)
 }
 END_TEST
 
+/* TWOFACE_MEM_AVAILABLE_MIB overrides /proc/meminfo; anything but a
+ * positive whole number of MiB is an error, not a silent fallback. */
+START_TEST(mem_available_reads_the_override)
+{
+    int64_t b = 0;
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "12", 1);
+    ck_assert_int_eq(tf_mem_available(&b), TF_OK);
+    ck_assert_int_eq(b, (int64_t)12 << 20);
+    static const char *const bad[] = {"0", "-5", "1x", "x", " 3", "9999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("TWOFACE_MEM_AVAILABLE_MIB", bad[i], 1);
+        ck_assert_msg(tf_mem_available(&b) == TF_ERR_ARG, "'%s' accepted", bad[i]);
+        ck_assert(strstr(tf_error_message(), "TWOFACE_MEM_AVAILABLE_MIB") != NULL);
+    }
+    /* Unset (or empty): the node's own figure, which Linux always has. */
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+    ck_assert_int_eq(tf_mem_available(&b), TF_OK);
+#ifdef __linux__
+    ck_assert(b > 0);
+#endif
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "", 1);
+    ck_assert_int_eq(tf_mem_available(&b), TF_OK);
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("core");
@@ -324,6 +351,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reference_matches_hand_computation);
     tcase_add_test(tc, fingerprint_is_partition_independent);
     tcase_add_test(tc, error_messages_are_one_line);
+    tcase_add_test(tc, mem_available_reads_the_override);
     suite_add_tcase(s, tc);
     return s;
 }
