@@ -60,6 +60,7 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,47 @@ int tf_coll_shm_mode(MPI_Comm comm, int *on)
     return tf_agree(comm, st);
 }
 
+/* Window creation with the communicator's errors returned instead of
+ * passed to its handler, which by default aborts the job: a one-sided
+ * component may refuse a window (Open MPI's osc pt2pt under
+ * MPI_THREAD_MULTIPLE or without shared windows, osc rdma on one rank), and
+ * the caller either falls back or reports it in one line. */
+static MPI_Errhandler errors_return(MPI_Comm comm)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (MPI_Comm_get_errhandler(comm, &eh) != MPI_SUCCESS)
+        eh = MPI_ERRHANDLER_NULL;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    return eh;
+}
+
+static void errors_restore(MPI_Comm comm, MPI_Errhandler eh)
+{
+    if (eh != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(comm, eh);
+        MPI_Errhandler_free(&eh);
+    }
+}
+
+/* The message of a window the one-sided component refused: what failed,
+ * and what the user can change. */
+static int window_fail(int err, const char *what)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(err, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "error %d", err);
+    return tf_fail(TF_ERR_MPI,
+                   "%s failed: %s; the MPI one-sided component cannot create this window%s", what,
+                   s,
+                   provided == MPI_THREAD_MULTIPLE
+                       ? " under MPI_THREAD_MULTIPLE (Open MPI's osc pt2pt refuses it: run one "
+                         "OpenMP thread per rank or choose another OMPI_MCA_osc)"
+                       : " (with Open MPI, choose another OMPI_MCA_osc)");
+}
+
 #ifndef TF_COLL_SHM_UNAVAILABLE
 /* A shared window of `bytes` (displacement unit `disp`) on every rank, or
  * on none: 1 when every rank has one, else 0. */
@@ -101,17 +143,11 @@ static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_
     if (MPI_Info_create(&info) == MPI_SUCCESS)
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
     /* A one-sided component without shared windows (Open MPI's osc pt2pt,
-     * chosen to emulate a network on one node) fails the call, and the
-     * communicator's default handler would abort the job: the exchange is
-     * the fallback, so the error must come back here. */
-    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    int have_eh = MPI_Comm_get_errhandler(h->comm, &eh) == MPI_SUCCESS;
-    MPI_Comm_set_errhandler(h->comm, MPI_ERRORS_RETURN);
+     * chosen to emulate a network on one node) fails the call: the
+     * exchange is the fallback, so the error must come back here. */
+    MPI_Errhandler eh = errors_return(h->comm);
     int err = MPI_Win_allocate_shared(bytes, disp, info, h->comm, base, win);
-    if (have_eh) {
-        MPI_Comm_set_errhandler(h->comm, eh);
-        MPI_Errhandler_free(&eh);
-    }
+    errors_restore(h->comm, eh);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     int ok = err == MPI_SUCCESS, all_ok = 0;
@@ -176,11 +212,14 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
     st = tf_agree(h->comm, st);
     if (st)
         return st;
+    MPI_Errhandler eh = errors_return(h->comm);
     err = MPI_Win_allocate(elems * (MPI_Aint)ctx->es, (int)ctx->es, MPI_INFO_NULL, h->comm,
                            &ctx->xb, &ctx->win);
+    errors_restore(h->comm, eh);
     if (err != MPI_SUCCESS) {
         ctx->win = MPI_WIN_NULL;
-        st = tf_mpi_fail(err, "MPI_Win_allocate");
+        ctx->xb = NULL;
+        st = window_fail(err, "MPI_Win_allocate (B)");
     } else if (!ctx->bf16)
         ctx->b = ctx->xb;
     return tf_agree(h->comm, st);
@@ -414,13 +453,16 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx)
     MPI_Info info = MPI_INFO_NULL;
     if (MPI_Info_create(&info) == MPI_SUCCESS)
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    MPI_Errhandler eh = errors_return(h->comm);
     int err = MPI_Win_allocate_shared((MPI_Aint)sizeof(tf_shm_flags), 1, info, h->comm,
                                       &ctx->shm_my_flag, &ctx->shm_flag_win);
+    errors_restore(h->comm, eh);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
         ctx->shm_flag_win = MPI_WIN_NULL;
-        st = tf_mpi_fail(err, "MPI_Win_allocate_shared (flags)");
+        ctx->shm_my_flag = NULL;
+        st = window_fail(err, "MPI_Win_allocate_shared (flags)");
     } else {
         atomic_init(&ctx->shm_my_flag->entered, 0);
         atomic_init(&ctx->shm_my_flag->done, 0);

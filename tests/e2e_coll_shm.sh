@@ -6,8 +6,10 @@
 # bf16, the collective plan's C is bitwise the same, --json and the text
 # report name the transport ("shm", "mpi", or "none" where no rank
 # receives), a one-sided component without shared windows falls back to
-# the exchange, and a bad or rank-dependent TWOFACE_COLL_SHM is a one-line
-# error on exit 1 with no output.
+# the exchange, a component that refuses the B window altogether (osc
+# pt2pt under MPI_THREAD_MULTIPLE, osc rdma on one rank) and a bad or
+# rank-dependent TWOFACE_COLL_SHM are one-line errors on exit 1 with no
+# output.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_coll_shm: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_coll_shm
@@ -88,6 +90,25 @@ for cm in f32 bf16; do
         ok "3 ranks, osc pt2pt, $cm: no shared window, the MPI exchange, --check passed"
     else
         bad "3 ranks, osc pt2pt, $cm: $(grep -m1 -i error "$work/err.log") $(transport "$work/out.json" collective)"
+    fi
+done
+
+# A one-sided component that refuses the B window itself (osc pt2pt under
+# MPI_THREAD_MULTIPLE, which twoface-exec asks for with two OpenMP threads;
+# osc rdma on one rank): one line naming the call and what to change,
+# exit 1 on every rank, instead of the communicator's fatal handler.
+for case in "2 pt2pt 2 MPI_THREAD_MULTIPLE" "1 rdma 1 OMPI_MCA_osc"; do
+    set -- $case
+    OMP_NUM_THREADS=$3 OMPI_MCA_osc=$2 run $1 "$work/t$1.h5" -k 8 -i 1 >"$work/out.txt" \
+        2>"$work/err.log"
+    rc=$?
+    if [ $rc -eq 1 ] && [ ! -s "$work/out.txt" ] &&
+        [ "$(grep -c '^twoface-exec: ' "$work/err.log")" -eq 1 ] &&
+        grep -q "^twoface-exec: .*MPI_Win_allocate (B) failed: .*$4" "$work/err.log" &&
+        ! grep -q MPI_ERRORS_ARE_FATAL "$work/err.log"; then
+        ok "$1 rank(s), osc $2, $3 thread(s): the refused window is one line, exit 1"
+    else
+        bad "$1 rank(s), osc $2, $3 thread(s): exit $rc, stderr: $(grep -m2 'twoface-exec\|FATAL' "$work/err.log")"
     fi
 done
 
