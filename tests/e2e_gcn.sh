@@ -79,6 +79,25 @@ for np in 2 3 4; do
     same_losses "Cora P-invariance, 1 vs $np ranks" "$work/p1.json" "$work/p$np.json"
 done
 
+# Open MPI's osc pt2pt (the emulated network of bench/run) refuses
+# MPI_THREAD_MULTIPLE: with one OpenMP thread twoface-gcn asks for less and
+# trains; with two, the refused window is one line on exit 1, not an abort.
+if OMPI_MCA_osc=pt2pt gcn 2 "$work/pt2pt.json" "$work/cora2.h5" $CORA --seed 3 --epochs 2 \
+    --patience 0 --json && grep -q '"summary":true' "$work/pt2pt.json"; then
+    ok "Cora at 2 ranks under osc pt2pt, one thread: trains"
+else
+    bad "Cora at 2 ranks under osc pt2pt, one thread: $(grep -m2 'twoface-gcn\|FATAL' "$work/pt2pt.json.err")"
+fi
+OMP_NUM_THREADS=2 OMPI_MCA_osc=pt2pt gcn 2 "$work/pt2pt2.json" "$work/cora2.h5" $CORA --epochs 2
+rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -c '^twoface-gcn: ' "$work/pt2pt2.json.err")" -eq 1 ] &&
+    grep -q '^twoface-gcn: .*MPI_Win_allocate (B) failed: .*MPI_THREAD_MULTIPLE' \
+        "$work/pt2pt2.json.err" && ! grep -q MPI_ERRORS_ARE_FATAL "$work/pt2pt2.json.err"; then
+    ok "Cora at 2 ranks under osc pt2pt, two threads: one line, exit 1"
+else
+    bad "Cora at 2 ranks under osc pt2pt, two threads: exit $rc, $(grep -m2 'twoface-gcn\|FATAL' "$work/pt2pt2.json.err")"
+fi
+
 # A METIS plan renumbers the nodes; the trainer reads its inputs and keys its
 # dropout masks by original ids (tf_get_row_ids), so it trains the same model.
 for part in metis rows; do
