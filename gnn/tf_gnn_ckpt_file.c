@@ -5,6 +5,7 @@
 #include "tf_gnn_model.h"
 #include "tf_gnn_outfile.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,21 @@ static int read_header(tf_gnn_h5 *f, const char *path, tf_gnn_ckpt *c)
     return st;
 }
 
+/* Every stored number finite (and Adam's second moment, a mean of squares,
+ * not negative): the file has no checksum, and a damaged value would
+ * otherwise surface epochs later as a non-finite loss blamed on the
+ * features or the learning rate. */
+static int check_values(const char *path, const char *name, const double *v, size_t n,
+                        int nonneg)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]) || (nonneg && v[i] < 0))
+            return tf_fail(TF_ERR_FORMAT,
+                           "%s: dataset /%s, element %zu: %g is not %s; the checkpoint is damaged",
+                           path, name, i, v[i], nonneg ? "a finite number >= 0" : "finite");
+    return TF_OK;
+}
+
 int tf_gnn_ckpt_read(const char *path, tf_gnn_ckpt *c)
 {
     memset(c, 0, sizeof *c);
@@ -147,6 +163,10 @@ int tf_gnn_ckpt_read(const char *path, tf_gnn_ckpt *c)
         if (!st) st = tf_gnn_h5_get_data(&f, "adam_m", c->adam_m, (int64_t)c->nw);
         if (!st) st = tf_gnn_h5_get_data(&f, "adam_v", c->adam_v, (int64_t)c->nw);
         if (!st) st = tf_gnn_h5_get_data(&f, "stop_history", c->stop_hist, (int64_t)nh);
+        if (!st) st = check_values(path, "weights", c->w, c->nw, 0);
+        if (!st) st = check_values(path, "adam_m", c->adam_m, c->nw, 0);
+        if (!st) st = check_values(path, "adam_v", c->adam_v, c->nw, 1);
+        if (!st) st = check_values(path, "stop_history", c->stop_hist, nh, 0);
     }
     tf_gnn_h5_close(&f);
     if (st) {

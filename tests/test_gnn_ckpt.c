@@ -1,5 +1,6 @@
 /* twoface-gcn's files, serially: the checkpoint file round trip and its
- * refusals (format, sizes, another graph / shape / feature width / rule);
+ * refusals (format, sizes, another graph / shape / feature width / rule,
+ * non-finite or negative stored values);
  * the atomic writer (links followed, non-regular targets refused, no
  * temporary file left after a failed write); and a writer killed with
  * SIGKILL at many moments while rewriting a checkpoint, after which the
@@ -172,6 +173,31 @@ START_TEST(checkpoint_refusals)
     ck_assert_int_eq(tf_gnn_ckpt_read(path_in(2, "bad.h5"), &r), TF_ERR_FORMAT);
     ck_assert_msg(strstr(tf_error_message(), "weights, but the model's shape has"), "%s",
                   tf_error_message());
+    /* Damaged values: a NaN weight, an infinite Adam moment, a negative
+     * second moment, each refused by name instead of resuming. */
+    c.id.features = 40;
+    struct {
+        double *at;
+        double v;
+        const char *what;
+    } vals[] = {{&c.w[3], NAN, "dataset /weights, element 3: nan"},
+                {&c.adam_m[0], INFINITY, "dataset /adam_m, element 0: inf"},
+                {&c.adam_v[7], -1.0, "dataset /adam_v, element 7: -1 is not a finite number >= 0"},
+                {&c.stop_hist[1], NAN, "dataset /stop_history, element 1: nan"}};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        double keep = *vals[i].at;
+        *vals[i].at = vals[i].v;
+        ck_assert_int_eq(tf_gnn_ckpt_write(path_in(2, "bad.h5"), &c), TF_OK);
+        ck_assert_int_eq(tf_gnn_ckpt_read(path_in(2, "bad.h5"), &r), TF_ERR_FORMAT);
+        ck_assert_msg(strstr(tf_error_message(), vals[i].what) &&
+                          strstr(tf_error_message(), "bad.h5") &&
+                          !strchr(tf_error_message(), '\n'),
+                      "case %zu: '%s'", i, tf_error_message());
+        *vals[i].at = keep;
+    }
+    ck_assert_int_eq(tf_gnn_ckpt_write(path_in(2, "bad.h5"), &c), TF_OK);
+    ck_assert_int_eq(tf_gnn_ckpt_read(path_in(2, "bad.h5"), &r), TF_OK);
+    tf_gnn_ckpt_free(&r);
     tf_gnn_ckpt_free(&c);
     remove_dir();
 }
