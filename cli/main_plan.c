@@ -411,16 +411,29 @@ static double estimate_plan(const tf_csr *a, int P, int W, int level, int mode)
 }
 
 /* Every file the run will write, checked before minutes of reading and
- * planning: a bad --svg path must not surface after the plan is written. */
-static int check_outputs(const char *out_path, const char *svg)
+ * planning: a bad --svg path must not surface after the plan is written,
+ * and neither output may replace a file the run reads (-o MATRIX would
+ * destroy the matrix) or the other output. */
+static int check_outputs(const char *out_path, const char *svg, const char *matrix,
+                         const char *calib, const char *bands_from)
 {
     const char *opt[2] = {"-o", "--svg"}, *path[2] = {out_path, svg};
-    for (int i = 0; i < 2; i++)
+    const char *in_opt[3] = {"MATRIX", "--calibration", "--bands-from"};
+    const char *in[3] = {matrix, calib, bands_from};
+    for (int i = 0; i < 2; i++) {
         if (path[i] && tf_outpath_check(path[i])) {
             say("twoface-plan: %s%s\n", path[i][0] ? "" : opt[i],
                     path[i][0] ? tf_error_message() : ": the output path is empty");
             return 1;
         }
+        int st = i == 1 ? tf_outpath_distinct(opt[1], svg, opt[0], out_path) : TF_OK;
+        for (int j = 0; j < 3 && !st; j++)
+            st = tf_outpath_distinct(opt[i], path[i], in_opt[j], in[j]);
+        if (st) {
+            say("twoface-plan: %s\n", tf_error_message());
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -877,7 +890,7 @@ static int plan_main(int argc, char **argv)
     }
     const char *matrix = argv[optind];
     /* Under mpirun rank 0 writes every output file: its view decides. */
-    int bad_out = quiet_rank ? 0 : check_outputs(out_path, svg);
+    int bad_out = quiet_rank ? 0 : check_outputs(out_path, svg, matrix, calib, bands_from);
     if (mpi_on)
         MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (bad_out) {

@@ -150,5 +150,9 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
      * but every rank sees the same path and says the same. */
     if (a->c_path && tf_outpath_check(a->c_path))
         return tf_fail_prefix(TF_ERR_ARG, "--c-out");
-    return TF_OK;
+    /* C must not replace a plan or B: the run reads them. */
+    st = tf_outpath_distinct("--c-out", a->c_path, "--b", a->b_path);
+    for (int i = 0; i < a->nplans && !st; i++)
+        st = tf_outpath_distinct("--c-out", a->c_path, "PLAN", a->plans[i]);
+    return st;
 }

@@ -5,9 +5,11 @@
 #include "tf_gnn_dense.h"
 #include "tf_gnn_model.h"
 #include "tf_gnn_outfile.h"
+#include "tf_outpath.h"
 #include "twoface.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <string.h>
 
 void tf_gnn_cli_usage(FILE *f)
@@ -111,6 +113,23 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     return st;
 }
 
+/* The file of a features argument: "FILE.h5:/dataset" (also .hdf5) names
+ * FILE.h5, as the features reader splits it; anything else is the file. */
+static const char *h5_file(const char *spec, char *buf, size_t cap)
+{
+    const char *exts[] = {".h5:", ".hdf5:"};
+    for (int i = 0; spec && i < 2; i++) {
+        const char *p = strstr(spec, exts[i]);
+        if (p && (size_t)(p - spec) + strlen(exts[i]) - 1 < cap) {
+            size_t len = (size_t)(p - spec) + strlen(exts[i]) - 1;
+            memcpy(buf, spec, len);
+            buf[len] = '\0';
+            return buf;
+        }
+    }
+    return spec;
+}
+
 static int check_inputs(tf_gnn_cli *o)
 {
     if (!o->plan)
@@ -133,6 +152,27 @@ static int check_inputs(tf_gnn_cli *o)
         int st = outs[i][1] ? tf_gnn_outfile_check(outs[i][1]) : TF_OK;
         if (st)
             return tf_fail_prefix(st, "%s", outs[i][0]);
+    }
+    /* No output on an input or on another output. The checkpoint may be
+     * the file the run resumes from: it is read before it is rewritten. */
+    char feat[PATH_MAX];
+    const char *ins[][2] = {{"PLAN", o->plan},       {"--backward-plan", o->backward_plan},
+                            {"--features", h5_file(o->features, feat, sizeof feat)},
+                            {"--labels", o->labels}, {"--split", o->split},
+                            {"--resume", o->resume}};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 6; j++) {
+            if (i == 0 && j == 5)
+                continue;
+            int st = tf_outpath_distinct(outs[i][0], outs[i][1], ins[j][0], ins[j][1]);
+            if (st)
+                return st;
+        }
+        for (int j = 0; j < i; j++) {
+            int st = tf_outpath_distinct(outs[i][0], outs[i][1], outs[j][0], outs[j][1]);
+            if (st)
+                return st;
+        }
     }
     return TF_OK;
 }

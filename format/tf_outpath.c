@@ -132,6 +132,45 @@ int tf_outpath_check(const char *path)
     return check(path, target, sizeof target);
 }
 
+/* The directory entry `path` resolves to (links followed), with its
+ * directory made canonical: two spellings of one entry compare equal. */
+static int entry_of(const char *path, char *entry, size_t n)
+{
+    char target[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+    int exists = 0;
+    mode_t mode = 0;
+    if (resolve(path, target, sizeof target, &exists, &mode) != TF_OK)
+        return 0;
+    dir_of(target, dir, sizeof dir);
+    if (!realpath(dir, real))
+        return 0;
+    const char *slash = strrchr(target, '/');
+    return snprintf(entry, n, "%s/%s", real, slash ? slash + 1 : target) < (int)n;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea || eb)
+        return 0; /* one entry cannot both exist and not */
+    char x[2 * PATH_MAX], y[2 * PATH_MAX];
+    return entry_of(a, x, sizeof x) && entry_of(b, y, sizeof y) && strcmp(x, y) == 0;
+}
+
+int tf_outpath_distinct(const char *out_opt, const char *out, const char *other_opt,
+                        const char *other)
+{
+    if (!out || !other || !out[0] || !other[0] || !same_file(out, other))
+        return TF_OK;
+    return tf_fail(TF_ERR_ARG,
+                   "%s %s: the same file as %s %s; an output must not replace an input or "
+                   "another output",
+                   out_opt, out, other_opt, other);
+}
+
 /* mkstemp creates files 0600; a writer that used open() or fopen() would
  * have got 0666 less the umask, which is what users of the files expect.
  * umask can only be read by setting it, hence the lock. */

@@ -51,6 +51,18 @@ typedef struct {
  * message naming the path. */
 int tf_outpath_check(const char *path);
 
+/* Refuses an output path that names the same file as `other`: a file the
+ * run reads, or another of its outputs. Replacing an input would destroy
+ * it (the run may even read it after the write), and two outputs on one
+ * path keep only the last. Links are followed: the same existing file
+ * (device and inode), or, where neither exists yet, the same directory
+ * entry. TF_OK when they differ or `other` is NULL; else TF_ERR_ARG with a
+ * one-line message naming both options:
+ *   "--predictions lab.txt: the same file as --labels lab.txt; an output
+ *    must not replace an input or another output" */
+int tf_outpath_distinct(const char *out_opt, const char *out, const char *other_opt,
+                        const char *other);
+
 /* tf_outpath_check, then creates the temporary file (mode 0666 less the
  * umask, as a plain creation would give). On failure nothing is left and
  * `o` needs no commit or abort. */

@@ -240,6 +240,28 @@ gcn_fails "checkpoint path is a directory" 2 "not a regular file (directory)" $C
     --checkpoint "$work/adir"
 gcn_fails "predictions path is a device" 2 "not a regular file (character device)" $C2 \
     --predictions /dev/null
+# An output on an input or on another output (each replaced the file
+# before): refused before training, the inputs intact.
+cp "$DATA/cora.labels.txt" "$work/labels.txt"
+cp "$work/cora2.h5" "$work/plan.keep"
+cp "$work/ck.h5" "$work/ck.keep"
+CL="$work/cora2.h5 --features $DATA/cora.features.mtx.zst --labels $work/labels.txt"
+CL="$CL --split $DATA/cora.split.txt --layers 3 --hidden 32 --seed 4 --patience 0 --epochs 20"
+gcn_fails "predictions on the labels" 2 "--predictions .*: the same file as --labels" $CL \
+    --predictions "$work/./labels.txt"
+gcn_fails "model on the plan" 2 "--save-model .*: the same file as PLAN" $CL \
+    --save-model "$work/cora2.h5"
+gcn_fails "model on the resumed checkpoint" 2 "--save-model .*: the same file as --resume" $CL \
+    --checkpoint "$work/ck.h5" --resume "$work/ck.h5" --save-model "$work/ck.h5"
+gcn_fails "predictions on the model" 2 "--predictions .*: the same file as --save-model" $CL \
+    --save-model "$work/out.h5" --predictions "$work/out.h5"
+if cmp -s "$work/labels.txt" "$DATA/cora.labels.txt" && cmp -s "$work/cora2.h5" "$work/plan.keep" &&
+    cmp -s "$work/ck.h5" "$work/ck.keep" && [ ! -e "$work/out.h5" ]; then
+    ok "outputs on inputs: labels, plan and checkpoint intact, nothing written"
+else
+    bad "outputs on inputs: an input was replaced or an output written"
+fi
+
 gcn_fails "outputs with several algorithms" 2 "need a single --algo" $C2 --algo twoface,p2p \
     --save-model "$work/x.h5"
 gcn_fails "one layer" 2 "--layers '1': expected a whole number in 2..32" $C2 --layers 1

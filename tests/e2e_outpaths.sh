@@ -3,7 +3,8 @@
 # that is a device, a FIFO or a directory is refused in one line before any
 # work, and is still what it was afterwards; a symbolic link is followed and
 # its target replaced; a bad --svg path fails before the plan is written;
-# concurrent runs writing the same files do not collide. twoface-plan,
+# concurrent runs writing the same files do not collide; an output on an
+# input or on the other output is refused. twoface-plan,
 # twoface-exec --c-out and twoface-calibrate -o.
 # Last line: "e2e_outpaths: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_outpaths
@@ -137,6 +138,23 @@ if timeout 120 mpirun -n 2 --bind-to none "$EXEC" "$work/x.h5" -k 4 -i 1 --warmu
 else
     bad "exec --c-out through a link: $(head -c 600 "$work/err")"
 fi
+
+# An output on a file the run reads, or on the other output: refused in one
+# line before any work, the input intact (it was replaced before).
+cp "$work/a.mtx" "$work/keep.mtx"
+one_line_fail "plan -o MATRIX" "-o .*a.mtx: the same file as MATRIX" \
+    "$PLAN" "$work/a.mtx" -n 2 -o "$work/./a.mtx" -q
+one_line_fail "plan --svg MATRIX" "--svg .*: the same file as MATRIX" \
+    "$PLAN" "$work/a.mtx" -n 2 -o "$work/y.h5" --svg "$work/a.mtx" -q
+one_line_fail "plan --svg = -o" "--svg .*same.h5: the same file as -o" \
+    "$PLAN" "$work/a.mtx" -n 2 -o "$work/same.h5" --svg "$work/same.h5" -q
+cmp -s "$work/a.mtx" "$work/keep.mtx" && [ ! -e "$work/y.h5" ] && [ ! -e "$work/same.h5" ] &&
+    ok "plan: the matrix intact, nothing written" || bad "plan: the matrix or an output changed"
+cp "$work/x.h5" "$work/keep.h5"
+mpi_fail "exec --c-out PLAN" "--c-out .*x.h5: the same file as PLAN" 2 \
+    "$EXEC" "$work/x.h5" -k 4 -i 1 --warmup 0 --c-out "$work/x.h5"
+cmp -s "$work/x.h5" "$work/keep.h5" && ok "exec --c-out PLAN: the plan intact" ||
+    bad "exec --c-out PLAN: the plan was replaced"
 
 # ---- twoface-calibrate -o --------------------------------------------------------
 mpi_fail "calibrate -o FIFO (refused before measuring)" "fifo: not a regular file (FIFO)" 2 \

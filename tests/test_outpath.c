@@ -246,6 +246,35 @@ START_TEST(commit_replaces_only_a_regular_file)
 }
 END_TEST
 
+/* An output on an input or on another output: the same existing file
+ * under another spelling or through a link, or one new entry twice. */
+START_TEST(outputs_distinct_from_inputs)
+{
+    const char *in = at(0, "in.txt"), *link = at(1, "in-link.txt");
+    put(in, "input\n");
+    ck_assert_int_eq(symlink("in.txt", link), 0);
+    char dotted[1100];
+    snprintf(dotted, sizeof dotted, "%s/./in.txt", g_dir);
+    const char *same[] = {in, link, dotted};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(tf_outpath_distinct("-o", same[i], "--labels", in), TF_ERR_ARG);
+        ck_assert_msg(strstr(tf_error_message(), "the same file as --labels") &&
+                          !strchr(tf_error_message(), '\n'),
+                      "%s", tf_error_message());
+    }
+    /* Two outputs not yet there, one spelt through "./". */
+    const char *fresh = at(2, "new.h5");
+    char fresh2[1100];
+    snprintf(fresh2, sizeof fresh2, "%s/./new.h5", g_dir);
+    ck_assert_int_eq(tf_outpath_distinct("--svg", fresh2, "-o", fresh), TF_ERR_ARG);
+    /* Different files, a missing input, no input. */
+    ck_assert_int_eq(tf_outpath_distinct("-o", fresh, "--labels", in), TF_OK);
+    ck_assert_int_eq(tf_outpath_distinct("-o", in, "--b", at(3, "absent.h5")), TF_OK);
+    ck_assert_int_eq(tf_outpath_distinct("-o", in, "--b", NULL), TF_OK);
+    expect_text(in, "input\n");
+}
+END_TEST
+
 START_TEST(calibration_writer_uses_it)
 {
     tf_calibration c;
@@ -279,6 +308,7 @@ static Suite *suite(void)
     tcase_add_test(tc, temporary_names_are_unique_and_aborts_clean_up);
     tcase_add_test(tc, commit_replaces_only_a_regular_file);
     tcase_add_test(tc, calibration_writer_uses_it);
+    tcase_add_test(tc, outputs_distinct_from_inputs);
     suite_add_tcase(s, tc);
     return s;
 }
