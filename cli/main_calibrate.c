@@ -154,7 +154,7 @@ static int parse_args(int argc, char **argv, args *a)
             return tf_fail(TF_ERR_ARG, "--validate runs at one K; %d given", a->nk);
         if (a->output)
             return tf_fail(TF_ERR_ARG, "-o and --validate do not go together");
-        return TF_OK;
+        return tf_cli_omp_threads();
     }
     if (optind < argc)
         return tf_fail(TF_ERR_ARG, "unexpected argument '%s'", argv[optind]);
@@ -164,7 +164,7 @@ static int parse_args(int argc, char **argv, args *a)
         return tf_fail(TF_ERR_ARG, "--json applies to --validate");
     if (a->nk == 0)
         a->k[a->nk++] = 128;
-    return TF_OK;
+    return tf_cli_omp_threads();
 }
 
 /* Provenance values are one line with no '#', which starts a comment in a

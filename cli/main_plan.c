@@ -859,6 +859,10 @@ static int plan_main(int argc, char **argv)
             return 2;
         }
     }
+    if (tf_cli_omp_threads()) {
+        say( "twoface-plan: %s\n", tf_error_message());
+        return 2;
+    }
     /* The forward plan's header first: cheap, and it gives the ranks. */
     tf_plan fwd;
     memset(&fwd, 0, sizeof fwd);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,4 +101,14 @@ int tf_cli_getopt_error(int c, char **argv, const struct option *longopts)
     if (n == 1 && eq && o->has_arg == no_argument)
         return tf_fail(TF_ERR_ARG, "option '--%s' takes no value", o->name);
     return tf_fail(TF_ERR_ARG, "unknown option '--%.*s' (--help lists them)", (int)len, name);
+}
+
+int tf_cli_omp_threads(void)
+{
+    int t = omp_get_max_threads();
+    if (t <= TF_CLI_MAX_THREADS)
+        return TF_OK;
+    const char *env = getenv("OMP_NUM_THREADS");
+    return tf_fail(TF_ERR_ARG, "OMP_NUM_THREADS=%s: at most %d OpenMP threads per process",
+                   env ? env : "(unset)", TF_CLI_MAX_THREADS);
 }

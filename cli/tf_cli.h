@@ -34,4 +34,13 @@ int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
  * left (optind, optopt). Always returns TF_ERR_ARG. */
 int tf_cli_getopt_error(int c, char **argv, const struct option *longopts);
 
+/* The most OpenMP threads a process may ask for, by --threads or by
+ * OMP_NUM_THREADS. */
+#define TF_CLI_MAX_THREADS 4096
+
+/* OMP_NUM_THREADS past TF_CLI_MAX_THREADS: libgomp crashed in the first
+ * parallel region asked for 100000 threads (5000 ran), so every program
+ * refuses it before any. TF_OK, or TF_ERR_ARG with the message. */
+int tf_cli_omp_threads(void);
+
 #endif

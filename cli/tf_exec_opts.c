@@ -154,5 +154,5 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
     st = tf_outpath_distinct("--c-out", a->c_path, "--b", a->b_path);
     for (int i = 0; i < a->nplans && !st; i++)
         st = tf_outpath_distinct("--c-out", a->c_path, "PLAN", a->plans[i]);
-    return st;
+    return st ? st : tf_cli_omp_threads();
 }

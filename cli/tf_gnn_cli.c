@@ -234,5 +234,6 @@ int tf_gnn_cli_parse(int argc, char **argv, tf_gnn_cli *o)
         o->plan = argv[optind++];
     if (optind < argc)
         return tf_fail(TF_ERR_ARG, "unexpected argument '%s' (one plan only)", argv[optind]);
-    return check_inputs(o);
+    int st = check_inputs(o);
+    return st ? st : tf_cli_omp_threads();
 }

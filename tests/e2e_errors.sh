@@ -278,6 +278,17 @@ exec_fails "TWOFACE_MEM_AVAILABLE_MIB not a number" 3 \
     "$good" --algo p2p -k 8 -i 1
 unset TWOFACE_MEM_AVAILABLE_MIB
 
+# More OpenMP threads than a process can start crashed inside libgomp (the
+# first parallel region); every program refuses it before any.
+omp_saved=${OMP_NUM_THREADS:-1}
+export OMP_NUM_THREADS=100000
+plan_fails "OMP_NUM_THREADS=100000 (twoface-plan)" \
+    "OMP_NUM_THREADS=100000: at most 4096 OpenMP threads per process" "$work/omp.h5" \
+    "$work/r.mtx" -n 2
+exec_fails "OMP_NUM_THREADS=100000 (twoface-exec)" 3 \
+    "OMP_NUM_THREADS=100000: at most 4096 OpenMP threads per process" "$good" -i 1
+export OMP_NUM_THREADS=$omp_saved
+
 # ---- 5. Calibration files ---------------------------------------------------
 
 calib() { # extra lines after a complete file

@@ -113,6 +113,12 @@ gcn_fails "backward plan for other ranks" 2 "^twoface-gcn: --backward-plan $work
     "$work/g2.h5" --backward-plan "$work/g3.h5" --features "$work/f.mtx" $IN
 gcn_fails "plan for other ranks" 2 "^twoface-gcn: $work/g3.h5: plan is for 3 ranks" \
     "$work/g3.h5" --features "$work/f.mtx" $IN
+# More OpenMP threads than a process can start crashed inside libgomp.
+omp_saved=${OMP_NUM_THREADS:-1}
+export OMP_NUM_THREADS=100000
+gcn_fails "OMP_NUM_THREADS=100000" 2 "OMP_NUM_THREADS=100000: at most 4096 OpenMP threads" \
+    "$work/g2.h5" --features "$work/f.mtx" $IN
+export OMP_NUM_THREADS=$omp_saved
 
 # ---- accepted: trailing blank lines; empty validation and test splits ---------------
 { cat "$work/l.txt"; printf '\n\n'; } >"$work/l-blank.txt"
