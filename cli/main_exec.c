@@ -23,6 +23,7 @@
 #include "tf_exec_opts.h"
 #include "tf_exec_report.h"
 #include "tf_exec_ids.h"
+#include "tf_exec_mem.h"
 
 #include <limits.h>
 #include <malloc.h>
@@ -171,6 +172,12 @@ static int choose_k(run *r, const tf_exec_args *a)
 
 static int create_algos(run *r, const tf_exec_args *a)
 {
+    /* All strategies live side by side: refuse in one line what would not
+     * fit, before Linux grants it and kills the run when it is touched. */
+    if (tf_exec_mem_check(r->comm, r->specs, r->nalg, r->hs, a->nplans, r->k)) {
+        say_error(NULL, tf_error_message());
+        return 1;
+    }
     tf_exec_options opt;
     tf_exec_options_default(&opt);
     opt.threads = a->threads;

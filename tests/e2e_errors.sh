@@ -262,16 +262,20 @@ exec_fails "B width differs from -k" 3 "b_good.h5: /B has 8 columns, -k is 16" \
     "$good" --b "$work/b_good.h5" -k 16
 
 # ---- 4b. A run that would not fit in the node's memory ------------------------
-# The baselines' whole copies of B are checked against the node's available
-# memory before they are allocated (TWOFACE_MEM_AVAILABLE_MIB stands in for
-# /proc/meminfo): refused in one line instead of the out-of-memory killer.
-# allgather's copy of B at K = 6000 is 68 MiB; 120 MiB for 3 ranks is 40 each.
+# twoface-exec estimates every strategy's buffers before creating any and
+# compares the node's sum with its available memory (TWOFACE_MEM_AVAILABLE_MIB
+# stands in for /proc/meminfo): refused in one line instead of the
+# out-of-memory killer. allgather at K = 6000 on 3000 rows: about 131 MiB per
+# rank (its copy of B, twoface-exec's B and C, the generated B).
 export TWOFACE_MEM_AVAILABLE_MIB=100000
 exec_checks "control: allgather at K = 6000 with room for it" 3 "$good" --algo allgather -k 6000
-export TWOFACE_MEM_AVAILABLE_MIB=120
-exec_fails "allgather's copy of B beyond the node's memory" 3 \
-    "full copy of B: 68 MiB .*more than this rank's share of the memory its node had available (120 MiB for 3 ranks)" \
+export TWOFACE_MEM_AVAILABLE_MIB=300
+exec_fails "strategies beyond the node's memory" 3 \
+    "the 1 strategy needs about 4[0-9][0-9] MiB on this node (3 ranks), more than the 300 MiB it has available" \
     "$good" --algo allgather -k 6000 -i 1
+exec_fails "two strategies beyond the node's memory" 3 \
+    "the 2 strategies need about .* MiB on this node (3 ranks), more than the 300 MiB" \
+    "$good" --algo allgather,p2p -k 6000 -i 1
 export TWOFACE_MEM_AVAILABLE_MIB=12x
 exec_fails "TWOFACE_MEM_AVAILABLE_MIB not a number" 3 \
     "TWOFACE_MEM_AVAILABLE_MIB=12x: expected a positive whole number of MiB" \

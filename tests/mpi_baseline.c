@@ -515,6 +515,40 @@ START_TEST(local_error_agreed)
 }
 END_TEST
 
+/* allgather's whole copy of B past the node's available memory is refused
+ * on every rank with one message, before Linux grants it (the library's own
+ * check, beside twoface-exec's preflight); with room for it, it runs. */
+START_TEST(copy_of_b_beyond_the_node_refused)
+{
+    int P = nranks();
+    tf_csr a;
+    /* 3000 columns x K = 6000 floats: a 68.7 MiB copy of B on every rank. */
+    tf_test_random_csr(&a, 3000, 3000, 6000, 61);
+    int64_t *ro = malloc((size_t)(P + 1) * sizeof *ro), *bo = malloc((size_t)(P + 1) * sizeof *bo);
+    partitions(&a, TF_PART_ROWS, 1, ro, bo);
+    tf_baseline_input in;
+    int64_t *lrp;
+    make_input(&a, ro, bo, 6000, 1, &in, &lrp);
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "64", 1);
+    tf_baseline *bl = (tf_baseline *)&in; /* must be reset to NULL */
+    int st = tf_baseline_create(TF_BASE_ALLGATHER, &in, &bl);
+    ck_assert_int_eq(st, TF_ERR_NOMEM);
+    ck_assert_ptr_null(bl);
+    ck_assert_msg(strstr(tf_error_message(), "full copy of B: 68 MiB") &&
+                      strstr(tf_error_message(), "share of the memory its node had available"),
+                  "message: %s", tf_error_message());
+    assert_same_message_everywhere();
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "1000000", 1);
+    ck_assert_int_eq(tf_baseline_create(TF_BASE_ALLGATHER, &in, &bl), TF_OK);
+    tf_baseline_free(bl);
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+    free(lrp);
+    free(ro);
+    free(bo);
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* Ranks passing different k would deadlock the collectives: refused. */
 START_TEST(mismatched_inputs_refused)
 {
@@ -599,6 +633,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, repeated_runs_changing_b);
     tcase_add_test(tc, bad_replication_fails_everywhere);
     tcase_add_test(tc, local_error_agreed);
+    tcase_add_test(tc, copy_of_b_beyond_the_node_refused);
     tcase_add_test(tc, mismatched_inputs_refused);
     suite_add_tcase(s, tc);
     return s;
