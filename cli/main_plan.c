@@ -575,6 +575,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     tf_dcsr a;
     tf_mem_trace("start");
     int st = tf_dist_read(comm, matrix, &a);
+    /* The readers' messages name the file (and line) themselves, as in the
+     * serial path; only the later steps' messages need the matrix's name. */
+    int named = st != TF_OK || bands_from;
     tf_mem_trace("read");
     double t1 = MPI_Wtime();
     ph[PH_READ] = t1 - t;
@@ -589,8 +592,8 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     }
     if (st) {
         if (me == 0)
-            say( "twoface-plan: %s%s%s\n", bands_from ? "" : matrix,
-                    bands_from ? "" : ": ", tf_error_message());
+            say( "twoface-plan: %s%s%s\n", named ? "" : matrix, named ? "" : ": ",
+                    tf_error_message());
         return 1;
     }
     {

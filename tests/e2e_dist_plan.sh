@@ -136,6 +136,23 @@ err_case "missing file at Q = 2" 2 "$work/nonexistent.mtx" -n 2
 err_case "rectangular gcn at Q = 4" 4 "$work/rect.mtx" -n 2 --normalize gcn
 err_case "unwritable output at Q = 3" 3 "$CORA" -n 2 -o /nonexistent-dir/x.h5
 err_case "--max-memory too small at Q = 2" 2 "$CORA" -n 4 --max-memory 1M
+# The same line as one process prints: a reader's message names the file
+# and line itself (no second "FILE: " before it), a later step's gets the
+# matrix's name in front, as in the serial planner.
+same_error() { # name, Q, args...
+    name=$1 q=$2
+    shift 2
+    "$PLAN" -o "$work/e.h5" "$@" >/dev/null 2>"$work/serr"
+    e2e_run_mpi "$q" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
+    grep 'twoface-plan' "$work/err" >"$work/derr"
+    if [ -s "$work/serr" ] && cmp -s "$work/serr" "$work/derr"; then
+        ok "$name: the serial planner's line: $(cat "$work/serr")"
+    else
+        bad "$name: serial '$(cat "$work/serr")', at Q = $q '$(cat "$work/derr")'"
+    fi
+}
+same_error "malformed line at Q = 3, worded as serial" 3 "$work/bad.mtx" -n 2
+same_error "rectangular gcn at Q = 2, worded as serial" 2 "$work/rect.mtx" -n 2 --normalize gcn
 mkfifo "$work/fifo"
 err_case "-o a FIFO at Q = 3" 3 "$CORA" -n 2 -o "$work/fifo"
 [ -p "$work/fifo" ] && ok "the FIFO is still a FIFO" || bad "the FIFO was replaced"
