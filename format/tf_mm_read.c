@@ -1240,7 +1240,18 @@ int tf_mm_stream_next(tf_mm_stream *s, const char **text, size_t *len, int64_t *
     *text = NULL;
     *len = 0;
     *first_line = r->line + 1;
-    int st = next_lines(r, &b, &lim);
+    /* Whole lines already decoded (the header's read leaves some) go out
+     * before the decoder is asked for more: the serial reader parses them
+     * before it refills, so a damaged stream must fail after them, at the
+     * line the serial reader reaches, and an earlier bad line must win. */
+    const char *nl = r->pos < r->end ? last_newline(r->buf + r->pos, r->buf + r->end) : NULL;
+    int st = TF_OK;
+    if (nl) {
+        b = r->buf + r->pos;
+        lim = (char *)nl + 1;
+    } else {
+        st = next_lines(r, &b, &lim);
+    }
     if (st)
         return st;
     /* The lines are the caller's to parse; count them here so that the next

@@ -381,7 +381,9 @@ END_TEST
 START_TEST(truncated_compressed_input)
 {
     size_t len, zl, gl;
-    char *t = gen(G_GENERAL, 30, 30, 2000, 7, 1, &len);
+    /* 60 x 60 holds the 2000 entries: a smaller matrix fails at its size
+     * line, before any stream damage is met. */
+    char *t = gen(G_GENERAL, 60, 60, 2000, 7, 1, &len);
     char *z = zstd_pack(t, len, &zl), *g = gzip_pack(t, len, &gl);
     for (size_t block = 0; block <= 512; block += 512) {
         const char *pz = share(4, ".mtx.zst", z, zl * 2 / 3);
@@ -399,9 +401,27 @@ START_TEST(truncated_compressed_input)
                       tf_error_message(), want);
         unshare(pz);
     }
+    /* A stream that decodes well past its header before it fails (gzip cut
+     * short; bytes after the last zstd frame or gzip member): rank 0 must
+     * hand out the lines it has decoded before it meets the damage, so that
+     * the failure names the line the serial reader reaches, with 1 MiB
+     * blocks as with small ones. */
+    char *zg = malloc(zl + 8), *gg = malloc(gl + 8);
+    ck_assert(zg && gg);
+    memcpy(zg, z, zl);
+    memcpy(zg + zl, "garbage\n", 8);
+    memcpy(gg, g, gl);
+    memcpy(gg + gl, "garbage\n", 8);
+    for (size_t block = 0; block <= 512; block += 512) {
+        check_same_failure(g, gl - 12, 0, block);
+        check_same_failure(zg, zl + 8, 0, block);
+        check_same_failure(gg, gl + 8, 0, block);
+    }
+    free(zg);
+    free(gg);
     /* A truncated plain file: too few entries, named at its last line. */
     check_same_failure(t, len / 2, 0, 0);
-    check_same_failure(g, gl - 20, 0, 0); /* gzip bytes as text: binary data */
+    check_same_failure(g, gl - 20, 0, 0); /* a gzip stream cut short */
     free(t);
     free(z);
     free(g);
