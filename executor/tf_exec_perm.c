@@ -134,39 +134,55 @@ static int redistribute(const tf_handle *h, size_t rb, const int64_t *xo, const 
 }
 
 /* The original ranges of every rank as offsets (P + 1, malloc), checked to
- * tile [0, total) in rank order. Collective; the same outcome everywhere. */
+ * tile [0, total) in rank order. `missing` is 1 (src) or 2 (dst) when this
+ * rank passed that buffer as NULL although it has rows there, else 0. The
+ * row size and the buffers are checked over all ranks too: a rank whose
+ * rows differ in size would make the exchange fail inside MPI, and a NULL
+ * buffer would crash its rank while the others wait. Collective; the same
+ * outcome everywhere. */
 static int orig_offsets(const tf_handle *h, int which, size_t row_bytes, int64_t begin,
-                        int64_t nrows, int64_t **out)
+                        int64_t nrows, int missing, int64_t **out)
 {
     int P = h->nranks;
     int64_t total = which == TF_BROWS ? h->plan.n : h->plan.m;
-    int64_t mine[2] = {begin, nrows};
-    int64_t *all = malloc((size_t)P * 2 * sizeof *all);
+    int64_t mine[4] = {begin, nrows, row_bytes > INT64_MAX ? INT64_MAX : (int64_t)row_bytes,
+                       missing};
+    int64_t *all = malloc((size_t)P * 4 * sizeof *all);
     int64_t *off = malloc((size_t)(P + 1) * sizeof *off);
     int st = all && off ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
     st = tf_agree(h->comm, st);
     if (st == TF_OK &&
-        MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, h->comm) != MPI_SUCCESS)
+        MPI_Allgather(mine, 4, MPI_INT64_T, all, 4, MPI_INT64_T, h->comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "MPI_Allgather of the original row ranges failed");
     st = tf_agree(h->comm, st);
     /* Every rank checks the same numbers: no agreement needed below. */
     if (st == TF_OK && (which != TF_ROWS && which != TF_BROWS))
         st = tf_fail(TF_ERR_ARG, "rows to move: %d is neither TF_ROWS nor TF_BROWS", which);
-    if (st == TF_OK && (row_bytes == 0 || row_bytes > INT_MAX))
-        st = tf_fail(TF_ERR_ARG, "row size %zu bytes: expected 1..%d", row_bytes, INT_MAX);
+    if (st == TF_OK && (all[2] == 0 || all[2] > INT_MAX))
+        st = tf_fail(TF_ERR_ARG, "row size %lld bytes: expected 1..%d", (long long)all[2],
+                     INT_MAX);
+    for (int p = 1; p < P && st == TF_OK; p++)
+        if (all[4 * p + 2] != all[2])
+            st = tf_fail(TF_ERR_ARG,
+                         "rank %d passes rows of %lld bytes, rank 0 of %lld: the row size must "
+                         "be the same on every rank", p, (long long)all[4 * p + 2],
+                         (long long)all[2]);
+    for (int p = 0; p < P && st == TF_OK; p++)
+        if (all[4 * p + 3])
+            st = tf_fail(TF_ERR_ARG, "rank %d passes NULL as %s but has rows there", p,
+                         all[4 * p + 3] == 1 ? "src" : "dst");
     if (st == TF_OK) {
         off[0] = 0;
         for (int p = 0; p < P && st == TF_OK; p++) {
+            int64_t b = all[4 * p], n = all[4 * p + 1];
             /* An empty range may start anywhere. */
-            if ((all[2 * p + 1] != 0 && all[2 * p] != off[p]) || all[2 * p + 1] < 0 ||
-                all[2 * p + 1] > total - off[p])
+            if ((n != 0 && b != off[p]) || n < 0 || n > total - off[p])
                 st = tf_fail(TF_ERR_ARG,
                              "rank %d passes original rows [%lld, +%lld); the ranges must tile "
                              "[0, %lld) in rank order, so it must start at %lld",
-                             p, (long long)all[2 * p], (long long)all[2 * p + 1],
-                             (long long)total, (long long)off[p]);
+                             p, (long long)b, (long long)n, (long long)total, (long long)off[p]);
             else
-                off[p + 1] = off[p] + all[2 * p + 1];
+                off[p + 1] = off[p] + n;
         }
         if (st == TF_OK && off[P] != total)
             st = tf_fail(TF_ERR_ARG,
@@ -186,7 +202,9 @@ int tf_scatter_rows(const tf_handle *h, int which, size_t row_bytes, int64_t ori
                     int64_t orig_nrows, const void *src, void *dst)
 {
     int64_t *xo = NULL;
-    int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, &xo);
+    const int64_t *off = which == TF_BROWS ? h->plan.brow_off : h->plan.row_off;
+    int missing = !src && orig_nrows > 0 ? 1 : !dst && off[h->rank + 1] > off[h->rank] ? 2 : 0;
+    int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, missing, &xo);
     if (st)
         return st;
     st = redistribute(h, row_bytes, xo, which == TF_BROWS ? h->plan.brow_off : h->plan.row_off,
@@ -199,7 +217,9 @@ int tf_gather_rows(const tf_handle *h, int which, size_t row_bytes, const void *
                    int64_t orig_begin, int64_t orig_nrows, void *dst)
 {
     int64_t *yo = NULL;
-    int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, &yo);
+    const int64_t *off = which == TF_BROWS ? h->plan.brow_off : h->plan.row_off;
+    int missing = !src && off[h->rank + 1] > off[h->rank] ? 1 : !dst && orig_nrows > 0 ? 2 : 0;
+    int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, missing, &yo);
     if (st)
         return st;
     st = redistribute(h, row_bytes, which == TF_BROWS ? h->plan.brow_off : h->plan.row_off, yo,

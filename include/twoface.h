@@ -176,8 +176,9 @@ void tf_even_rows(const tf_handle *h, int which, int64_t *orig_begin, int64_t *o
  * dst receives this rank's rows in the plan's order: nrows (TF_ROWS) or
  * nbrows (TF_BROWS) rows of row_bytes bytes - for B with K columns,
  * row_bytes = K * sizeof(float) and dst = tf_b_rows(ctx, ...). Works for
- * any row type (features, labels, masks). A bad range or row size fails on
- * every rank alike with TF_ERR_ARG; nothing is moved then. */
+ * any row type (features, labels, masks). A bad range or row size (also one
+ * that differs between ranks), or a NULL src or dst on a rank that has rows
+ * there, fails on every rank alike with TF_ERR_ARG; nothing is moved then. */
 int tf_scatter_rows(const tf_handle *h, int which, size_t row_bytes, int64_t orig_begin,
                     int64_t orig_nrows, const void *src, void *dst);
 

@@ -296,6 +296,23 @@ START_TEST(bad_ranges_fail_everywhere)
     ck_assert(all_true(st == TF_ERR_ARG));
     st = tf_scatter_rows(h, 7, sizeof *src, e0, en, src, dst);
     ck_assert(all_true(st == TF_ERR_ARG));
+    /* The last rank alone: rows of another size (the exchange would fail
+     * inside MPI), NULL for rows it has to read or write (a crash). */
+    int last = g_rank == g_size - 1;
+    if (g_size > 1) {
+        st = tf_scatter_rows(h, TF_ROWS, last ? 2 * sizeof *src : sizeof *src, e0, en, src, dst);
+        ck_assert(all_true(st == TF_ERR_ARG));
+        ck_assert(same_message_everywhere(tf_last_error()));
+        ck_assert_ptr_nonnull(strstr(tf_last_error(), "row size must be the same"));
+    }
+    ck_assert_int_gt(en, 0);
+    st = tf_scatter_rows(h, TF_ROWS, sizeof *src, e0, en, last ? NULL : src, dst);
+    ck_assert(all_true(st == TF_ERR_ARG));
+    ck_assert(same_message_everywhere(tf_last_error()));
+    ck_assert_ptr_nonnull(strstr(tf_last_error(), "NULL as src"));
+    st = tf_gather_rows(h, TF_ROWS, sizeof *src, dst, e0, en, last ? NULL : src);
+    ck_assert(all_true(st == TF_ERR_ARG));
+    ck_assert_ptr_nonnull(strstr(tf_last_error(), "NULL as dst"));
     free(src);
     free(dst);
     tf_close(h);
