@@ -134,8 +134,11 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         st = tf_fail(TF_ERR_INTERNAL, "comm = %d: not resolved to f32 or bf16", opt->comm);
     if (st == TF_OK && k < 1)
         st = tf_fail(TF_ERR_ARG, "dense width K = %d: must be at least 1", k);
-    if (st == TF_OK && opt->threads < 0)
-        st = tf_fail(TF_ERR_ARG, "threads = %d: must be >= 0", opt->threads);
+    /* The programs' --threads limit: libgomp crashed when asked for 100000. */
+    if (st == TF_OK && (opt->threads < 0 || opt->threads > 4096))
+        st = tf_fail(TF_ERR_ARG, "threads = %d: must be in 0..4096", opt->threads);
+    if (st == TF_OK && opt->threads_fetch < -1)
+        st = tf_fail(TF_ERR_ARG, "threads_fetch = %d: must be >= -1", opt->threads_fetch);
     if (st == TF_OK && opt->max_requests < 0)
         st = tf_fail(TF_ERR_ARG, "max_requests = %d: must be >= 0", opt->max_requests);
     if (st == TF_OK && opt->baseline != 0)

@@ -207,14 +207,15 @@ int tf_get_comm_precision(const tf_handle *h);
 const char *tf_comm_precision_name(int comm);
 
 typedef struct {
-    /* OpenMP threads per rank for an SpMM; 0 = omp_get_max_threads(). */
+    /* OpenMP threads per rank for an SpMM, at most 4096; 0 =
+     * omp_get_max_threads(). */
     int threads;
     /* Threads of the fetch group; the others form the collective group.
      * -1 (default) = 1 when threads >= 2 and this rank fetches anything,
      * else 0. 0 = a single thread drives both halves, overlapping through
      * non-blocking MPI (the compute loops still use all threads). Clamped to
      * threads - 1. Forced to 0 when MPI was not initialised with
-     * MPI_THREAD_MULTIPLE. */
+     * MPI_THREAD_MULTIPLE. Below -1: TF_ERR_ARG. */
     int threads_fetch;
     /* Maximum MPI_Rget requests in flight per fetch thread; 0 = 512. */
     int max_requests;

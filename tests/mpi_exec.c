@@ -949,6 +949,17 @@ START_TEST(context_arguments)
     ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
     ck_assert(same_message_everywhere(tf_last_error()));
     ck_assert(strstr(tf_last_error(), "threads") != NULL);
+    /* Past the programs' --threads limit, and a fetch group below -1. */
+    tf_exec_options_default(&opt);
+    opt.threads = 100000;
+    st = tf_context_create(h, 3, &opt, &ctx);
+    ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+    ck_assert(strstr(tf_last_error(), "0..4096") != NULL);
+    tf_exec_options_default(&opt);
+    opt.threads_fetch = -7;
+    st = tf_context_create(h, 3, &opt, &ctx);
+    ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+    ck_assert(strstr(tf_last_error(), "threads_fetch = -7") != NULL);
     /* Defaults (NULL options) and a K far from the planned one. */
     ck_assert(all_true(tf_context_create(h, 130, NULL, &ctx) == TF_OK));
     ck_assert_int_eq(tf_ctx_k(ctx), 130);
