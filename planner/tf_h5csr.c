@@ -127,23 +127,15 @@ static int open_dataset(h5in *f, int which)
     return TF_OK;
 }
 
-/* The shape: a root attribute as h5py's f.attrs['shape'] = A.shape writes
- * it, or a root dataset of the same two integers. */
-static int read_shape(h5in *f, int64_t dims[2])
+/* One 'shape' object: the root attribute (is_attr) or the root dataset. */
+static int read_shape_from(h5in *f, int is_attr, int64_t dims[2])
 {
-    hid_t obj = -1, sp = -1, t = -1;
-    int is_attr = H5Aexists(f->file, "shape") > 0;
-    if (is_attr)
-        obj = H5Aopen(f->file, "shape", H5P_DEFAULT);
-    else if (H5Lexists(f->file, "shape", H5P_DEFAULT) > 0)
-        obj = H5Dopen2(f->file, "shape", H5P_DEFAULT);
-    else
-        return tf_fail(TF_ERR_FORMAT, "%s: no 'shape' attribute on the root group "
-                       "(2 integers: rows, columns)", f->path);
+    hid_t obj = is_attr ? H5Aopen(f->file, "shape", H5P_DEFAULT)
+                        : H5Dopen2(f->file, "shape", H5P_DEFAULT);
     if (obj < 0)
         return tf_fail(TF_ERR_FORMAT, "%s: cannot open 'shape'", f->path);
-    sp = is_attr ? H5Aget_space(obj) : H5Dget_space(obj);
-    t = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
+    hid_t sp = is_attr ? H5Aget_space(obj) : H5Dget_space(obj);
+    hid_t t = is_attr ? H5Aget_type(obj) : H5Dget_type(obj);
     int st = TF_OK;
     if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(sp) != 2)
         st = tf_fail(TF_ERR_FORMAT, "%s: 'shape' must be 2 integers (rows, columns)", f->path);
@@ -159,6 +151,30 @@ static int read_shape(h5in *f, int64_t dims[2])
         H5Aclose(obj);
     else
         H5Dclose(obj);
+    return st;
+}
+
+/* The shape: a root attribute as h5py's f.attrs['shape'] = A.shape writes
+ * it, or a root dataset of the same two integers. A file with both must
+ * say the same in both: which one a writer meant cannot be told. */
+static int read_shape(h5in *f, int64_t dims[2])
+{
+    int has_attr = H5Aexists(f->file, "shape") > 0;
+    int has_ds = H5Lexists(f->file, "shape", H5P_DEFAULT) > 0;
+    if (!has_attr && !has_ds)
+        return tf_fail(TF_ERR_FORMAT, "%s: no 'shape' attribute on the root group "
+                       "(2 integers: rows, columns)", f->path);
+    int st = read_shape_from(f, has_attr, dims);
+    if (st == TF_OK && has_attr && has_ds) {
+        int64_t d2[2];
+        st = read_shape_from(f, 0, d2);
+        if (st == TF_OK && (d2[0] != dims[0] || d2[1] != dims[1]))
+            st = tf_fail(TF_ERR_FORMAT,
+                         "%s: the 'shape' attribute (%lld x %lld) and the 'shape' dataset "
+                         "(%lld x %lld) disagree",
+                         f->path, (long long)dims[0], (long long)dims[1], (long long)d2[0],
+                         (long long)d2[1]);
+    }
     return st;
 }
 

@@ -565,13 +565,17 @@ static void write_raw(const char *path, hid_t ptr_type, const int64_t *ptr, int6
     }
     hsize_t two = 2;
     hid_t sp = H5Screate_simple(1, &two, NULL);
+    /* shape_as_dataset: 0 attribute, 1 dataset, 2 both alike, 3 both with
+     * the attribute's columns 4 more. */
     if (shape_as_dataset) {
         hid_t x = H5Dcreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
         H5Dwrite(x, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, shape);
         H5Dclose(x);
-    } else {
+    }
+    if (shape_as_dataset != 1) {
+        const int64_t other[2] = {shape[0], shape[1] + 4};
         hid_t a = H5Acreate2(f, "shape", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-        H5Awrite(a, H5T_NATIVE_INT64, shape);
+        H5Awrite(a, H5T_NATIVE_INT64, shape_as_dataset == 3 ? other : shape);
         H5Aclose(a);
     }
     H5Sclose(sp);
@@ -602,8 +606,9 @@ START_TEST(hdf5_csr_errors)
     int64_t idx[6] = {4, 2, 0, 3, 1, 1};
     double val[6] = {1, 2, 3, 4, 0.5, 0.25};
     const char *p = shared_path(7, ".h5");
-    /* Good, with shape as a dataset and int32 shape attribute alike. */
-    for (int sd = 0; sd < 2; sd++) {
+    /* Good, with shape as a dataset, an int32 shape attribute, or both
+     * saying the same. */
+    for (int sd = 0; sd < 3; sd++) {
         write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I32LE, idx, 6, H5T_IEEE_F32LE, val, sd, shape);
         MPI_Barrier(MPI_COMM_WORLD);
         tf_dcsr d;
@@ -621,6 +626,9 @@ START_TEST(hdf5_csr_errors)
         }
         tf_dcsr_free(&d);
     }
+    write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_STD_I32LE, idx, 6, H5T_IEEE_F32LE, val, 3, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT,
+                      "the 'shape' attribute (6 x 9) and the 'shape' dataset (6 x 5) disagree");
     write_raw(p, H5T_STD_I64LE, ptr, 7, H5T_IEEE_F64LE, idx, 6, -1, val, 0, shape);
     expect_h5_failure(p, TF_ERR_FORMAT, "dataset 'indices' holds float64, expected int32 or int64");
     write_raw(p, H5T_STD_U64LE, ptr, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
