@@ -259,13 +259,18 @@ static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_
     for (int64_t i = 0; i < nr && !st; i++) {
         /* Neighbouring parts share a pointer, so together they check every
          * step; the bounds keep a bad pointer from selecting outside. */
-        if (ptr[i + 1] < ptr[i] || ptr[i + 1] > L) {
+        if (ptr[i + 1] < ptr[i]) {
             *err_key = 1 + r0 + i;
-            st = tf_fail(TF_ERR_FORMAT, "%s: indptr[%lld] = %lld %s indptr[%lld] = %lld "
-                         "(row %lld): indptr must be non-decreasing, up to %lld",
+            st = tf_fail(TF_ERR_FORMAT, "%s: indptr[%lld] = %lld < indptr[%lld] = %lld "
+                         "(row %lld): indptr must be non-decreasing",
                          f->path, (long long)(r0 + i + 1), (long long)ptr[i + 1],
-                         ptr[i + 1] < ptr[i] ? "<" : ">=", (long long)(r0 + i),
-                         (long long)ptr[i], (long long)(r0 + i), (long long)L);
+                         (long long)(r0 + i), (long long)ptr[i], (long long)(r0 + i));
+        } else if (ptr[i + 1] > L) {
+            *err_key = 1 + r0 + i;
+            st = tf_fail(TF_ERR_FORMAT, "%s: indptr[%lld] = %lld (row %lld) is past the end "
+                         "of 'indices', %lld entries",
+                         f->path, (long long)(r0 + i + 1), (long long)ptr[i + 1],
+                         (long long)(r0 + i), (long long)L);
         }
     }
     if (st) {

@@ -640,6 +640,9 @@ START_TEST(hdf5_csr_errors)
     int64_t bad[7] = {0, 1, 3, 2, 4, 4, 6}; /* decreases after row 2 */
     write_raw(p, H5T_STD_I64LE, bad, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
     expect_h5_failure(p, TF_ERR_FORMAT, "indptr[3] = 2 < indptr[2] = 3");
+    int64_t past_end[7] = {0, 1, 1, 3, 9, 9, 6}; /* past 'indices' at row 3 */
+    write_raw(p, H5T_STD_I64LE, past_end, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indptr[4] = 9 (row 3) is past the end of 'indices', 6 entries");
     int64_t short_end[7] = {0, 1, 1, 3, 4, 4, 5};
     write_raw(p, H5T_STD_I64LE, short_end, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
     expect_h5_failure(p, TF_ERR_FORMAT, "indptr[6] is 5, expected the length of 'indices', 6");
