@@ -5,6 +5,7 @@
 #include "tf_agree.h"
 #include "tf_bl_common.h"
 #include "tf_meminfo.h"
+#include "tf_node.h"
 #include "tf_bl_variants.h"
 #include "tf_csr.h"
 #include "tf_dense.h"
@@ -215,13 +216,7 @@ int tf_baseline_create(int algo, const tf_baseline_input *in, tf_baseline **out)
         b->comm = MPI_COMM_NULL;
         st = tf_mpi_fail(err, "MPI_Comm_dup");
     } else {
-        MPI_Comm node = MPI_COMM_NULL;
-        if (MPI_Comm_split_type(b->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-                MPI_SUCCESS &&
-            node != MPI_COMM_NULL) {
-            MPI_Comm_size(node, &b->node_ranks);
-            MPI_Comm_free(&node);
-        }
+        b->node_ranks = tf_node_ranks(b->comm);
         if (avail >= 0)
             b->mem_budget = avail / b->node_ranks;
     }

@@ -3,6 +3,7 @@
 #include "tf_error.h"
 #include "tf_gnn_data.h"
 #include "tf_gnn_dense.h"
+#include "tf_gnn_features.h"
 #include "tf_gnn_model.h"
 #include "tf_gnn_outfile.h"
 #include "tf_outpath.h"
@@ -113,23 +114,6 @@ static int one_option(int c, const char *arg, tf_gnn_cli *o)
     return st;
 }
 
-/* The file of a features argument: "FILE.h5:/dataset" (also .hdf5) names
- * FILE.h5, as the features reader splits it; anything else is the file. */
-static const char *h5_file(const char *spec, char *buf, size_t cap)
-{
-    const char *exts[] = {".h5:", ".hdf5:"};
-    for (int i = 0; spec && i < 2; i++) {
-        const char *p = strstr(spec, exts[i]);
-        if (p && (size_t)(p - spec) + strlen(exts[i]) - 1 < cap) {
-            size_t len = (size_t)(p - spec) + strlen(exts[i]) - 1;
-            memcpy(buf, spec, len);
-            buf[len] = '\0';
-            return buf;
-        }
-    }
-    return spec;
-}
-
 static int check_inputs(tf_gnn_cli *o)
 {
     if (!o->plan)
@@ -155,9 +139,13 @@ static int check_inputs(tf_gnn_cli *o)
     }
     /* No output on an input or on another output. The checkpoint may be
      * the file the run resumes from: it is read before it is rewritten. */
+    /* "FILE.h5:/dataset" reads FILE.h5. */
     char feat[PATH_MAX];
+    const char *dset = NULL, *features = o->features;
+    if (features && tf_gnn_features_split(features, feat, sizeof feat, &dset))
+        features = feat;
     const char *ins[][2] = {{"PLAN", o->plan},       {"--backward-plan", o->backward_plan},
-                            {"--features", h5_file(o->features, feat, sizeof feat)},
+                            {"--features", features},
                             {"--labels", o->labels}, {"--split", o->split},
                             {"--resume", o->resume}};
     for (int i = 0; i < 3; i++) {

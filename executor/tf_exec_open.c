@@ -2,6 +2,7 @@
  * of A with global columns, check the matrix fingerprint over all ranks, and
  * agree on the outcome. */
 #include "tf_exec.h"
+#include "tf_node.h"
 #include "tf_exec_perm.h"
 #include "tf_fingerprint.h"
 #include "tf_kernels.h"
@@ -371,14 +372,7 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
      * reading it, and every rank read the same file. */
     if (st == TF_OK && h->alt && MPI_Comm_dup(comm, &h->alt->comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "MPI_Comm_dup failed");
-    h->node_ranks = 1;
-    MPI_Comm node = MPI_COMM_NULL;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-            MPI_SUCCESS &&
-        node != MPI_COMM_NULL) {
-        MPI_Comm_size(node, &h->node_ranks);
-        MPI_Comm_free(&node);
-    }
+    h->node_ranks = tf_node_ranks(comm);
     if (h->alt)
         h->alt->node_ranks = h->node_ranks;
     st = tf_agree(comm, st);

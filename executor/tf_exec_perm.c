@@ -207,8 +207,7 @@ int tf_scatter_rows(const tf_handle *h, int which, size_t row_bytes, int64_t ori
     int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, missing, &xo);
     if (st)
         return st;
-    st = redistribute(h, row_bytes, xo, which == TF_BROWS ? h->plan.brow_off : h->plan.row_off,
-                      h->plan.iperm, h->plan.perm, src, dst);
+    st = redistribute(h, row_bytes, xo, off, h->plan.iperm, h->plan.perm, src, dst);
     free(xo);
     return st;
 }
@@ -222,8 +221,7 @@ int tf_gather_rows(const tf_handle *h, int which, size_t row_bytes, const void *
     int st = orig_offsets(h, which, row_bytes, orig_begin, orig_nrows, missing, &yo);
     if (st)
         return st;
-    st = redistribute(h, row_bytes, which == TF_BROWS ? h->plan.brow_off : h->plan.row_off, yo,
-                      h->plan.perm, h->plan.iperm, src, dst);
+    st = redistribute(h, row_bytes, off, yo, h->plan.perm, h->plan.iperm, src, dst);
     free(yo);
     return st;
 }

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "FILE.h5:/path" (also .hdf5): splits at the colon after the extension. */
-static int split_h5_spec(const char *spec, char *file, size_t cap, const char **dset)
+int tf_gnn_features_split(const char *spec, char *file, size_t cap, const char **dset)
 {
     const char *exts[] = {".h5:", ".hdf5:"};
     for (int i = 0; i < 2; i++) {
@@ -167,7 +166,7 @@ int tf_gnn_features_read(const char *spec, tf_gnn_data *d)
     char file[4096];
     const char *dset;
     int st;
-    if (split_h5_spec(spec, file, sizeof file, &dset))
+    if (tf_gnn_features_split(spec, file, sizeof file, &dset))
         st = read_h5(file, dset, d);
     else if (tf_gnn_is_hdf5(spec))
         return tf_fail(TF_ERR_ARG, "%s: this is an HDF5 file; did you mean %s:/dataset?", spec,

@@ -15,10 +15,16 @@
 
 #include "tf_gnn_data.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* d->n, d->nrows and d->ids must be set. Fails unless the file has d->n rows. */
 int tf_gnn_features_read(const char *spec, tf_gnn_data *d);
+
+/* "FILE.h5:/path" (also .hdf5): 1 with FILE in file[cap] and *dset at the
+ * path, split at the colon after the extension; 0 for any other spec (and
+ * for a FILE longer than cap). */
+int tf_gnn_features_split(const char *spec, char *file, size_t cap, const char **dset);
 
 /* Dense random features in [0, 1), nfeat per node, drawn per (seed, global
  * node, column): the same values at any number of ranks. */
