@@ -1,14 +1,5 @@
 #include "tf_dense.h"
 
-uint64_t tf_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBULL;
-    x ^= x >> 31;
-    return x;
-}
 
 static inline float value_from_row_hash(uint64_t h1, int64_t k)
 {

@@ -16,7 +16,18 @@
 
 #include <stdint.h>
 
-uint64_t tf_mix64(uint64_t x);
+/* Inline: the plan's fingerprint, the symmetry test and the checksums call it
+ * two to six times per nonzero, and a call per step kept the compiler from
+ * overlapping independent chains. */
+static inline uint64_t tf_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x;
+}
 float tf_dense_value(uint64_t seed, int64_t j, int64_t k);
 
 /* Fills rows [row_begin, row_begin + nrows) of B, row-major with K columns. */

@@ -412,7 +412,9 @@ static int write_part(const wctx *w, const tf_plan *plan, const tf_pl_parts *t,
 {
     if (!w->src) {
         tf_pl_enc_part e;
-        int st = tf_pl_encode_part(plan, &plan->parts[i], w->level, t->chunk, &e);
+        /* make_tables validated and hashed the part. */
+        int st = tf_pl_encode_checked_part(plan, &plan->parts[i], t->rank[i].checksum, w->level,
+                                           t->chunk, &e);
         if (st != TF_OK)
             st = tf_fail_prefix(st, "%s", w->path);
         else

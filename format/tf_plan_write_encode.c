@@ -158,6 +158,14 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
     int st = tf_plan_validate_rank(plan, rp);
     if (st != TF_OK)
         return tf_fail_prefix(TF_ERR_INTERNAL, "refusing to write an invalid plan");
+    return tf_pl_encode_checked_part(plan, rp, tf_plan_rank_checksum(rp), level, chunk, out);
+}
+
+int tf_pl_encode_checked_part(const tf_plan *plan, const tf_rank_plan *rp, uint64_t checksum,
+                              int level, const int64_t chunk[N_COUNTS], tf_pl_enc_part *out)
+{
+    memset(out, 0, sizeof *out);
+    int st = TF_OK;
     if (plan->all_stats && memcmp(&rp->stats, &plan->all_stats[rp->rank], sizeof rp->stats) != 0)
         return tf_fail(TF_ERR_INTERNAL, "refusing to write: rank %d's stats differ from "
                                         "all_stats", rp->rank);
@@ -176,7 +184,7 @@ int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
             return tf_fail(TF_ERR_INTERNAL, "rank %d: chunk length %lld for %s", rp->rank,
                            (long long)chunk[c], tf_pl_count_names[c]);
     }
-    h->checksum = tf_plan_rank_checksum(rp);
+    h->checksum = checksum;
     h->stats = rp->stats;
 
     /* Sizes first: the chunk count, and a bound on the bytes. */

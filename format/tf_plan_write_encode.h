@@ -47,6 +47,12 @@ typedef struct tf_pl_enc_part {
  * tf_pl_enc_part_free, also after a failure. */
 int tf_pl_encode_part(const tf_plan *plan, const tf_rank_plan *rp, int level,
                       const int64_t chunk[N_COUNTS], tf_pl_enc_part *out);
+/* The same for a part the caller has already validated and hashed
+ * (checksum = tf_plan_rank_checksum(rp)): the serial writer does both for
+ * its part tables, and the hash is one multiplication chain over every
+ * byte of the part, the slowest step of the write. */
+int tf_pl_encode_checked_part(const tf_plan *plan, const tf_rank_plan *rp, uint64_t checksum,
+                              int level, const int64_t chunk[N_COUNTS], tf_pl_enc_part *out);
 void tf_pl_enc_part_free(tf_pl_enc_part *e);
 
 /* Checks that an encoded part's chunk counts and byte counts agree with its

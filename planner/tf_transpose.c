@@ -41,7 +41,10 @@ static uint64_t entry_hash(uint64_t i, uint64_t j, float v)
 
 uint64_t tf_csr_symmetry_residue(const tf_csr *a, int64_t row0)
 {
+    /* A sum modulo 2^64 does not depend on its order: any split over
+     * threads gives the same residue. */
     uint64_t d = 0;
+#pragma omp parallel for reduction(+ : d) schedule(static) if (a->nnz > 262144)
     for (int64_t r = 0; r < a->nrows; r++)
         for (int64_t e = a->rowptr[r]; e < a->rowptr[r + 1]; e++) {
             uint64_t i = (uint64_t)(row0 + r), j = (uint64_t)a->col[e];

@@ -280,6 +280,44 @@ START_TEST(reference_matches_hand_computation)
 }
 END_TEST
 
+/* The fingerprint hashes rows in interleaved lanes and over threads; it
+ * must equal the definition, a sum of tf_row_hash, on rows of every
+ * length: empty ones, a hub that outlives the other lanes, and more rows
+ * than the threaded path's threshold. */
+START_TEST(fingerprint_matches_row_hash_sum)
+{
+    const int64_t n = 70001;
+    int64_t *ptr = malloc((size_t)(n + 1) * sizeof *ptr);
+    ptr[0] = 0;
+    for (int64_t r = 0; r < n; r++) {
+        int64_t len = r % 7 == 3 ? 0 : r % 5;
+        if (r == 9 || r == 40000)
+            len = 3000;
+        ptr[r + 1] = ptr[r] + len;
+    }
+    int32_t *col = malloc((size_t)ptr[n] * sizeof *col);
+    float *val = malloc((size_t)ptr[n] * sizeof *val);
+    for (int64_t e = 0; e < ptr[n]; e++) {
+        col[e] = (int32_t)(e % 100000);
+        val[e] = (float)(e % 13) - 6.5f;
+    }
+    for (int64_t nrows = 0; nrows <= n; nrows = nrows < 9 ? nrows + 1 : nrows * 3 + 1) {
+        uint64_t want = 0;
+        for (int64_t r = 0; r < nrows; r++)
+            want += tf_row_hash(123 + r, col + ptr[r], val + ptr[r], ptr[r + 1] - ptr[r]);
+        ck_assert_msg(tf_fingerprint_rows(ptr, col, val, 123, nrows) == want, "%lld rows",
+                      (long long)nrows);
+    }
+    uint64_t want = 0;
+    for (int64_t r = 0; r < n; r++)
+        want += tf_row_hash(r, col + ptr[r], val + ptr[r], ptr[r + 1] - ptr[r]);
+    ck_assert(tf_fingerprint_rows(ptr, col, val, 0, n) == want);
+    free(ptr);
+    free(col);
+    free(val);
+}
+END_TEST
+
 START_TEST(fingerprint_is_partition_independent)
 {
     tf_csr a;
@@ -350,6 +388,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dense_generator_is_deterministic_and_k_independent);
     tcase_add_test(tc, reference_matches_hand_computation);
     tcase_add_test(tc, fingerprint_is_partition_independent);
+    tcase_add_test(tc, fingerprint_matches_row_hash_sum);
     tcase_add_test(tc, error_messages_are_one_line);
     tcase_add_test(tc, mem_available_reads_the_override);
     suite_add_tcase(s, tc);
