@@ -1268,7 +1268,17 @@ int tf_mm_parse_lines(const char *name, const tf_mm_header *h, const char *text,
                       int64_t first_line, int check_declared, int64_t *seen, tf_coo *coo,
                       int64_t *err_line)
 {
+    int64_t lines;
+    return tf_mm_parse_lines_counted(name, h, text, len, first_line, check_declared, seen, coo,
+                                     err_line, &lines);
+}
+
+int tf_mm_parse_lines_counted(const char *name, const tf_mm_header *h, const char *text,
+                              size_t len, int64_t first_line, int check_declared, int64_t *seen,
+                              tf_coo *coo, int64_t *err_line, int64_t *lines)
+{
     *err_line = 0;
+    *lines = 0;
     if (len && text[len - 1] != '\n')
         return tf_fail(TF_ERR_ARG, "tf_mm_parse_lines: %s:%lld: text does not end in a newline",
                        name, (long long)first_line);
@@ -1294,5 +1304,7 @@ int tf_mm_parse_lines(const char *name, const tf_mm_header *h, const char *text,
     *seen = m.seen;
     if (st)
         *err_line = r.line;
+    else
+        *lines = r.line - (first_line - 1);
     return st;
 }

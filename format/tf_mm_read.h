@@ -137,5 +137,11 @@ void tf_mm_stream_close(tf_mm_stream *s);
 int tf_mm_parse_lines(const char *name, const tf_mm_header *h, const char *text, size_t len,
                       int64_t first_line, int check_declared, int64_t *seen, tf_coo *coo,
                       int64_t *err_line);
+/* The same, and on success *lines = the lines of text parsed (its
+ * newlines), which the parser counts anyway: a caller numbering the lines of
+ * the next block need not scan this one again. */
+int tf_mm_parse_lines_counted(const char *name, const tf_mm_header *h, const char *text,
+                              size_t len, int64_t first_line, int check_declared, int64_t *seen,
+                              tf_coo *coo, int64_t *err_line, int64_t *lines);
 
 #endif

@@ -36,12 +36,14 @@ typedef struct {
     tf_mm_header h;
 } ctx;
 
+/* A byte compare per byte, which the compiler vectorises: memchr per line
+ * paid a call per line of about 14 bytes and was a fifth of a rank's read. */
 static int64_t count_newlines(const char *p, size_t n)
 {
     int64_t k = 0;
-    const char *e = p + n;
-    while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL)
-        p++, k++;
+#pragma omp simd reduction(+ : k)
+    for (size_t i = 0; i < n; i++)
+        k += p[i] == '\n';
     return k;
 }
 
@@ -182,10 +184,12 @@ static int parse_range(const ctx *c, int fd, char *buf, int64_t a, int64_t b, in
             }
             continue;
         }
-        st = tf_mm_parse_lines(c->path, &c->h, buf, lim, line, check, seen, coo, err_line);
+        int64_t lines = 0;
+        st = tf_mm_parse_lines_counted(c->path, &c->h, buf, lim, line, check, seen, coo,
+                                       err_line, &lines);
         if (st)
             return st;
-        line += count_newlines(buf, lim);
+        line += lines;
         memmove(buf, buf + lim, have - lim);
         have -= lim;
     }

@@ -1027,6 +1027,18 @@ START_TEST(parse_lines_with_true_line_numbers)
     /* Only complete lines. */
     ck_assert_int_eq(tf_mm_parse_lines("f.mtx", &h, "1 1 1", 5, 1, 0, &seen, &coo, &err),
                      TF_ERR_ARG);
+    /* The count of lines consumed is every newline: entries, comments, blank
+     * lines, CRLF alike (the distributed reader numbers its next block with it). */
+    int64_t lines = -1;
+    const char *mix = "1 1 1\r\n% c\n\n\r\n2 2 2\n%\n3 3 3\n";
+    ck_assert_int_eq(tf_mm_parse_lines_counted("f.mtx", &h, mix, strlen(mix), 7, 0, &seen, &coo,
+                                               &err, &lines),
+                     TF_OK);
+    ck_assert_int_eq(lines, 7);
+    ck_assert_int_eq(tf_mm_parse_lines_counted("f.mtx", &h, "", 0, 7, 0, &seen, &coo, &err,
+                                               &lines),
+                     TF_OK);
+    ck_assert_int_eq(lines, 0);
     tf_coo_free(&coo);
 }
 END_TEST
