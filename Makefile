@@ -195,7 +195,7 @@ PETSC_BIN = $(BUILD)/bench/petsc-spmm
 $(PETSC_BIN): bench/petsc_spmm.c
 	@sh .ci/deps.sh libpetsc-real-dev
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -Wall -o $@ bench/petsc_spmm.c $$(pkg-config --cflags --libs PETSc) -lm
+	$(CC) -std=gnu11 -O2 -Wall -Iformat -o $@ bench/petsc_spmm.c $$(pkg-config --cflags --libs PETSc) -lm
 bench-petsc: all $(PETSC_BIN)
 	@if [ "$${PETSC_RUN:-1}" = 1 ]; then BUILD=$(BUILD) sh bench/petsc.sh; fi
 

@@ -80,7 +80,9 @@ static size_t zstd_filter(unsigned int flags, size_t cd_nelmts, const unsigned i
 static const H5Z_class2_t zstd_class = {H5Z_CLASS_T_VERS, ZSTD_ID, 1, 1, "zstd", NULL, NULL,
                                         zstd_filter};
 
-/* --- the encoding rank-side, as format/tf_plan_write_encode.c --- */
+/* --- the encoding rank-side, a copy of format/tf_plan_write_encode.c's:
+ * this program links the MPI flavour of HDF5 and so cannot link libtwoface,
+ * which links the serial one --- */
 static uint32_t fletcher32(const unsigned char *d, size_t n)
 {
     size_t words = n / 2;

@@ -31,20 +31,15 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* ---- copied from format/tf_dense.c (keep identical) ---- */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBULL;
-    x ^= x >> 31;
-    return x;
-}
+#include "tf_dense.h"
+
+/* ---- tf_dense_value of format/tf_dense.c (keep identical): this program
+ * links PETSc's MPI flavour of HDF5 and so not libtwoface, but the header's
+ * inline tf_mix64 needs no library ---- */
 static float dense_value(uint64_t seed, int64_t j, int64_t k)
 {
-    uint64_t h1 = mix64(seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(j + 1));
-    uint64_t h2 = mix64(h1 ^ (0xBF58476D1CE4E5B9ULL * (uint64_t)(k + 1)));
+    uint64_t h1 = tf_mix64(seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(j + 1));
+    uint64_t h2 = tf_mix64(h1 ^ (0xBF58476D1CE4E5B9ULL * (uint64_t)(k + 1)));
     return (float)((double)(h2 >> 40) * (1.0 / 8388608.0) - 1.0);
 }
 

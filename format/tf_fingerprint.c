@@ -30,6 +30,16 @@ static inline uint64_t entry_step(uint64_t h, int32_t col, float val)
  * next one, so a long row (a hub) does not leave the others idle. Each
  * row's steps are tf_row_hash's, so the bits are the same. */
 #define LANES 4
+/* A lane takes row r: its hash's first step and its entries. */
+static inline void start_row(const int64_t *rowptr, int64_t row_begin, int64_t r, uint64_t *h,
+                             int64_t *e, int64_t *end, int64_t *len)
+{
+    *h = tf_mix64((uint64_t)(row_begin + r) + 1);
+    *e = rowptr[r];
+    *end = rowptr[r + 1];
+    *len = *end - *e;
+}
+
 static uint64_t rows_in_lanes(const int64_t *rowptr, const int32_t *col, const float *val,
                               int64_t row_begin, int64_t r0, int64_t r1)
 {
@@ -40,15 +50,10 @@ static uint64_t rows_in_lanes(const int64_t *rowptr, const int32_t *col, const f
     for (int i = 0; i < LANES; i++) {
         len[i] = -1;
         e[i] = end[i] = 0;
-        if (next < r1) {
-            h[i] = tf_mix64((uint64_t)(row_begin + next) + 1);
-            e[i] = rowptr[next];
-            end[i] = rowptr[next + 1];
-            len[i] = end[i] - e[i];
-            next++;
-        } else {
+        if (next < r1)
+            start_row(rowptr, row_begin, next++, &h[i], &e[i], &end[i], &len[i]);
+        else
             full = 0;
-        }
     }
     while (full) {
         for (int i = 0; i < LANES; i++)
@@ -61,15 +66,10 @@ static uint64_t rows_in_lanes(const int64_t *rowptr, const int32_t *col, const f
                 continue;
             sum += tf_mix64(h[i] ^ (uint64_t)len[i]);
             len[i] = -1;
-            if (next < r1) {
-                h[i] = tf_mix64((uint64_t)(row_begin + next) + 1);
-                e[i] = rowptr[next];
-                end[i] = rowptr[next + 1];
-                len[i] = end[i] - e[i];
-                next++;
-            } else {
+            if (next < r1)
+                start_row(rowptr, row_begin, next++, &h[i], &e[i], &end[i], &len[i]);
+            else
                 full = 0;
-            }
         }
     }
     /* Out of rows: the lanes still busy finish one by one. */
