@@ -36,17 +36,6 @@ typedef struct {
     tf_mm_header h;
 } ctx;
 
-/* A byte compare per byte, which the compiler vectorises: memchr per line
- * paid a call per line of about 14 bytes and was a fifth of a rank's read. */
-static int64_t count_newlines(const char *p, size_t n)
-{
-    int64_t k = 0;
-#pragma omp simd reduction(+ : k)
-    for (size_t i = 0; i < n; i++)
-        k += p[i] == '\n';
-    return k;
-}
-
 static int64_t exscan(MPI_Comm comm, int rank, int64_t v)
 {
     int64_t before = 0;
@@ -134,29 +123,17 @@ static int line_start(const ctx *c, int fd, char *buf, int64_t from, int64_t *st
     return TF_OK;
 }
 
-static int count_range(const ctx *c, int fd, char *buf, int64_t a, int64_t b, int64_t *lines)
-{
-    *lines = 0;
-    for (int64_t at = a; at < b;) {
-        size_t n = (size_t)(b - at < (int64_t)c->block ? b - at : (int64_t)c->block);
-        int st = read_at(c, fd, buf, n, at);
-        if (st)
-            return st;
-        *lines += count_newlines(buf, n);
-        if (at + (int64_t)n == c->h.file_size && buf[n - 1] != '\n')
-            ++*lines; /* the last line, which has no newline */
-        at += (int64_t)n;
-    }
-    return TF_OK;
-}
-
 /* Parses [a, b) block by block; buf holds block + TF_MM_MAX_LINE + 1 bytes
- * (a carried partial line plus a block plus a final newline). */
+ * (a carried partial line plus a block plus a final newline). The range's
+ * first line is numbered `line`; *lines: the lines parsed (all of the
+ * range's on success). */
 static int parse_range(const ctx *c, int fd, char *buf, int64_t a, int64_t b, int64_t line,
-                       int check, int64_t *seen, tf_coo *coo, int64_t *err_line)
+                       int check, int64_t *seen, tf_coo *coo, int64_t *err_line, int64_t *lines)
 {
     size_t have = 0;
+    const int64_t first = line;
     *err_line = 0;
+    *lines = 0;
     for (int64_t at = a; at < b || have;) {
         size_t n = (size_t)(b - at < (int64_t)c->block ? b - at : (int64_t)c->block);
         int st = read_at(c, fd, buf + have, n, at);
@@ -179,17 +156,24 @@ static int parse_range(const ctx *c, int fd, char *buf, int64_t a, int64_t b, in
         if (lim == 0) {
             if (have > TF_MM_MAX_LINE) {
                 *err_line = line;
+                *lines = line - first + 1;
                 return tf_fail(TF_ERR_PARSE, "%s:%lld: line longer than %d bytes", c->path,
                                (long long)line, TF_MM_MAX_LINE);
             }
             continue;
         }
-        int64_t lines = 0;
+        int64_t done = 0;
         st = tf_mm_parse_lines_counted(c->path, &c->h, buf, lim, line, check, seen, coo,
-                                       err_line, &lines);
-        if (st)
+                                       err_line, &done);
+        if (st) {
+            /* Up to the failing line: the ranges after this one are then
+             * numbered past it, so that their failures sort after it. */
+            if (*err_line >= first)
+                *lines = *err_line - first + 1;
             return st;
-        line += lines;
+        }
+        line += done;
+        *lines = line - first;
         memmove(buf, buf + lim, have - lim);
         have -= lim;
     }
@@ -220,28 +204,38 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     MPI_Allgather(&start, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, c->comm);
     int64_t end = c->rank + 1 < c->Q ? starts[c->rank + 1] : S;
 
-    int64_t lines = 0;
-    st = count_range(c, fd, buf, start, end, &lines);
-    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
-    if (st)
-        goto done;
-    int64_t first_line = h->data_line + exscan(c->comm, c->rank, lines) + 1;
-    int64_t all_lines = h->data_line + sum(c->comm, lines);
-
-    int64_t seen = 0, err_line = 0;
+    /* The range is parsed with its lines numbered from 1, and the true
+     * number of its first line comes after, from the ranges before it:
+     * counting the lines first would read every range twice. A failure's
+     * message is then made again by parsing the range up to it with the
+     * true numbers. A failing range counts its lines up to the failure, so
+     * the ranges after it are numbered short but past it, and the first
+     * failure in the file still has the smallest line. */
+    int64_t lines = 0, seen = 0, err_line = 0;
     /* This range's share of the declared entries, as if spread evenly. */
     int64_t hint = S > D ? (int64_t)((__int128)h->declared * (end - start) / (S - D)) : 0;
     if (h->symmetry != TF_MM_GENERAL)
         hint *= 2;
     st = tf_coo_init_ones(&coo, h->m, h->n, hint + 16);
     if (!st)
-        st = parse_range(c, fd, buf, start, end, first_line, 0, &seen, &coo, &err_line);
+        st = parse_range(c, fd, buf, start, end, 1, 0, &seen, &coo, &err_line, &lines);
+    int64_t first_line = h->data_line + exscan(c->comm, c->rank, lines) + 1;
+    int64_t all_lines = h->data_line + sum(c->comm, lines);
+    if (st && err_line > 0) {
+        int64_t again = 0, l2 = 0;
+        coo.n = 0;
+        seen = 0;
+        st = parse_range(c, fd, buf, start, end, first_line, 0, &again, &coo, &err_line, &l2);
+        if (!st)
+            st = tf_fail(TF_ERR_INTERNAL, "%s: a parse failure was not found again", c->path);
+    }
     int64_t before = exscan(c->comm, c->rank, seen), total = sum(c->comm, seen);
     if (before <= h->declared && before + seen > h->declared) {
         /* Entry declared + 1 is here: parse again with the limit. */
         coo.n = 0;
         int64_t again = before;
-        st = parse_range(c, fd, buf, start, end, first_line, 1, &again, &coo, &err_line);
+        int64_t l2 = 0;
+        st = parse_range(c, fd, buf, start, end, first_line, 1, &again, &coo, &err_line, &l2);
         if (!st)
             st = tf_fail(TF_ERR_INTERNAL, "%s: more entries than declared, but not found again",
                          c->path);
