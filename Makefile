@@ -87,9 +87,12 @@ $(FLAGS_STAMP): FORCE
 .PHONY: FORCE
 FORCE:
 
+# -MT: the dependency file names the target as make does; smpicc would
+# otherwise write it as an absolute path, which make never matches, and a
+# changed header would not rebuild the simulated build's objects.
 $(BUILD)/obj/%.o: %.c $(FLAGS_STAMP) | deps-quiet
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) -MMD -MP -MT $@ -c $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -120,7 +123,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_UTIL_OBJ) $(STATIC_LIB)
 	$(CC) -o $@ $< $(TEST_UTIL_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_ALL)
 $(BUILD)/obj/tests/%.o: tests/%.c $(FLAGS_STAMP) | deps-quiet
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -Itests -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -Itests -MMD -MP -MT $@ -c $< -o $@
 
 $(BUILD)/examples/%: examples/%.c $(STATIC_LIB) | deps-quiet
 	@mkdir -p $(dir $@)
