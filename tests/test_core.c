@@ -81,6 +81,47 @@ START_TEST(coo_without_values_equals_coo_with_ones)
 }
 END_TEST
 
+/* Rows of a matrix without values sorted by runs and merges: lengths
+ * that take an odd and an even number of merge passes, each row checked
+ * against a count of what was pushed (columns ascending, duplicates
+ * summed). */
+START_TEST(coo_without_values_long_rows_sorted)
+{
+    static const int len[] = {33, 50, 64, 65, 100, 129, 300, 1000};
+    const int nr = (int)(sizeof len / sizeof len[0]), nc = 700;
+    tf_coo a;
+    ck_assert_int_eq(tf_coo_init_ones(&a, nr, nc, 16), TF_OK);
+    int *count = calloc((size_t)nr * nc, sizeof *count);
+    uint64_t x = 12345;
+    for (int r = 0; r < nr; r++)
+        for (int k = 0; k < len[r]; k++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            int32_t c = (int32_t)((x >> 33) % (uint64_t)nc);
+            ck_assert_int_eq(tf_coo_push(&a, r, c, 1.0), TF_OK);
+            count[r * nc + c]++;
+        }
+    ck_assert_ptr_null(a.val);
+    tf_csr m;
+    ck_assert_int_eq(tf_csr_from_coo(&m, &a), TF_OK);
+    ck_assert_int_eq(tf_csr_validate(&m), TF_OK);
+    for (int r = 0; r < nr; r++) {
+        int64_t e = m.rowptr[r];
+        for (int c = 0; c < nc; c++) {
+            if (!count[r * nc + c])
+                continue;
+            ck_assert_int_lt(e, m.rowptr[r + 1]);
+            ck_assert_int_eq(m.col[e], c);
+            ck_assert_float_eq(m.val[e], (float)count[r * nc + c]);
+            e++;
+        }
+        ck_assert_int_eq(e, m.rowptr[r + 1]);
+    }
+    free(count);
+    tf_csr_free(&m);
+    tf_coo_free(&a);
+}
+END_TEST
+
 /* Consuming the triplets gives the CSR that copying gives, on each of the
  * build's paths (input sorted or not, with values or without, duplicates,
  * rows long enough for the merge sort), and leaves the triplets zeroed,
@@ -389,6 +430,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reference_matches_hand_computation);
     tcase_add_test(tc, fingerprint_is_partition_independent);
     tcase_add_test(tc, fingerprint_matches_row_hash_sum);
+    tcase_add_test(tc, coo_without_values_long_rows_sorted);
     tcase_add_test(tc, error_messages_are_one_line);
     tcase_add_test(tc, mem_available_reads_the_override);
     suite_add_tcase(s, tc);
