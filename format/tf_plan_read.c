@@ -193,6 +193,48 @@ static int open_dset(const rctx *c, hid_t loc, const char *name, const char *sho
     return TF_OK;
 }
 
+/* Refuses a chunk of elements start..start+count-1 of the 1-D dataset d
+ * whose filter mask is not 0. twoface writes every chunk through its whole
+ * pipeline, so a set bit can only be damage, and HDF5 1.10 trusts it: it
+ * skips that filter and copies a full chunk out of the smaller stored
+ * buffer, reading past its end, before any checksum of ours can look. The
+ * mask sits in the chunk index (a v1 B-tree node has no checksum), so it is
+ * read from there before H5Dread. Only the chunks of the slice are looked
+ * up: one B-tree search each, and a rank reads only its own slice. */
+static int check_chunk_masks(const rctx *c, hid_t d, const char *name, hsize_t start,
+                             hsize_t count)
+{
+    if (count == 0)
+        return TF_OK;
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0)
+        return tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    hsize_t cdim = 0;
+    int nd = lay == H5D_CHUNKED ? H5Pget_chunk(dcpl, 1, &cdim) : 0;
+    H5Pclose(dcpl);
+    if (lay < 0 || nd < 0)
+        return tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
+    if (lay != H5D_CHUNKED)
+        return TF_OK;
+    if (nd != 1 || cdim == 0)
+        return tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' has %d-dimensional chunks, expected 1",
+                       c->path, name, nd);
+    for (hsize_t at = start / cdim * cdim; at < start + count; at += cdim) {
+        unsigned mask = 0;
+        haddr_t addr = 0;
+        hsize_t size = 0;
+        if (H5Dget_chunk_info_by_coord(d, &at, &mask, &addr, &size) < 0)
+            return tf_pl_h5_fail(c->path, "cannot look up a chunk of dataset", name);
+        if (mask != 0)
+            return tf_fail(TF_ERR_FORMAT,
+                           "%s: dataset '%s': the chunk at element %llu skips filters (mask "
+                           "0x%x), which twoface never writes: the file is damaged",
+                           c->path, name, (unsigned long long)at, mask);
+    }
+    return TF_OK;
+}
+
 /* Reads a 1-D dataset of `kind` with exactly `expect` elements, or, if
  * expect < 0, with any number up to `max` (returned in *count). A dataset
  * of zero elements gives *data = NULL. */
@@ -245,7 +287,10 @@ static int read_dset(const rctx *c, hid_t loc, const char *obj, const char *name
                          c->path, full, (long long)n);
             goto done;
         }
-        if (H5Dread(d, tf_pl_kind_mtype(kind), H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0) {
+        if ((st = check_chunk_masks(c, d, full, 0, (hsize_t)n)) != TF_OK) {
+            free(*data);
+            *data = NULL;
+        } else if (H5Dread(d, tf_pl_kind_mtype(kind), H5S_ALL, H5S_ALL, H5P_DEFAULT, *data) < 0) {
             free(*data);
             *data = NULL;
             st = tf_pl_h5_fail(c->path, "cannot read dataset", full);
@@ -301,6 +346,8 @@ static int read_stats(const rctx *c, tf_plan *p)
         st = tf_fail(TF_ERR_NOMEM, "%s: out of memory for rank_stats", c->path);
         goto done;
     }
+    if ((st = check_chunk_masks(c, d, name, 0, (hsize_t)p->nranks)) != TF_OK)
+        goto done;
     if ((mt = tf_pl_stats_type(0)) < 0 ||
         H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, p->all_stats) < 0)
         st = tf_pl_h5_fail(c->path, "cannot read dataset", name);
@@ -348,6 +395,8 @@ static int read_table(const rctx *c, const char *name, hid_t mt, int64_t n, void
                      strcmp(name, PARTS_OFFSETS) == 0 ? " + 1" : "");
         goto done;
     }
+    if ((st = check_chunk_masks(c, d, name, 0, (hsize_t)n)) != TF_OK)
+        goto done;
     if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         st = tf_pl_h5_fail(c->path, "cannot read dataset", name);
 done:
@@ -692,6 +741,11 @@ static int read_slice(const rctx *c, int rank, int i, void **data)
         goto done;
     }
     hsize_t start = (hsize_t)at, count = (hsize_t)n;
+    if ((st = check_chunk_masks(c, d, name, start, count)) != TF_OK) {
+        free(*data);
+        *data = NULL;
+        goto done;
+    }
     if (H5Sselect_hyperslab(s, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
         (ms = H5Screate_simple(1, &count, NULL)) < 0 ||
         H5Dread(d, tf_pl_kind_mtype(kind), ms, s, H5P_DEFAULT, *data) < 0) {

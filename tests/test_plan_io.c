@@ -1421,6 +1421,95 @@ START_TEST(flipped_byte_in_compressed_chunk)
 }
 END_TEST
 
+/* Sets the filter mask of the chunk stored at `addr` in its v1 B-tree node
+ * (the index of every chunked dataset a V18-bounded writer makes): nodes
+ * are "TREE", type 1 for raw data, level, entries, two sibling addresses,
+ * then per entry the key (chunk size, filter mask, 2 offsets for a 1-D
+ * dataset) and the child's address. Fails the test unless exactly one
+ * entry points at addr. */
+static void set_chunk_mask(const char *path, haddr_t addr, uint32_t mask)
+{
+    long size = file_size(path);
+    ck_assert_int_gt(size, 0);
+    unsigned char *b = xmalloc((size_t)size);
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fread(b, 1, (size_t)size, fp), (size_t)size);
+    fclose(fp);
+    long at = -1;
+    int hits = 0;
+    for (long i = 0; i + 24 <= size; i++) {
+        if (memcmp(b + i, "TREE", 4) != 0 || b[i + 4] != 1 || b[i + 5] != 0)
+            continue;
+        unsigned used = b[i + 6] | (unsigned)b[i + 7] << 8;
+        for (unsigned e = 0; e < used; e++) {
+            long key = i + 24 + (long)e * 32;
+            uint64_t child = 0;
+            if (key + 32 > size)
+                break;
+            memcpy(&child, b + key + 24, 8); /* little-endian, as is this host */
+            if (child == (uint64_t)addr) {
+                at = key + 4;
+                hits++;
+            }
+        }
+    }
+    free(b);
+    ck_assert_int_eq(hits, 1);
+    for (int k = 0; k < 4; k++)
+        xor_byte(path, at + k, (unsigned char)(mask >> (8 * k)));
+}
+
+/* A damaged chunk index saying a chunk skips filters is refused before
+ * HDF5 reads the chunk: HDF5 1.10.8 would skip zstd and copy a whole chunk
+ * out of the smaller stored buffer (an over-read inside libhdf5, found by
+ * fuzzing, tests/fuzz/crashes/README.md). */
+START_TEST(chunk_skipping_filters_refused_before_reading)
+{
+    /* The fuzzing reproducer: a format 2.2 plan, rank_000000/local/val. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fuzz/crashes/hdf5-chunk-filter-mask.h5",
+             tf_test_srcdir());
+    ck_assert_int_eq(tf_h5zstd_register(), TF_OK);
+    ck_assert_int_eq(read_fails(path, TF_PLAN_READ_ALL), TF_ERR_FORMAT);
+    assert_msg_has(": dataset 'rank_000000/local/val': the chunk at element 0 skips filters "
+                   "(mask 0x776f72)");
+    assert_msg_has("the file is damaged");
+
+    /* Format 3.0: only the rank whose slice holds the chunk is refused. */
+    write_fixture();
+    hid_t f = H5Fopen(g_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d = H5Dopen2(f, "parts/local/val", H5P_DEFAULT);
+    ck_assert_int_ge(d, 0);
+    hid_t sp = H5Dget_space(d);
+    hsize_t nchunks = 0, off[1];
+    unsigned mask;
+    haddr_t addr;
+    hsize_t csize;
+    ck_assert_int_ge(H5Dget_num_chunks(d, sp, &nchunks), 0);
+    ck_assert_uint_ge(nchunks, 2);
+    ck_assert_int_ge(H5Dget_chunk_info(d, sp, nchunks - 1, off, &mask, &addr, &csize), 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+    ck_assert_uint_gt(off[0], 0);
+    set_chunk_mask(g_path, addr, 0x4);
+    int last = g_plan.nranks - 1;
+    ck_assert_int_eq(read_fails(g_path, last), TF_ERR_FORMAT);
+    char want[128];
+    snprintf(want, sizeof want, ": dataset 'parts/local/val': the chunk at element %llu skips "
+             "filters (mask 0x4)", (unsigned long long)off[0]);
+    assert_msg_has(want);
+    ck_assert_int_eq(read_fails(g_path, TF_PLAN_READ_ALL), TF_ERR_FORMAT);
+    assert_msg_has(want);
+    tf_plan ok;
+    ck_assert_int_eq(tf_plan_read(g_path, 0, &ok), TF_OK);
+    tf_plan_free(&ok);
+    assert_no_open_ids();
+    drop_fixture();
+}
+END_TEST
+
 START_TEST(flipped_bytes_anywhere_never_go_unnoticed)
 {
     write_fixture();
@@ -1852,6 +1941,7 @@ static Suite *suite(void)
         T(work_partition_roundtrip),
         T(truncated_file),
         T(flipped_byte_in_compressed_chunk),
+        T(chunk_skipping_filters_refused_before_reading),
         T(flipped_bytes_anywhere_never_go_unnoticed),
         T(checksum_catches_edit_of_part_dataset),
         T(structural_checks_behind_valid_checksums),
