@@ -574,7 +574,8 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
     ph[PH_START] = t_init + (t - t_main_mpi);
     tf_dcsr a;
     tf_mem_trace("start");
-    int st = tf_dist_read(comm, matrix, &a);
+    tf_dist_read_options dro = {0, 0, max_memory > 0 ? (int64_t)max_memory : 0};
+    int st = tf_dist_read_opt(comm, matrix, &a, &dro);
     /* The readers' messages name the file (and line) themselves, as in the
      * serial path; only the later steps' messages need the matrix's name. */
     int named = st != TF_OK || bands_from;
@@ -950,9 +951,14 @@ static int plan_main(int argc, char **argv)
     double t0 = omp_get_wtime();
     tf_csr a;
     tf_mm_read_options ro = TF_MM_READ_OPTIONS_INIT;
+    /* The readers check the declared rows against the node's available
+     * memory, or against --max-memory, which overrides as above. */
+    ro.max_memory = max_memory > 0 ? (int64_t)max_memory : 0;
     int is_h5 = 0; /* an HDF5 CSR file (tf_h5csr.h), told by its magic bytes */
+    int64_t hm, hn, hrow0, hkey;
     if (tf_h5csr_sniff(matrix, &is_h5) ||
-        (is_h5 ? tf_h5csr_read(matrix, &a) : tf_mm_read(matrix, &a, &ro))) {
+        (is_h5 ? tf_h5csr_read_part(matrix, 1, 0, ro.max_memory, 1, &a, &hm, &hn, &hrow0, &hkey)
+               : tf_mm_read(matrix, &a, &ro))) {
         say( "twoface-plan: %s\n", tf_error_message());
         tf_plan_free(&fwd);
         return 1;

@@ -11,6 +11,12 @@
 
 #define TF_MAX_DIM INT32_MAX
 
+/* Bytes per row that building a CSR from entries (tf_csr_from_coo) holds
+ * at its peak, whatever the entries: row pointers, per-row counts and
+ * insertion positions, 8 bytes each. Readers check a file's declared rows
+ * against it before they read any entry (tf_mem_check, tf_meminfo.h). */
+#define TF_CSR_BUILD_ROW_BYTES 24
+
 typedef struct {
     int64_t nrows;
     int64_t ncols;

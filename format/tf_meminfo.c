@@ -38,3 +38,41 @@ int tf_mem_available(int64_t *bytes)
     fclose(f);
     return TF_OK;
 }
+
+static void fmt_bytes(int64_t b, char *buf, size_t n)
+{
+    double d = (double)b;
+    if (d >= 1024.0 * 1024.0 * 1024.0)
+        snprintf(buf, n, "%.1f GiB", d / (1024.0 * 1024.0 * 1024.0));
+    else if (d >= 1024.0 * 1024.0)
+        snprintf(buf, n, "%.1f MiB", d / (1024.0 * 1024.0));
+    else
+        snprintf(buf, n, "%lld bytes", (long long)b);
+}
+
+int tf_mem_check(int64_t need, int64_t limit)
+{
+    if (limit < 0 || need <= 0)
+        return TF_OK;
+    int64_t have = limit;
+    if (limit == 0) {
+        int st = tf_mem_available(&have);
+        if (st != TF_OK)
+            return st;
+        if (have < 0)
+            return TF_OK;
+    }
+    if (need <= have)
+        return TF_OK;
+    char nb[40], hb[40];
+    fmt_bytes(need, nb, sizeof nb);
+    fmt_bytes(have, hb, sizeof hb);
+    if (limit > 0)
+        return tf_fail(TF_ERR_NOMEM, "need %s, more than the limit of %s", nb, hb);
+    const char *env = getenv("TWOFACE_MEM_AVAILABLE_MIB");
+    if (env && *env)
+        return tf_fail(TF_ERR_NOMEM, "need %s, more than the %s TWOFACE_MEM_AVAILABLE_MIB allows",
+                       nb, hb);
+    return tf_fail(TF_ERR_NOMEM, "need %s, more than the %s this node has available "
+                   "(MemAvailable)", nb, hb);
+}

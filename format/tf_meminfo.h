@@ -14,4 +14,15 @@
  * positive whole number of MiB. */
 int tf_mem_available(int64_t *bytes);
 
+/* For allocations that follow a size a file declares rather than what it
+ * holds (a size line's rows, an HDF5 'shape'): a few bytes of a file can
+ * declare 2^31 rows, whose row arrays would take tens of GiB and be touched
+ * before anything else could fail. TF_OK when `need` bytes fit in `limit`
+ * (limit > 0), or, when limit is 0, in what tf_mem_available reports (TF_OK
+ * when that is not known); limit < 0 checks nothing. Otherwise
+ * TF_ERR_NOMEM, message "need 48.0 GiB, more than the 7.5 GiB this node has
+ * available (MemAvailable)", for the caller to prefix with what needs it;
+ * or tf_mem_available's TF_ERR_ARG. */
+int tf_mem_check(int64_t need, int64_t limit);
+
 #endif

@@ -14,6 +14,7 @@
  * fast, and keeping one slow parser as the reference keeps both consistent. */
 #include "tf_mm_read.h"
 #include "tf_error.h"
+#include "tf_meminfo.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -889,10 +890,15 @@ static int size_line(reader *r, matrix *m, const tf_mm_read_options *opt, const 
         m->stage = STAGE_ENTRIES;
         return TF_OK;
     }
+    int st = tf_mem_check((m->nrows + 1) * TF_CSR_BUILD_ROW_BYTES, opt->max_memory);
+    if (st)
+        return tf_fail_prefix(st, "%s:%lld: a %lld x %lld matrix's row arrays (%d bytes a row)",
+                              r->name, (long long)line, (long long)m->nrows,
+                              (long long)m->ncols, TF_CSR_BUILD_ROW_BYTES);
     int64_t cap = m->sym == SYM_GENERAL ? m->declared : 2 * m->declared;
     if (!trusted && cap > UNTRUSTED_CAP)
         cap = UNTRUSTED_CAP;
-    int st = tf_coo_init_ones(&m->coo, m->nrows, m->ncols, cap);
+    st = tf_coo_init_ones(&m->coo, m->nrows, m->ncols, cap);
     if (st)
         return tf_fail_prefix(st, "%s:%lld", r->name, (long long)line);
     m->coo_live = 1;

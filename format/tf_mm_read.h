@@ -5,11 +5,15 @@
  * ends in a status from tf_error.h and a one-line message of the form
  * "FILE:LINE: what was expected, what was found"; nothing in a file can make
  * the reader crash or leak, and the entry storage never grows beyond what the
- * file can hold. One allocation does follow the declared dimensions: the CSR
- * row pointers (8 bytes per row), so a 70-byte file declaring 2^31 - 1 rows
- * costs 16 GiB; twoface-plan estimates that before reading and refuses it
- * (--max-memory, docs/reliability.md). Callers of this function who read
- * untrusted files should bound the dimensions the same way.
+ * file can hold. The row arrays do follow the declared number of rows, not
+ * the file's bytes (a valid 70-byte file may declare an empty matrix of 2^31
+ * - 1 rows, whose row arrays take 48 GiB): so the size line's rows must fit,
+ * at TF_CSR_BUILD_ROW_BYTES each, in the memory the node has available
+ * (tf_mem_check, tf_meminfo.h: MemAvailable, or TWOFACE_MEM_AVAILABLE_MIB),
+ * or in max_memory below; otherwise the size line fails with TF_ERR_NOMEM
+ * before anything is allocated. A valid matrix whose rows fit keeps
+ * reading as before; one whose row arrays alone exceed the node's memory
+ * could not have been read anyway.
  *
  * What is accepted, and why where it is a choice:
  *   - banner `%%MatrixMarket matrix coordinate FIELD SYMMETRY`, keywords in
@@ -65,11 +69,16 @@ typedef struct {
      * fuzzers can use tiny chunks and put a chunk boundary inside every token
      * of a small input, which is where buffered parsers break. */
     size_t chunk_bytes;
+    /* Bytes the row arrays of the declared rows may take (see above): 0
+     * means what the node has available (tf_mem_available), -1 no bound
+     * (a caller that has checked the size line itself), > 0 that many. */
+    int64_t max_memory;
 } tf_mm_read_options;
 
-/* Defaults: progress auto, no explicit entry cap, 1 MiB chunks. (A zeroed
- * struct is the same except that progress is off.) */
-#define TF_MM_READ_OPTIONS_INIT {-1, 0, 0}
+/* Defaults: progress auto, no explicit entry cap, 1 MiB chunks, rows
+ * bounded by the node's available memory. (A zeroed struct is the same
+ * except that progress is off.) */
+#define TF_MM_READ_OPTIONS_INIT {-1, 0, 0, 0}
 
 /* Reads the Matrix Market file at `path` (plain, .zst or .gz by content)
  * into `out`. `opt` may be NULL for the defaults. Returns TF_OK, or

@@ -13,7 +13,9 @@
 #include "tf_error.h"
 #include "tf_idle.h"
 #include "tf_h5csr.h"
+#include "tf_meminfo.h"
 #include "tf_mm_read.h"
+#include "tf_node.h"
 #include "tf_row_exchange.h"
 
 #include <errno.h>
@@ -33,6 +35,8 @@ typedef struct {
     const char *path;
     size_t block;
     int64_t round;
+    int64_t max_memory; /* tf_dist_read_options */
+    int sharers;        /* ranks on this node that share its memory (max_memory 0) */
     tf_mm_header h;
 } ctx;
 
@@ -48,6 +52,24 @@ static int64_t sum(MPI_Comm comm, int64_t v)
     int64_t s = 0;
     tf_mpi_allreduce_idle(&v, &s, 1, MPI_INT64_T, MPI_SUM, comm);
     return s;
+}
+
+/* The band's row arrays follow the size line's rows, not the file's bytes
+ * (tf_mm_read.h), so they are checked before any entry is read. */
+static int check_band(const ctx *c)
+{
+    int64_t r0 = tf_dcsr_block(c->h.m, c->Q, c->rank);
+    int64_t r1 = tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
+    int st = tf_mem_check((r1 - r0 + 1) * TF_CSR_BUILD_ROW_BYTES * c->sharers, c->max_memory);
+    if (st && c->Q > 1)
+        tf_fail_prefix(st, "%s: rows %lld..%lld of a %lld x %lld matrix (%d bytes a row, %d "
+                       "bands read on this node)", c->path, (long long)r0, (long long)r1 - 1,
+                       (long long)c->h.m, (long long)c->h.n, TF_CSR_BUILD_ROW_BYTES,
+                       c->sharers);
+    else if (st)
+        tf_fail_prefix(st, "%s: a %lld x %lld matrix's row arrays (%d bytes a row)", c->path,
+                       (long long)c->h.m, (long long)c->h.n, TF_CSR_BUILD_ROW_BYTES);
+    return st;
 }
 
 static int fail_eof(const ctx *c, int64_t line, int64_t seen)
@@ -438,7 +460,8 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
 static int read_h5(const ctx *c, tf_dcsr *out)
 {
     int64_t m = 0, n = 0, row0 = 0, key = TF_KEY_FIRST;
-    int st = tf_h5csr_read_part(c->path, c->Q, c->rank, &out->loc, &m, &n, &row0, &key);
+    int st = tf_h5csr_read_part(c->path, c->Q, c->rank, c->max_memory, c->sharers, &out->loc,
+                                &m, &n, &row0, &key);
     st = tf_agree_key(c->comm, st, key);
     if (st)
         return st;
@@ -470,6 +493,8 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
     c.round = opt && opt->round_entries > 0 ? opt->round_entries : ((int64_t)1 << 18) / c.Q;
     if (c.round < 1024 && !(opt && opt->round_entries > 0))
         c.round = 1024;
+    c.max_memory = opt ? opt->max_memory : 0;
+    c.sharers = c.max_memory == 0 ? tf_node_ranks(comm) : 1;
     /* Every rank opens the file, even where rank 0 alone reads it, so that
      * a file missing on some node fails the same way for every kind. */
     int is_h5 = 0, st = path ? tf_h5csr_sniff(c.path, &is_h5)
@@ -489,6 +514,9 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
         st = tf_agree_key(comm, st, TF_KEY_FIRST);
         if (!st) {
             MPI_Bcast(&c.h, (int)sizeof c.h, MPI_BYTE, 0, comm);
+            st = tf_agree_key(comm, check_band(&c), TF_KEY_FIRST);
+        }
+        if (!st) {
             if (c.h.compression == TF_MM_PLAIN && c.h.file_size >= 0) {
                 tf_mm_stream_close(s);
                 s = NULL;

@@ -35,6 +35,12 @@ typedef struct {
      * (at least 1024), which bounds each rank's two round buffers to 4 MiB
      * each (16 bytes an entry) up to 256 ranks. */
     int64_t round_entries;
+    /* Bytes the row arrays of a rank's band may take, which follow the
+     * file's declared rows rather than what it holds (tf_mm_read.h,
+     * tf_h5csr.h): 0 means the node's available memory (tf_mem_available)
+     * shared by the communicator's ranks on that node, -1 no bound, > 0
+     * that many bytes per rank. Checked before any entry is read. */
+    int64_t max_memory;
 } tf_dist_read_options;
 
 /* Collective over comm; path may differ between ranks only in spelling (a

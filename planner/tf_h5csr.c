@@ -6,6 +6,7 @@
 #include "tf_dcsr.h"
 #include "tf_agree_key.h"
 #include "tf_error.h"
+#include "tf_meminfo.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -332,8 +333,8 @@ static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_
     return st;
 }
 
-int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int64_t *m,
-                       int64_t *n, int64_t *row0, int64_t *err_key)
+int tf_h5csr_read_part(const char *path, int nparts, int part, int64_t max_memory, int sharers,
+                       tf_csr *loc, int64_t *m, int64_t *n, int64_t *row0, int64_t *err_key)
 {
     memset(loc, 0, sizeof *loc);
     *err_key = TF_KEY_FIRST;
@@ -343,8 +344,21 @@ int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int6
     if (!st) {
         int64_t r0 = tf_dcsr_block(dims[0], nparts, part);
         int64_t r1 = tf_dcsr_block(dims[0], nparts, part + 1);
-        H5E_BEGIN_TRY { st = read_rows(&f, dims, r0, r1, loc, err_key); }
-        H5E_END_TRY;
+        /* indptr's slice, then the CSR build's row arrays. */
+        int64_t row_bytes = (int64_t)sizeof(int64_t) + TF_CSR_BUILD_ROW_BYTES;
+        st = tf_mem_check((r1 - r0 + 1) * row_bytes * (sharers > 1 ? sharers : 1), max_memory);
+        if (st && nparts > 1)
+            tf_fail_prefix(st, "%s: rows %lld..%lld of a %lld x %lld matrix (%lld bytes a row, "
+                           "%d parts read on this node)", path, (long long)r0,
+                           (long long)r1 - 1, (long long)dims[0], (long long)dims[1],
+                           (long long)row_bytes, sharers > 1 ? sharers : 1);
+        else if (st)
+            tf_fail_prefix(st, "%s: a %lld x %lld matrix's row arrays (%lld bytes a row)", path,
+                           (long long)dims[0], (long long)dims[1], (long long)row_bytes);
+        if (!st) {
+            H5E_BEGIN_TRY { st = read_rows(&f, dims, r0, r1, loc, err_key); }
+            H5E_END_TRY;
+        }
         *row0 = r0;
     }
     h5in_close(&f);
@@ -356,7 +370,7 @@ int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int6
 int tf_h5csr_read(const char *path, tf_csr *out)
 {
     int64_t m, n, row0, key;
-    return tf_h5csr_read_part(path, 1, 0, out, &m, &n, &row0, &key);
+    return tf_h5csr_read_part(path, 1, 0, 0, 1, out, &m, &n, &row0, &key);
 }
 
 /* ---- writing ------------------------------------------------------------ */

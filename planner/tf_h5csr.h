@@ -25,11 +25,18 @@ int tf_h5csr_sniff(const char *path, int *is_h5);
  * On failure *err_key is TF_KEY_FIRST for a problem of the whole file (not
  * HDF5, a dataset missing or of the wrong type or length, indptr's ends) and
  * 1 + the row otherwise, so that ranks reading different parts agree on the
- * message a serial read gives (tf_agree_key). */
-int tf_h5csr_read_part(const char *path, int nparts, int part, tf_csr *loc, int64_t *m,
-                       int64_t *n, int64_t *row0, int64_t *err_key);
+ * message a serial read gives (tf_agree_key).
+ * The part's row arrays follow 'shape', not what the file holds (a chunked
+ * 'indptr' of 2^31 entries, never written, takes a few hundred bytes), so
+ * before they are allocated their bytes times `sharers` (the processes of
+ * this node reading a part alike; 1 when alone) must fit in max_memory, as
+ * tf_mem_check takes it (0: what the node has available, -1: no bound);
+ * otherwise TF_ERR_NOMEM with one line and *err_key TF_KEY_FIRST. */
+int tf_h5csr_read_part(const char *path, int nparts, int part, int64_t max_memory, int sharers,
+                       tf_csr *loc, int64_t *m, int64_t *n, int64_t *row0, int64_t *err_key);
 
-/* The whole matrix, for a single process. */
+/* The whole matrix, for a single process, its rows bounded by the node's
+ * available memory (tf_h5csr_read_part with max_memory 0). */
 int tf_h5csr_read(const char *path, tf_csr *out);
 
 /* Writes an m x n matrix in that layout (shape as an attribute), replacing

@@ -219,7 +219,7 @@ static void check_equal(const char *path)
 {
     tf_csr a;
     ck_assert_msg(tf_mm_read(path, &a, NULL) == TF_OK, "%s", tf_error_message());
-    static const tf_dist_read_options opts[] = {{0, 0}, {7, 3}, {64, 1}, {1000, 50}};
+    static const tf_dist_read_options opts[] = {{0, 0, 0}, {7, 3, 0}, {64, 1, 0}, {1000, 50, 0}};
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         tf_dcsr d;
         int st = tf_dist_read_opt(MPI_COMM_WORLD, path, &d, &opts[k]);
@@ -288,12 +288,12 @@ static void check_same_failure(const char *text, size_t len, int compress, size_
     const char *p = share(3, compress == 1 ? ".mtx.zst" : compress == 2 ? ".mtx.gz" : ".mtx",
                           w ? w : text, wl);
     tf_csr a;
-    tf_mm_read_options ro = {0, 0, block};
+    tf_mm_read_options ro = {0, 0, block, 0};
     int serial = tf_mm_read(p, &a, &ro);
     ck_assert_int_ne(serial, TF_OK);
     char want[1024];
     snprintf(want, sizeof want, "%s", tf_error_message());
-    tf_dist_read_options o = {block, 5};
+    tf_dist_read_options o = {block, 5, 0};
     tf_dcsr d;
     int st = tf_dist_read_opt(MPI_COMM_WORLD, p, &d, &o);
     ck_assert_msg(all_true(st == serial), "rank %d: status %d, expected %d (%s)", g_rank, st,
@@ -388,12 +388,12 @@ START_TEST(truncated_compressed_input)
     for (size_t block = 0; block <= 512; block += 512) {
         const char *pz = share(4, ".mtx.zst", z, zl * 2 / 3);
         tf_csr a;
-        tf_mm_read_options ro = {0, 0, block};
+        tf_mm_read_options ro = {0, 0, block, 0};
         int serial = tf_mm_read(pz, &a, &ro);
         ck_assert_int_eq(serial, TF_ERR_IO);
         char want[1024];
         snprintf(want, sizeof want, "%s", tf_error_message());
-        tf_dist_read_options o = {block, 0};
+        tf_dist_read_options o = {block, 0, 0};
         tf_dcsr d;
         int st = tf_dist_read_opt(MPI_COMM_WORLD, pz, &d, &o);
         ck_assert(all_true(st == TF_ERR_IO));
@@ -656,6 +656,104 @@ START_TEST(hdf5_csr_errors)
 }
 END_TEST
 
+/* An HDF5 CSR file of m rows and no entries whose 'indptr' is chunked and
+ * never written (its m + 1 zeros are the fill value): a few hundred bytes
+ * whatever m. */
+static void write_shape_only(const char *path, int64_t m, int64_t n)
+{
+    if (g_rank == 0) {
+        hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        ck_assert(f >= 0);
+        hsize_t d = (hsize_t)m + 1, chunk = 1 << 16, zero = 0, two = 2;
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        ck_assert(H5Pset_chunk(dcpl, 1, &chunk) >= 0);
+        hid_t sp = H5Screate_simple(1, &d, NULL);
+        hid_t x = H5Dcreate2(f, "indptr", H5T_STD_I64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        ck_assert(x >= 0);
+        H5Dclose(x);
+        H5Sclose(sp);
+        H5Pclose(dcpl);
+        sp = H5Screate_simple(1, &zero, NULL);
+        x = H5Dcreate2(f, "indices", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dclose(x);
+        H5Sclose(sp);
+        const int64_t shape[2] = {m, n};
+        sp = H5Screate_simple(1, &two, NULL);
+        hid_t a = H5Acreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, H5T_NATIVE_INT64, shape);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Every rank fails reading `path` with TF_ERR_NOMEM and one message that
+ * contains `what`. */
+static void expect_nomem(const char *path, const tf_dist_read_options *o, const char *what)
+{
+    tf_dcsr d;
+    int st = tf_dist_read_opt(MPI_COMM_WORLD, path, &d, o);
+    ck_assert_msg(all_true(st == TF_ERR_NOMEM), "rank %d: status %d: %s", g_rank, st,
+                  tf_error_message());
+    ck_assert(same_message_everywhere(tf_error_message()));
+    ck_assert_msg(strstr(tf_error_message(), what) && strstr(tf_error_message(), path),
+                  "'%s' should name the file and '%s'", tf_error_message(), what);
+    ck_assert_ptr_null(strchr(tf_error_message(), '\n'));
+    ck_assert_ptr_null(d.loc.rowptr);
+}
+
+/* The bands' row arrays follow the declared rows (the size line, 'shape'),
+ * not what the file holds, so they are checked against the memory the node
+ * has (here 16 MiB, shared by the ranks on it) before anything is read. */
+START_TEST(declared_rows_bounded_by_available_memory)
+{
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "16", 1);
+    /* 2 M rows: 45.8 MiB of row arrays in all, wherever the bands are. */
+    const char *text = "%%MatrixMarket matrix coordinate pattern general\n2000000 3 1\n1 1\n";
+    const char *p = share(0, ".mtx", text, strlen(text));
+    expect_nomem(p, NULL, "TWOFACE_MEM_AVAILABLE_MIB allows");
+    size_t zl;
+    char *z = zstd_pack(text, strlen(text), &zl);
+    const char *pz = share(1, ".mtx.zst", z, zl);
+    free(z);
+    expect_nomem(pz, NULL, "TWOFACE_MEM_AVAILABLE_MIB allows");
+    /* A per-rank bound of the caller's replaces the node's figure. */
+    tf_dist_read_options big = {0, 0, 64 << 20}, small = {0, 0, 1 << 20};
+    tf_dcsr d;
+    ck_assert(all_true(tf_dist_read_opt(MPI_COMM_WORLD, p, &d, &big) == TF_OK));
+    ck_assert_int_eq(d.m, 2000000);
+    tf_dcsr_free(&d);
+    expect_nomem(p, &small, "more than the limit of 1.0 MiB");
+    /* The 70-byte file of 2^31 - 1 rows: refused at once. */
+    const char *huge = "%%MatrixMarket matrix coordinate pattern general\n"
+                       "2147483647 2147483647 0\n";
+    const char *ph = share(2, ".mtx", huge, strlen(huge));
+    expect_nomem(ph, NULL, "2147483647 x 2147483647");
+    unshare(p);
+    unshare(pz);
+    unshare(ph);
+
+    /* HDF5 CSR: 'shape' says 2 M rows and 'indptr' has them, unwritten. */
+    const char *h = shared_path(3, ".h5");
+    write_shape_only(h, 2000000, 3);
+    tf_csr a;
+    ck_assert_int_eq(tf_h5csr_read(h, &a), TF_ERR_NOMEM);
+    ck_assert_msg(strstr(tf_error_message(), "a 2000000 x 3 matrix's row arrays (32 bytes a "
+                                             "row): need 61.0 MiB, more than the 16.0 MiB"),
+                  "%s", tf_error_message());
+    ck_assert_ptr_null(a.rowptr);
+    expect_nomem(h, NULL, "TWOFACE_MEM_AVAILABLE_MIB allows");
+    ck_assert(all_true(tf_dist_read_opt(MPI_COMM_WORLD, h, &d, &big) == TF_OK));
+    ck_assert_int_eq(d.m, 2000000);
+    tf_dcsr_free(&d);
+    write_shape_only(h, 2147483647, 2147483647);
+    expect_nomem(h, NULL, "2147483647 x 2147483647");
+    unshare(h);
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -669,6 +767,7 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_on_one_rank_only);
     tcase_add_test(tc, hdf5_csr_equals_the_text_read);
     tcase_add_test(tc, hdf5_csr_errors);
+    tcase_add_test(tc, declared_rows_bounded_by_available_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -25,7 +25,7 @@
 #define HDR_S "%%MatrixMarket matrix coordinate real symmetric\n"
 #define HDR_K "%%MatrixMarket matrix coordinate real skew-symmetric\n"
 
-static const tf_mm_read_options quiet = {0, 0, 0};
+static const tf_mm_read_options quiet = {0, 0, 0, 0};
 
 static const char *write_tmp(int slot, const char *suffix, const char *data, size_t len)
 {
@@ -520,6 +520,53 @@ START_TEST(entry_counts_are_64_bit_and_bounded)
     const char *ok = "%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n2 2\n";
     ck_assert_int_eq(tf_mm_read(write_tmp(2, ".mtx", ok, strlen(ok)), &a, &opt), TF_OK);
     tf_csr_free(&a);
+}
+END_TEST
+
+/* The row arrays follow the size line's rows, not the file's bytes: a size
+ * line whose rows do not fit in the memory available is refused before
+ * anything is allocated, and a caller's own bound replaces that figure. */
+START_TEST(declared_rows_bounded_by_available_memory)
+{
+    /* 2 M rows take 48 MB of row arrays; 16 MiB are available. */
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "16", 1);
+    const char *rows2m = HDR_P "2000000 3 1\n1 1\n";
+    expect_fail_s(rows2m, TF_ERR_NOMEM, 2,
+                  "a 2000000 x 3 matrix's row arrays (24 bytes a row): need 45.8 MiB, more "
+                  "than the 16.0 MiB TWOFACE_MEM_AVAILABLE_MIB allows");
+    /* The 70-byte file of 2^31 - 1 rows and columns and no entries: refused
+     * at once (it allocated and touched 16 GiB before). */
+    const char *huge = HDR_P "2147483647 2147483647 0\n";
+    expect_fail_s(huge, TF_ERR_NOMEM, 2, "need 48.0 GiB, more than the 16.0 MiB");
+    /* From a compressed stream alike. */
+    size_t zl;
+    char *z = zstd_pack(huge, strlen(huge), &zl, 0);
+    tf_csr a;
+    ck_assert_int_eq(tf_mm_read(write_tmp(2, ".mtx.zst", z, zl), &a, &quiet), TF_ERR_NOMEM);
+    free(z);
+    /* A matrix whose rows fit reads as before. */
+    const char *small = HDR_P "100000 3 1\n1 1\n";
+    ck_assert_int_eq(tf_mm_read(write_tmp(2, ".mtx", small, strlen(small)), &a, &quiet), TF_OK);
+    ck_assert_int_eq(a.nrows, 100000);
+    tf_csr_free(&a);
+    /* A caller's bound: larger (reads), smaller (refused, named), none. */
+    const char *path = write_tmp(2, ".mtx", rows2m, strlen(rows2m));
+    tf_mm_read_options opt = quiet;
+    opt.max_memory = 64 << 20;
+    ck_assert_msg(tf_mm_read(path, &a, &opt) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(a.nrows, 2000000);
+    tf_csr_free(&a);
+    opt.max_memory = 1 << 20;
+    ck_assert_int_eq(tf_mm_read(path, &a, &opt), TF_ERR_NOMEM);
+    assert_msg(path, 2, "need 45.8 MiB, more than the limit of 1.0 MiB");
+    opt.max_memory = -1;
+    ck_assert_int_eq(tf_mm_read(path, &a, &opt), TF_OK);
+    tf_csr_free(&a);
+    /* A bad figure is the variable's error, not a silent default. */
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "lots", 1);
+    ck_assert_int_eq(tf_mm_read(path, &a, &quiet), TF_ERR_ARG);
+    assert_msg(path, 2, "TWOFACE_MEM_AVAILABLE_MIB=lots: expected a positive whole number");
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
 }
 END_TEST
 
@@ -1104,6 +1151,7 @@ static Suite *suite(void)
     tcase_add_test(tc, concatenated_frames_and_members);
     tcase_add_test(tc, cora_shipped_graph);
     tcase_add_test(tc, entry_counts_are_64_bit_and_bounded);
+    tcase_add_test(tc, declared_rows_bounded_by_available_memory);
     tcase_add_test(tc, reads_from_a_pipe);
     tcase_add_test(tc, bad_banner);
     tcase_add_test(tc, bad_size_line);

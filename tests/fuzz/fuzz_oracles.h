@@ -130,7 +130,7 @@ FUZZ_FN void fuzz_mm_one(const uint8_t *data, size_t size)
     /* 4 KiB chunks rather than the default 1 MiB: the same code path for
      * inputs of fuzzing size, without a fresh 1 MiB buffer (and its page
      * faults, which dominated the run time) for every input. */
-    tf_mm_read_options o = {0, 0, 4096};
+    tf_mm_read_options o = {0, 0, 4096, 0};
     int st = tf_mm_read_buffer_opt(FUZZ_MM_NAME, (const char *)data, size, &a, &o);
     if (st != TF_OK) {
         fuzz_check_message(st, FUZZ_MM_NAME);
