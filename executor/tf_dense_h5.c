@@ -6,6 +6,8 @@
 
 #include <hdf5.h>
 
+#include <stdint.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,13 +131,25 @@ int tf_dense_h5_read_row_set(const char *path, const char *dset, const int32_t *
         st = tf_fail(TF_ERR_FORMAT, "%s: dataset %s has %lld rows, row %d needed", path, dset,
                      (long long)nr, rows[n - 1]);
     /* Groups of rows with gaps of at most GAP unwanted rows, read whole
-     * through a bounce buffer of at most 4096 rows. */
+     * through a bounce buffer of at most 4096 rows, sized by the widest
+     * group: with wide rows (a million features) 4096 of them would not
+     * fit, while the rows asked for do. */
     const int64_t GAP = 16, MAXG = 4096;
     float *tmp = NULL;
+    int64_t widest = 0;
+    for (int64_t a = 0, b; st == TF_OK && a < n; a = b) {
+        for (b = a + 1; b < n && rows[b] - rows[b - 1] <= GAP + 1 && rows[b] - rows[a] < MAXG;)
+            b++;
+        if ((int64_t)rows[b - 1] - rows[a] + 1 > widest)
+            widest = (int64_t)rows[b - 1] - rows[a] + 1;
+    }
     if (st == TF_OK && n > 0) {
-        tmp = malloc((size_t)MAXG * (size_t)k * sizeof *tmp);
-        if (!tmp)
-            st = tf_fail(TF_ERR_NOMEM, "out of memory reading %s", path);
+        if (k > 0 && (uint64_t)widest > SIZE_MAX / sizeof *tmp / (uint64_t)k)
+            st = tf_fail(TF_ERR_NOMEM, "%s: dataset %s: %lld rows of %lld floats do not fit in "
+                         "memory", path, dset, (long long)widest, (long long)k);
+        else if (!(tmp = malloc((size_t)widest * (size_t)k * sizeof *tmp)))
+            st = tf_fail(TF_ERR_NOMEM, "%s: dataset %s: out of memory for %lld rows of %lld "
+                         "floats", path, dset, (long long)widest, (long long)k);
     }
     for (int64_t a = 0; a < n && st == TF_OK;) {
         int64_t b = a + 1;

@@ -2,6 +2,7 @@
 #include "tf_dense_h5.h"
 #include "tf_error.h"
 #include "tf_gnn_rng.h"
+#include "tf_meminfo.h"
 #include "tf_mm_read.h"
 #include "tf_gnn_text.h"
 
@@ -131,7 +132,18 @@ static int read_h5(const char *file, const char *dset, tf_gnn_data *d)
     if (cols < 1)
         return tf_fail(TF_ERR_FORMAT, "%s: dataset %s has no columns: every node needs at least "
                        "one feature", file, dset);
+    if (cols > TF_MAX_DIM)
+        return tf_fail(TF_ERR_RANGE, "%s: dataset %s has %lld columns, more than %d: feature "
+                       "columns are 32-bit", file, dset, (long long)cols, TF_MAX_DIM);
     int64_t nr = d->nrows;
+    /* The rows as read and in node order, both dense: a few hundred bytes
+     * of file (chunks never written) can declare billions of columns. */
+    int64_t cells = nr * cols; /* both below 2^31 */
+    int64_t bytes = cells > INT64_MAX / 8 ? INT64_MAX : 2 * cells * (int64_t)sizeof(float);
+    int st2 = tf_mem_check(bytes, 0);
+    if (st2)
+        return tf_fail_prefix(st2, "%s: dataset %s: %lld x %lld dense features on this rank",
+                              file, dset, (long long)nr, (long long)cols);
     id_pos *ord = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *ord);
     int32_t *sorted = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *sorted);
     float *got = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)(cols > 0 ? cols : 1) * sizeof *got);

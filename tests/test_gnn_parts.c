@@ -19,6 +19,7 @@
 #include "tf_gnn_rows.h"
 #include "tf_gnn_stop.h"
 
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,6 +398,54 @@ START_TEST(features_must_be_finite_and_present)
 }
 END_TEST
 
+/* A rows x cols float32 dataset /X in chunks of 1 x 1024 that are never
+ * written: a file of a few hundred bytes, whatever its width. */
+static void write_wide(const char *path, hsize_t rows, hsize_t cols)
+{
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t d[2] = {rows, cols}, c[2] = {1, 1024};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    ck_assert(f >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 2, c) >= 0);
+    hid_t sp = H5Screate_simple(2, d, NULL);
+    hid_t x = H5Dcreate2(f, "/X", H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    ck_assert(x >= 0);
+    H5Dclose(x);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Fclose(f);
+}
+
+/* HDF5 features as wide as their dims say, not as the file's bytes: a
+ * width past 32 bits is refused (4 x 2^62 made the buffers' sizes wrap to
+ * 0 and the reader run off them), one that does not fit the memory
+ * available is refused before allocating, and wide rows that fit are read
+ * (a bounce buffer of 4096 rows was allocated whatever the rows asked
+ * for: 64 GB for 4 rows of 4 M floats, "out of memory"). */
+START_TEST(wide_h5_features_bounded)
+{
+    char spec[1000];
+    const char *h5 = h5_path("wide");
+    snprintf(spec, sizeof spec, "%s:/X", h5);
+    write_wide(h5, 4, (hsize_t)1 << 62);
+    expect_features_fail(spec, TF_ERR_RANGE,
+                         "dataset /X has 4611686018427387904 columns, more than 2147483647");
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "256", 1);
+    write_wide(h5, 4, 100000000);
+    expect_features_fail(spec, TF_ERR_NOMEM, "dataset /X: 4 x 100000000 dense features on this "
+                         "rank: need 3.0 GiB, more than the 256.0 MiB TWOFACE_MEM_AVAILABLE_MIB");
+    write_wide(h5, 4, 4000000);
+    int64_t ids[4] = {0, 1, 2, 3};
+    tf_gnn_data d;
+    data_for(&d, 4, ids, 4);
+    ck_assert_msg(tf_gnn_features_read(spec, &d) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(d.x.ncols, 4000000);
+    ck_assert_int_eq(d.x.nnz, 0); /* the fill value */
+    tf_gnn_data_free(&d);
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+    unlink(h5);
+}
+END_TEST
+
 START_TEST(labels_blank_binary_and_trailing_lines)
 {
     int64_t ids[2] = {3, 0};
@@ -488,6 +537,7 @@ int main(void)
     tcase_add_test(tc, labels_and_split_lines);
     tcase_add_test(tc, random_inputs_do_not_depend_on_the_rows_held);
     tcase_add_test(tc, features_must_be_finite_and_present);
+    tcase_add_test(tc, wide_h5_features_bounded);
     tcase_add_test(tc, labels_blank_binary_and_trailing_lines);
     tcase_add_test(tc, loss_must_be_finite);
     suite_add_tcase(s, tc);
