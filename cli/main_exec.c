@@ -155,7 +155,8 @@ static int choose_k(run *r, const tf_exec_args *a)
             st = tf_fail(TF_ERR_FORMAT, "%s: /B has %lld columns, -k is %d", a->b_path,
                          (long long)bc, k);
         else if (st == TF_OK && (bc < 1 || bc > (1 << 24)))
-            st = tf_fail(TF_ERR_FORMAT, "%s: /B has %lld columns", a->b_path, (long long)bc);
+            st = tf_fail(TF_ERR_FORMAT, "%s: /B has %lld columns, expected 1..%d (the range of "
+                         "-k)", a->b_path, (long long)bc, 1 << 24);
         if (st == TF_OK)
             k = (int)bc;
     }

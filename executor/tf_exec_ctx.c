@@ -227,7 +227,16 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
      * one for both). */
     int err = MPI_SUCCESS;
     int shm_on = 0;
-    st = tf_coll_shm_mode(h->comm, &shm_on); /* agrees itself */
+    /* The exchange's variables are checked even where the collective goes
+     * through shared memory or does not exist: a misspelt value would
+     * otherwise pass every run on one node and fail first on a cluster. */
+    int pack_mode = 0, xchg_mode = 0;
+    st = tf_coll_pack_mode(&pack_mode);
+    if (st == TF_OK)
+        st = tf_xchg_mode(&xchg_mode);
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK)
+        st = tf_coll_shm_mode(h->comm, &shm_on); /* agrees itself */
     if (st == TF_OK && share) {
         ctx->win = share->win;
         ctx->b = share->b;

@@ -260,6 +260,9 @@ exec_fails "B one-dimensional" 3 "b_1d.h5.*2-D" "$good" --b "$work/b_1d.h5"
 exec_fails "B of float64" 3 "b_f64.h5.*float32" "$good" --b "$work/b_f64.h5"
 exec_fails "B width differs from -k" 3 "b_good.h5: /B has 8 columns, -k is 16" \
     "$good" --b "$work/b_good.h5" -k 16
+"$HELPER" --b "$work/b_w0.h5" good $n 0
+exec_fails "B of width 0, no -k" 3 "b_w0.h5: /B has 0 columns, expected 1..16777216" \
+    "$good" --b "$work/b_w0.h5"
 
 # ---- 4b. A run that would not fit in the node's memory ------------------------
 # twoface-exec estimates every strategy's buffers before creating any and

@@ -558,20 +558,15 @@ START_TEST(collective_send_forms)
             free(c);
         }
     }
-    /* An unknown value: the same one-line error on every rank (read only
-     * where an exchange exists: one rank has none). */
+    /* An unknown value: the same one-line error on every rank, also where
+     * no exchange exists (one rank has none). */
     setenv("TWOFACE_COLL_PACK", "sometimes", 1);
     tf_ctx *ctx = NULL;
     st = tf_context_create(h, 4, NULL, &ctx);
     unsetenv("TWOFACE_COLL_PACK");
-    if (g_size > 1) {
-        ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
-        ck_assert(strstr(tf_last_error(), "TWOFACE_COLL_PACK=sometimes") != NULL);
-        ck_assert(same_message_everywhere(tf_last_error()));
-    } else {
-        ck_assert(st == TF_OK);
-        tf_context_free(ctx);
-    }
+    ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+    ck_assert(strstr(tf_last_error(), "TWOFACE_COLL_PACK=sometimes") != NULL);
+    ck_assert(same_message_everywhere(tf_last_error()));
     tf_close(h);
     tf_csr_free(&a);
     unsetenv("TWOFACE_COLL_SHM");
@@ -709,6 +704,22 @@ START_TEST(shm_transport_setting)
         ck_assert_msg(strstr(tf_last_error(), v == 0 ? "TWOFACE_COLL_SHM=sometimes: expected auto or off"
                                                       : "TWOFACE_COLL_SHM differs between ranks") != NULL,
                       "%s", tf_last_error());
+        ck_assert(same_message_everywhere(tf_last_error()));
+    }
+    /* The exchange's variables are checked where the shared-memory
+     * collective makes them irrelevant too (every rank here is on one node;
+     * they were ignored there). */
+    const char *vars[2][3] = {
+        {"TWOFACE_EXCHANGE", "bogus", "TWOFACE_EXCHANGE=bogus: expected neighbor or alltoall"},
+        {"TWOFACE_COLL_PACK", "sometimes",
+         "TWOFACE_COLL_PACK=sometimes: expected auto, always or never"}};
+    for (int v = 0; v < 2; v++) {
+        setenv(vars[v][0], vars[v][1], 1);
+        tf_ctx *ctx = NULL;
+        st = tf_context_create(h, 4, NULL, &ctx);
+        unsetenv(vars[v][0]);
+        ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
+        ck_assert_msg(strstr(tf_last_error(), vars[v][2]) != NULL, "%s", tf_last_error());
         ck_assert(same_message_everywhere(tf_last_error()));
     }
     tf_close(h);
