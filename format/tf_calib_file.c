@@ -73,6 +73,16 @@ int tf_calib_parse(const char *name, const char *text, tf_calibration *out)
             if (k == TF_NCOEFFS - 1 && (v != floor(v) || v < 1 || v > 4096))
                 return tf_fail(TF_ERR_PARSE, "%s:%ld: 'threads' needs a whole number 1..4096, found '%.40s'",
                                name, line, val);
+            /* Bounds that keep every prediction finite: a time per unit
+             * above a second, or a cache above 2^50 bytes, is no machine,
+             * and their products with counts would reach inf (then NaN in
+             * the ratios) or overflow the reuse window's integer. */
+            if (strncmp(tf_coeff_units[k], "s/", 2) == 0 && v > 1)
+                return tf_fail(TF_ERR_PARSE, "%s:%ld: '%s' is seconds per %s, at most 1, found "
+                               "'%.40s'", name, line, key, tf_coeff_units[k] + 2, val);
+            if (strcmp(key, "cache_bytes") == 0 && v > TF_CALIB_MAX_CACHE_BYTES)
+                return tf_fail(TF_ERR_PARSE, "%s:%ld: 'cache_bytes' at most 2^50, found '%.40s'",
+                               name, line, val);
             if (strcmp(key, "overlap_fetch") == 0 && v > 1)
                 return tf_fail(TF_ERR_PARSE, "%s:%ld: 'overlap_fetch' is a share, 0..1, found '%.40s'",
                                name, line, val);

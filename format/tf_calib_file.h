@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include "tf_coeffs.h"
 
+/* The largest cache_bytes a file may give (1 PiB); times per unit are at
+ * most 1 s. */
+#define TF_CALIB_MAX_CACHE_BYTES 1125899906842624.0
+
 #define TF_CALIB_NPROV 8
 extern const char *const tf_calib_prov_keys[TF_CALIB_NPROV];
 

@@ -96,9 +96,11 @@ int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
 
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)
 {
-    if (c->cache_bytes <= 0 || k < 1)
+    if (!(c->cache_bytes > 0) || k < 1)
         return 0;
-    return (int64_t)(c->cache_bytes / (4.0 * k));
+    /* Coefficients given in memory are not the file's, which bounds them. */
+    double w = c->cache_bytes / (4.0 * k);
+    return w >= 0x1p62 ? (int64_t)1 << 62 : (int64_t)w;
 }
 
 int64_t tf_cost_fetch_window(const tf_coeffs *c, int k)

@@ -90,6 +90,17 @@ START_TEST(rejects_bad_files)
     expect_error(buf, "given twice");
     snprintf(buf, sizeof buf, "%soverlap_fetch = 1.5\n", good);
     expect_error(buf, "c.txt:14: 'overlap_fetch' is a share, 0..1, found '1.5'");
+    /* Finite but no machine: the model's predictions became inf and its
+     * ratios NaN ("predicted time -nan ... balanced"), and a huge cache
+     * overflowed the reuse window's integer conversion. */
+    expect_error("beta_coll = 1e308\n", "c.txt:1: 'beta_coll' is seconds per byte, at most 1, "
+                 "found '1e308'");
+    expect_error("gamma_row = 2\n", "'gamma_row' is seconds per row-col, at most 1");
+    snprintf(buf, sizeof buf, "%scache_bytes = 1e308\n", good);
+    expect_error(buf, "c.txt:14: 'cache_bytes' at most 2^50, found '1e308'");
+    tf_calibration c;
+    parse_with("cache_bytes = 1125899906842624\ngamma_row = 1\n", &c);
+    ck_assert_double_eq(c.coeffs.gamma_row, 1.0);
 }
 END_TEST
 
