@@ -115,14 +115,17 @@ int tf_calib_read(const char *path, tf_calibration *out)
         fclose(f);
         return tf_fail(TF_ERR_NOMEM, "%s: out of memory", path);
     }
+    errno = 0;
     size_t n = fread(text, 1, 65536, f);
     int big = !feof(f) && fgetc(f) != EOF;
-    int err = ferror(f);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (err || big) {
         free(text);
-        return tf_fail(err ? TF_ERR_IO : TF_ERR_PARSE, "%s: %s", path,
-                       err ? "read error" : "larger than 64 KiB, not a calibration file");
+        /* The reason, such as "Is a directory", is what the user can act on. */
+        if (err)
+            return tf_fail(TF_ERR_IO, "%s: cannot read: %s", path, strerror(err));
+        return tf_fail(TF_ERR_PARSE, "%s: larger than 64 KiB, not a calibration file", path);
     }
     text[n] = '\0';
     if (strlen(text) != n) {

@@ -118,6 +118,9 @@ START_TEST(write_then_read_round_trips)
     remove(path);
     ck_assert_int_eq(tf_calib_read("/nonexistent/x.calib", &d), TF_ERR_IO);
     ck_assert_ptr_nonnull(strstr(tf_error_message(), "/nonexistent/x.calib"));
+    /* A directory opens but does not read: the reason, not "read error". */
+    ck_assert_int_eq(tf_calib_read("/", &d), TF_ERR_IO);
+    ck_assert_str_eq(tf_error_message(), "/: cannot read: Is a directory");
     const char bin[] = "alpha_coll = 1\n\0\x01\x02";
     path = tf_test_tmpfile(1, ".calib", bin, sizeof bin);
     ck_assert_int_eq(tf_calib_read(path, &d), TF_ERR_PARSE);
