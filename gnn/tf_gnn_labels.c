@@ -13,6 +13,26 @@
 typedef int (*line_fn)(const char *path, int64_t line, const char *text, int64_t node,
                        void *arg);
 
+/* A label or split line is a few bytes; a longer one is a wrong file, and
+ * reading it whole (getline) let /dev/zero or a large binary file grow the
+ * buffer until the process was killed. */
+#define MAX_LINE 4096
+
+/* The next line of f without its '\n' into buf (MAX_LINE + 1 bytes): its
+ * length, -1 at the end of the file, -2 when it is longer than MAX_LINE. */
+static long next_line(FILE *f, char *buf)
+{
+    long n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n == MAX_LINE)
+            return -2;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return c == EOF && n == 0 ? -1 : n;
+}
+
 static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
 {
     if (tf_gnn_is_hdf5(path))
@@ -21,13 +41,17 @@ static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
     FILE *f = fopen(path, "r");
     if (!f)
         return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t cap = 0;
-    ssize_t len;
+    char buf[MAX_LINE + 1];
+    long len;
     int64_t line = 0;
     int st = TF_OK;
-    while (!st && (len = getline(&buf, &cap, f)) != -1) {
+    while (!st && (len = next_line(f, buf)) != -1) {
         line++;
+        if (len == -2) {
+            st = tf_fail(TF_ERR_PARSE, "%s:%lld: line longer than %d bytes (not a text file of "
+                         "one value per node?)", path, (long long)line, MAX_LINE);
+            break;
+        }
         char *s = buf, *e = buf + len;
         while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
             *--e = '\0';
@@ -57,7 +81,6 @@ static int for_each_line(const char *path, int64_t n, line_fn fn, void *arg)
     if (!st && line < n)
         st = tf_fail(TF_ERR_PARSE, "%s:%lld: the file ends after %lld lines, but the plan's graph "
                      "has %lld nodes", path, (long long)line + 1, (long long)line, (long long)n);
-    free(buf);
     fclose(f);
     return st;
 }

@@ -473,6 +473,23 @@ START_TEST(labels_blank_binary_and_trailing_lines)
         tf_gnn_data_free(&d);
         unlink(p);
     }
+    /* A line of 5000 bytes: refused by its length, as /dev/zero is, which
+     * the reader used to take whole until the process was killed. */
+    static char longline[5008];
+    for (int which = 0; which < 2; which++) {
+        memset(longline, 0, sizeof longline);
+        memcpy(longline, which ? "val\n" : "0\n", which ? 4 : 2);
+        memset(longline + strlen(longline), '7', 5000);
+        strcat(longline, "\n");
+        p = tf_test_tmpfile(3, ".txt", longline, strlen(longline));
+        data_for(&d, 4, ids, 2);
+        ck_assert_int_eq(which ? tf_gnn_split_read(p, map, &d) : tf_gnn_labels_read(p, map, &d),
+                         TF_ERR_PARSE);
+        ck_assert_msg(strstr(tf_error_message(), ":2: line longer than 4096 bytes"), "%s",
+                      tf_error_message());
+        tf_gnn_data_free(&d);
+        unlink(p);
+    }
     const char *h5 = h5_path("labels");
     float one[4] = {0, 1, 2, 3};
     ck_assert_int_eq(tf_dense_h5_write(h5, "/y", 4, 1, one), TF_OK);
