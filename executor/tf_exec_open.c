@@ -310,6 +310,15 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
         st = tf_fail(TF_ERR_FORMAT, "plan is for %d ranks, but %d ranks are running", shown,
                      size);
     }
+    /* Every rank must hold the same plan: ranks that read their own copies
+     * (no shared file system) may find different files, and schedules that
+     * disagree, or a runner-up on some ranks only (its start-up trial), left
+     * ranks waiting for each other. */
+    uint64_t id = st == TF_OK ? tf_plan_identity(plan) : 0, id0 = id;
+    MPI_Bcast(&id0, 1, MPI_UINT64_T, 0, comm);
+    if (st == TF_OK && id != id0)
+        st = tf_fail(TF_ERR_FORMAT, "rank %d holds another plan than rank 0 (another file, or "
+                     "another version of it): every rank must open the same plan", rank);
 
     tf_handle *h = NULL;
     if (st == TF_OK) {

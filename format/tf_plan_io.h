@@ -71,6 +71,13 @@ int tf_plan_read(const char *path, int rank, tf_plan *out);
  * and tools. */
 uint64_t tf_plan_rank_checksum(const tf_rank_plan *rp);
 
+/* A hash of what every rank of a job must hold alike: the header's
+ * scalars, the global tables, every rank's statistics, the permutation and
+ * the runner-up's the same way (not the parts, which each rank reads
+ * alone). Ranks that opened different files, or two versions of one (each
+ * node its own copy), get different values. */
+uint64_t tf_plan_identity(const tf_plan *p);
+
 /* Checks that rank part `rp` is consistent with the plan header `plan`
  * (row_off, brow_off, nranks, m, n, nnz) and that every index lies in its
  * range. TF_OK or TF_ERR_FORMAT with a message naming the array. */

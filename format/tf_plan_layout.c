@@ -495,6 +495,19 @@ uint64_t tf_pl_summary_checksum(const tf_plan *p, const tf_rank_stats *stats,
     }
     return h;
 }
+
+uint64_t tf_plan_identity(const tf_plan *p)
+{
+    uint64_t h = tf_pl_summary_checksum(p, p->all_stats, NULL);
+    const int64_t scalars[] = {p->m,         p->n,         p->nnz,          (int64_t)p->checksum,
+                               p->normalization, p->symmetric, p->transposed,
+                               (int64_t)p->transpose_of, p->comm, p->k_planned,
+                               p->stripe_width, p->partition, p->mode, p->gap, p->coll_rows};
+    hash_array(&h, scalars, (int64_t)(sizeof scalars / sizeof scalars[0]), 8);
+    hash_array(&h, p->perm, p->perm ? p->n : 0, 8);
+    hash_word(&h, p->alt ? tf_plan_identity(p->alt) : 0);
+    return h;
+}
 /* ------------------------------------------------------------------ */
 /* HDF5 error plumbing                                                  */
 

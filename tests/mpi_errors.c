@@ -483,6 +483,70 @@ START_TEST(files_that_are_not_plans)
 }
 END_TEST
 
+/* Every rank reads its own copy where there is no shared file system, and
+ * one node's copy may be another plan of the same matrix. With the last
+ * rank's plan of another mode (the others' carrying a runner-up the last
+ * one lacks) or another stripe width, the ranks waited for each other in
+ * the start-up trial or ran on schedules that did not match; now every rank
+ * stops in tf_open with one message. */
+static int g_other_mode, g_other_width;
+static int damage_other_plan(const char *path)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 400, 400, 20000, 77);
+    tf_plan_options o;
+    tf_plan_options_default(&o);
+    o.nranks = g_size;
+    o.stripe_width = g_other_width;
+    o.mode = g_other_mode;
+    tf_plan plan;
+    int st = tf_plan_build(&a, &o, &plan);
+    if (st == TF_OK) {
+        st = tf_plan_write(path, &plan, TF_PLAN_ZSTD_DEFAULT);
+        tf_plan_free(&plan);
+    }
+    tf_csr_free(&a);
+    return st;
+}
+
+START_TEST(ranks_open_different_plans)
+{
+    char path[512], other[512], msg[1024];
+    plan_file("same", NULL, path, sizeof path);
+    const int variants[3][2] = {{TF_MODE_FETCH, 8}, {TF_MODE_COLLECTIVE, 8}, {TF_MODE_TWOFACE, 16}};
+    for (int v = 0; v < 3; v++) {
+        g_other_mode = variants[v][0];
+        g_other_width = variants[v][1];
+        plan_file("other", damage_other_plan, other, sizeof other);
+        const char *mine = g_rank == g_size - 1 ? other : path;
+        if (g_size == 1) {
+            tf_handle *h = NULL;
+            ck_assert_msg(tf_open(mine, MPI_COMM_WORLD, &h) == TF_OK, "%s", tf_last_error());
+            tf_close(h);
+        } else {
+            char want[128];
+            snprintf(want, sizeof want, "rank %d holds another plan than rank 0", g_size - 1);
+            open_fails_everywhere(mine, TF_ERR_FORMAT, want, msg, sizeof msg);
+        }
+        remove_path(other);
+    }
+    /* Two copies of one plan are the same plan. */
+    snprintf(other, sizeof other, "%s/copy.h5", g_dir);
+    if (g_rank == 0) {
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, other);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    tf_handle *h = NULL;
+    ck_assert_msg(all_true(tf_open(g_rank % 2 ? other : path, MPI_COMM_WORLD, &h) == TF_OK),
+                  "%s", tf_last_error());
+    tf_close(h);
+    remove_path(other);
+    remove_path(path);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -503,6 +567,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, part_dataset_missing);
     tcase_add_test(tc, fingerprint_mismatch_in_file);
     tcase_add_test(tc, files_that_are_not_plans);
+    tcase_add_test(tc, ranks_open_different_plans);
     suite_add_tcase(s, tc);
     return s;
 }
