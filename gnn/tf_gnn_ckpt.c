@@ -1,5 +1,6 @@
 #include "tf_gnn_ckpt.h"
 #include "tf_error.h"
+#include "tf_dense.h"
 #include "tf_exec.h"
 
 #include <mpi.h>
@@ -44,6 +45,22 @@ int tf_gnn_ckpt_save(const tf_gnn_trainer *t, uint64_t fingerprint, const char *
     return tf_agree(t->m->comm, st);
 }
 
+/* A hash of everything a checkpoint restores, to compare the ranks' reads. */
+static uint64_t state_hash(const tf_gnn_ckpt *c)
+{
+    uint64_t h = tf_mix64((uint64_t)c->epoch) ^ tf_mix64((uint64_t)c->stopped + 1) ^
+                 tf_mix64((uint64_t)c->adam_step + 2) ^ tf_mix64((uint64_t)c->stop_seen + 3);
+    const double *arrays[4] = {c->w, c->adam_m, c->adam_v, c->stop_hist};
+    size_t lens[4] = {c->nw, c->nw, c->nw, (size_t)(c->id.patience > 0 ? c->id.patience : 1)};
+    for (int a = 0; a < 4; a++)
+        for (size_t i = 0; arrays[a] && i < lens[a]; i++) {
+            uint64_t w;
+            memcpy(&w, &arrays[a][i], sizeof w);
+            h = tf_mix64(h ^ w);
+        }
+    return h;
+}
+
 int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path)
 {
     tf_gnn_ckpt c;
@@ -64,8 +81,22 @@ int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path
         memcpy(t->stop.hist, c.stop_hist, (size_t)nh * sizeof *c.stop_hist);
         t->stop.n = (int)c.stop_seen;
     }
-    /* Every rank read the same file; agree anyway (a rank may not see it). */
+    /* Every rank reads the file: one may not see it, and where each node
+     * has its own copy one may read an older checkpoint, whose epoch
+     * differs from the others' (the ranks then waited for each other in
+     * different epochs). */
     st = tf_agree(t->m->comm, st);
+    if (!st) {
+        int rank;
+        MPI_Comm_rank(t->m->comm, &rank);
+        uint64_t mine = state_hash(&c), first = mine;
+        MPI_Bcast(&first, 1, MPI_UINT64_T, 0, t->m->comm);
+        if (mine != first)
+            st = tf_fail(TF_ERR_FORMAT, "--resume %s: rank %d reads another checkpoint than "
+                         "rank 0 (epoch %lld here): every rank must read the same file", path,
+                         rank, (long long)c.epoch);
+        st = tf_agree(t->m->comm, st);
+    }
     if (!st)
         st = tf_gnn_trainer_resume(t, c.epoch, (int)c.stopped);
     tf_gnn_ckpt_free(&c);

@@ -40,6 +40,25 @@ int tf_gnn_load(const tf_handle *h, const tf_gnn_inputs *in, const int64_t *ids,
     int st = load_local(in, d);
     st = tf_agree(comm, st);
     if (!st) {
+        /* Each rank reads its own copy of the files (each node its own, on
+         * a cluster without a shared file system): copies that differ in
+         * the number of classes or of features give every rank a model of
+         * another shape, and the first sum of gradients (MPI_Allreduce of
+         * other lengths) aborted the job. */
+        int64_t mine[2] = {d->classes, d->x.ncols}, lo[2], hi[2];
+        MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, comm);
+        MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, comm);
+        if (lo[0] != hi[0])
+            st = tf_fail(TF_ERR_FORMAT, "%s: the ranks' copies give %lld to %lld classes: every "
+                         "rank must read the same file", in->labels ? in->labels : "--labels",
+                         (long long)lo[0], (long long)hi[0]);
+        else if (lo[1] != hi[1])
+            st = tf_fail(TF_ERR_FORMAT, "%s: the ranks' copies give %lld to %lld features: every "
+                         "rank must read the same file",
+                         in->features ? in->features : "--features", (long long)lo[1],
+                         (long long)hi[1]);
+    }
+    if (!st) {
         for (int64_t i = 0; i < d->nrows; i++)
             d->count[d->split[i]]++;
         MPI_Allreduce(MPI_IN_PLACE, d->count, TF_GNN_NSPLITS, MPI_INT64_T, MPI_SUM, comm);

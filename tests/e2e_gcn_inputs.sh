@@ -120,6 +120,38 @@ gcn_fails "OMP_NUM_THREADS=100000" 2 "OMP_NUM_THREADS=100000: at most 4096 OpenM
     "$work/g2.h5" --features "$work/f.mtx" $IN
 export OMP_NUM_THREADS=$omp_saved
 
+# ---- copies that differ between ranks ---------------------------------------------
+# Each node may read its own copy of the inputs. A wrapper gives each rank
+# the files named with its rank where an argument holds @R@.
+cat >"$work/per_rank.sh" <<'EOF'
+#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-0}
+for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
+exec "$REAL_GCN" "$@"
+EOF
+chmod +x "$work/per_rank.sh"
+export REAL_GCN=$GCN
+GCN=$work/per_rank.sh
+cp "$work/l.txt" "$work/l.0.txt"
+sed '3s/.*/5/' "$work/l.txt" >"$work/l.1.txt"
+gcn_fails "ranks' label copies with other classes" 2 \
+    "l.0.txt: the ranks' copies give 3 to 6 classes: every rank must read the same file" \
+    "$work/g2.h5" --features "$work/f.mtx" --labels "$work/l.@R@.txt" --split "$work/s.txt"
+cp "$work/f.mtx" "$work/f.0.mtx"
+sed '2s/^12 4 24$/12 5 24/' "$work/f.mtx" >"$work/f.1.mtx"
+gcn_fails "ranks' feature copies of other widths" 2 \
+    "f.0.mtx: the ranks' copies give 4 to 5 features: every rank must read the same file" \
+    "$work/g2.h5" --features "$work/f.@R@.mtx" $IN
+GCN=$REAL_GCN
+d=$work/ck
+gcn_run 2 "$d" "$work/g2.h5" --features "$work/f.mtx" $IN --epochs 2 --checkpoint "$work/ck.0.h5"
+gcn_run 2 "$d" "$work/g2.h5" --features "$work/f.mtx" $IN --epochs 4 --checkpoint "$work/ck.1.h5"
+GCN=$work/per_rank.sh
+gcn_fails "ranks' checkpoint copies of other epochs" 2 \
+    "resume $work/ck.1.h5: rank 1 reads another checkpoint than rank 0 (epoch 4 here)" \
+    "$work/g2.h5" --features "$work/f.mtx" $IN --epochs 6 --resume "$work/ck.@R@.h5"
+GCN=$REAL_GCN
+
 # ---- accepted: trailing blank lines; empty validation and test splits ---------------
 { cat "$work/l.txt"; printf '\n\n'; } >"$work/l-blank.txt"
 d=$work/ok
