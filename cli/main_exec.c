@@ -161,6 +161,17 @@ static int choose_k(run *r, const tf_exec_args *a)
             k = (int)bc;
     }
     st = tf_agree(r->comm, st);
+    if (st == TF_OK && a->b_path) {
+        /* Each rank reads its own copy of --b (each node its own, without a
+         * shared file system): copies of other widths gave the ranks other
+         * K, and the SpMM read rows of one width from windows of another. */
+        int lo = k, hi = k;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, r->comm);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, r->comm);
+        if (lo != hi)
+            st = tf_fail(TF_ERR_FORMAT, "%s: the ranks' copies of /B are %d to %d columns wide: "
+                         "every rank must read the same file", a->b_path, lo, hi);
+    }
     if (st) {
         say_error(a->b_path, tf_error_message());
         return 1;

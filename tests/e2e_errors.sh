@@ -263,6 +263,23 @@ exec_fails "B width differs from -k" 3 "b_good.h5: /B has 8 columns, -k is 16" \
 "$HELPER" --b "$work/b_w0.h5" good $n 0
 exec_fails "B of width 0, no -k" 3 "b_w0.h5: /B has 0 columns, expected 1..16777216" \
     "$good" --b "$work/b_w0.h5"
+# Each node may read its own copy: rank 2's is 16 wide, the others' 8 (no
+# -k: each rank took its copy's width for K).
+cp "$work/b_good.h5" "$work/b_copy.0.h5" && cp "$work/b_good.h5" "$work/b_copy.1.h5" &&
+    "$HELPER" --b "$work/b_copy.2.h5" good $n 16
+cat >"$work/per_rank.sh" <<'EOF'
+#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-0}
+for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
+exec "$@"
+EOF
+chmod +x "$work/per_rank.sh"
+EXEC_SAVED=$EXEC
+EXEC="$work/per_rank.sh"
+exec_fails "B copies of other widths on the ranks" 3 \
+    "b_copy.0.h5: the ranks' copies of /B are 8 to 16 columns wide: every rank must read the same file" \
+    "$EXEC_SAVED" "$good" --b "$work/b_copy.@R@.h5"
+EXEC=$EXEC_SAVED
 
 # ---- 4b. A run that would not fit in the node's memory ------------------------
 # twoface-exec estimates every strategy's buffers before creating any and
