@@ -2,6 +2,7 @@
 #include "tf_bands_from.h"
 #include "tf_calib_file.h"
 #include "tf_cli.h"
+#include "tf_dense.h"
 #include "tf_dist_comm.h"
 #include "tf_dist_planner.h"
 #include "tf_dist_prepare.h"
@@ -120,6 +121,23 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
         return 0;
     say( "twoface-plan: %s\n", tf_error_message());
     return -1;
+}
+
+/* Under mpirun each rank reads its own copy of an input (each node its
+ * own, without a shared file system). Copies whose hashes differ from rank
+ * 0's stop every rank in one line: with other coefficients the ranks
+ * classified with different models and wrote a mixed plan without a word,
+ * and other --bands-from bands failed later with a message about bands. */
+static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    uint64_t h0 = h;
+    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    int st = h == h0 ? TF_OK
+                     : tf_fail(TF_ERR_FORMAT, "%s %s: rank %d's copy differs from rank 0's: "
+                               "every rank must read the same file", opt, path, rank);
+    return tf_agree(MPI_COMM_WORLD, st);
 }
 
 /* ---- Memory estimates ----------------------------------------------------
@@ -880,6 +898,11 @@ static int plan_main(int argc, char **argv)
             say( "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
         }
+        if (mpi_on && same_copy_everywhere(tf_plan_identity(&fwd), "--bands-from", bands_from)) {
+            say( "twoface-plan: %s\n", tf_error_message());
+            tf_plan_free(&fwd);
+            return 1;
+        }
         if (o.nranks > 0 && o.nranks != fwd.nranks) {
             say( "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "
                             "ranks\n", o.nranks, bands_from, fwd.nranks);
@@ -910,6 +933,16 @@ static int plan_main(int argc, char **argv)
         int rs = tf_calib_read(calib, &cal);
         if (mpi_on)
             rs = tf_agree(MPI_COMM_WORLD, rs);
+        if (rs == TF_OK && mpi_on) {
+            uint64_t h = 0;
+            for (int i = 0; i < TF_NCOEFFS; i++) {
+                double v = tf_coeffs_get(&cal.coeffs, i);
+                uint64_t w;
+                memcpy(&w, &v, sizeof w);
+                h = tf_mix64(h ^ w);
+            }
+            rs = same_copy_everywhere(h, "--calibration", calib);
+        }
         if (rs) {
             say( "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);

@@ -153,6 +153,41 @@ same_error() { # name, Q, args...
 }
 same_error "malformed line at Q = 3, worded as serial" 3 "$work/bad.mtx" -n 2
 same_error "rectangular gcn at Q = 2, worded as serial" 2 "$work/rect.mtx" -n 2 --normalize gcn
+# Each node may read its own copy of an input: rank 1's --calibration or
+# --bands-from differs from rank 0's (with other coefficients the ranks
+# wrote a mixed plan without a word). A wrapper gives each rank the files
+# named with its rank where an argument holds @R@.
+cat >"$work/per_rank.sh" <<'EOF'
+#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-0}
+for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
+exec "$@"
+EOF
+chmod +x "$work/per_rank.sh"
+printf 'alpha_coll = 2e-05\nbeta_coll = 4e-10\nalpha_fetch = 5e-6\nbeta_fetch = 2.5e-10\ngamma_local = 6e-10\ngamma_coll = 6e-10\ngamma_fetch = 9e-10\nalpha_sync = 3e-6\nthreads = 1\n' >"$work/cal.0.txt"
+sed 's/^beta_coll = 4e-10$/beta_coll = 4e-6/' "$work/cal.0.txt" >"$work/cal.1.txt"
+"$PLAN" "$work/dir.mtx" -n 2 -o "$work/bf.0.h5" -q &&
+    "$PLAN" "$work/dir.mtx" -n 2 --partition rows -o "$work/bf.1.h5" -q ||
+    bad "planning the --bands-from copies"
+copy_case() { # name, pattern, args...
+    name=$1 pattern=$2
+    shift 2
+    rm -f "$work/e.h5"
+    e2e_run_mpi 2 "$work/per_rank.sh" "$PLAN" -o "$work/e.h5" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c 'twoface-plan' "$work/err")" -eq 1 ] &&
+        grep -q -- "$pattern" "$work/err" && [ ! -e "$work/e.h5" ]; then
+        ok "$name: $(grep twoface-plan "$work/err")"
+    else
+        bad "$name: exit $rc: $(head -3 "$work/err")"
+    fi
+}
+copy_case "ranks' --calibration copies differ" \
+    "calibration $work/cal.1.txt: rank 1's copy differs from rank 0's: every rank must read the same file" \
+    "$work/dir.mtx" --calibration "$work/cal.@R@.txt"
+copy_case "ranks' --bands-from copies differ" \
+    "bands-from $work/bf.1.h5: rank 1's copy differs from rank 0's" \
+    "$work/dir.mtx" --transpose --bands-from "$work/bf.@R@.h5"
 mkfifo "$work/fifo"
 err_case "-o a FIFO at Q = 3" 3 "$CORA" -n 2 -o "$work/fifo"
 [ -p "$work/fifo" ] && ok "the FIFO is still a FIFO" || bad "the FIFO was replaced"
