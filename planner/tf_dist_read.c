@@ -465,6 +465,20 @@ static int read_h5(const ctx *c, tf_dcsr *out)
     st = tf_agree_key(c->comm, st, key);
     if (st)
         return st;
+    /* Each rank reads its own copy (each node its own, without a shared
+     * file system): copies of other shapes cut the matrix into bands that
+     * do not fit together, and the exchanges that followed aborted. */
+    int64_t first[2] = {m, n};
+    MPI_Bcast(first, 2, MPI_INT64_T, 0, c->comm);
+    if (first[0] != m || first[1] != n)
+        st = tf_fail(TF_ERR_FORMAT, "%s: rank %d's copy is %lld x %lld, rank 0's %lld x %lld: "
+                     "every rank must read the same file", c->path, c->rank, (long long)m,
+                     (long long)n, (long long)first[0], (long long)first[1]);
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
+    if (st) {
+        tf_csr_free(&out->loc);
+        return st;
+    }
     out->m = m;
     out->n = n;
     out->row0 = row0;

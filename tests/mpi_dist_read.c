@@ -754,6 +754,39 @@ START_TEST(declared_rows_bounded_by_available_memory)
 }
 END_TEST
 
+/* Each node may read its own copy of an HDF5 CSR file; copies of other
+ * shapes (the last rank's 6 x 4 against 6 x 5) cut bands that do not fit
+ * together, and the exchanges aborted the job. */
+START_TEST(hdf5_copies_of_other_shapes)
+{
+    const int64_t ptr[7] = {0, 1, 1, 3, 4, 4, 6};
+    const int64_t idx[6] = {3, 2, 0, 3, 1, 1};
+    const float val[6] = {1, 2, 3, 4, 0.5f, 0.25f};
+    const char *p5 = shared_path(5, ".h5"), *p4 = shared_path(6, ".h5");
+    if (g_rank == 0) {
+        ck_assert_int_eq(tf_h5csr_write(p5, 6, 5, ptr, idx, 8, val, 4), TF_OK);
+        ck_assert_int_eq(tf_h5csr_write(p4, 6, 4, ptr, idx, 8, val, 4), TF_OK);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    tf_dcsr d;
+    int st = tf_dist_read(MPI_COMM_WORLD, g_size > 1 && g_rank == g_size - 1 ? p4 : p5, &d);
+    if (g_size == 1) {
+        ck_assert_int_eq(st, TF_OK);
+        tf_dcsr_free(&d);
+    } else {
+        ck_assert(all_true(st == TF_ERR_FORMAT));
+        ck_assert(same_message_everywhere(tf_error_message()));
+        char want[200];
+        snprintf(want, sizeof want, "%s: rank %d's copy is 6 x 4, rank 0's 6 x 5: every rank "
+                 "must read the same file", p4, g_size - 1);
+        ck_assert_msg(strstr(tf_error_message(), want), "%s", tf_error_message());
+        ck_assert_ptr_null(d.loc.rowptr);
+    }
+    unshare(p5);
+    unshare(p4);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -768,6 +801,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hdf5_csr_equals_the_text_read);
     tcase_add_test(tc, hdf5_csr_errors);
     tcase_add_test(tc, declared_rows_bounded_by_available_memory);
+    tcase_add_test(tc, hdf5_copies_of_other_shapes);
     suite_add_tcase(s, tc);
     return s;
 }
