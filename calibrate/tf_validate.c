@@ -252,9 +252,11 @@ int tf_validate(MPI_Comm comm, int nplans, char *const *paths, const tf_validate
 
     for (int i = 0; i < nplans && st == TF_OK; i++) {
         v[i].path = paths[i];
-        st = tf_open(paths[i], comm, &v[i].h); /* agrees itself; names the file */
-        if (st)
+        st = tf_open(paths[i], comm, &v[i].h); /* agrees itself */
+        if (st) {
+            tf_fail_prefix(st, "%s", paths[i]); /* which of the plans given */
             break;
+        }
         /* The predictions of every rank, on the rank that prints them. */
         if (rank == 0)
             st = tf_plan_read(paths[i], TF_PLAN_READ_HEADER, &v[i].hdr);

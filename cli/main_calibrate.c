@@ -100,7 +100,11 @@ static int parse_args(int argc, char **argv, args *a)
         case 'o': a->output = optarg; break;
         case O_QUICK: a->quick = 1; break;
         case 'k': {
-            /* "-k 32 -k 128" or "-k 32,128". */
+            /* "-k 32 -k 128" or "-k 32,128". An empty item is a slip, as in
+             * twoface-exec --algo, not a value to skip. */
+            size_t len = strlen(optarg);
+            if (len > 0 && (optarg[0] == ',' || optarg[len - 1] == ',' || strstr(optarg, ",,")))
+                return tf_fail(TF_ERR_ARG, "-k '%s': empty item in the list", optarg);
             char buf[256];
             snprintf(buf, sizeof buf, "%s", optarg);
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {

@@ -492,6 +492,19 @@ if [ -x "$CAL" ]; then
     else
         bad "calibrate: missing value: $(cat "$work/run/rc.0" "$work/run/err.0" 2>/dev/null | head -c 400)"
     fi
+    # --validate names the plan that fails (several may be given).
+    EXEC_SAVED=$EXEC
+    EXEC=$CAL
+    exec_fails "calibrate --validate: plan for other ranks" 2 \
+        "^twoface-calibrate: $good: plan is for 3 ranks, but 2 ranks are running" --validate "$good"
+    EXEC=$EXEC_SAVED
+    mpi_run 1 "$work/run" "$CAL" -o "$work/cal0.txt" -k 32,,128
+    if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 2 ] && [ "$(nlines "$work/run/err.0")" -eq 1 ] &&
+        grep -q "^twoface-calibrate: -k '32,,128': empty item in the list" "$work/run/err.0"; then
+        ok "calibrate: -k with an empty item: $(cat "$work/run/err.0")"
+    else
+        bad "calibrate: -k 32,,128: $(cat "$work/run/rc.0" "$work/run/err.0" 2>/dev/null | head -c 400)"
+    fi
     mpi_run 1 "$work/run" "$CAL" -o "$work/cal0.txt" --reps 0
     if [ "$(cat "$work/run/rc.0" 2>/dev/null)" = 2 ] && [ "$(nlines "$work/run/err.0")" -eq 1 ] &&
         grep -q "^twoface-calibrate: --reps '0'" "$work/run/err.0" && [ ! -e "$work/cal0.txt" ]; then
