@@ -3,6 +3,7 @@
 #include "tf_exec.h"
 #include "tf_gnn_dense.h"
 #include "tf_gnn_init.h"
+#include "tf_meminfo.h"
 #include "tf_gnn_rng.h"
 
 #include <stdlib.h>
@@ -78,6 +79,26 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
     m->nw = m->off[L];
     if (!st)
         st = check_plans(fwd, bwd);
+    /* The first layer's weights follow the features' width, which a
+     * Matrix Market size line declares (2^31 - 1 columns in a file of a
+     * hundred bytes): every rank holds five arrays of them (weights,
+     * gradient, its sum, Adam's two moments), and initialising the first
+     * touched all of it before anything could fail. */
+    MPI_Comm node;
+    int on_node = 1;
+    if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &on_node);
+        MPI_Comm_free(&node);
+    }
+    if (!st) {
+        double need = 5.0 * (double)m->nw * (double)sizeof *m->w * on_node;
+        st = tf_mem_check(need >= 0x1p62 ? (int64_t)1 << 62 : (int64_t)need, 0);
+        if (st)
+            tf_fail_prefix(st, "the model's weights (%lld features, %d classes: %zu weights, "
+                           "5 copies on each of %d ranks on this node)", (long long)m->nfeat,
+                           m->classes, m->nw, on_node);
+    }
     if (!st) {
         m->w = malloc(m->nw * sizeof *m->w);
         m->grad = malloc(m->nw * sizeof *m->grad);

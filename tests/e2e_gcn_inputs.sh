@@ -113,6 +113,21 @@ gcn_fails "backward plan for other ranks" 2 "^twoface-gcn: --backward-plan $work
     "$work/g2.h5" --backward-plan "$work/g3.h5" --features "$work/f.mtx" $IN
 gcn_fails "plan for other ranks" 2 "^twoface-gcn: $work/g3.h5: plan is for 3 ranks" \
     "$work/g3.h5" --features "$work/f.mtx" $IN
+# A features file of a few hundred bytes declaring 2^31 - 1 columns: the
+# model's first layer would take hundreds of GiB per rank (its weights were
+# allocated and touched: with --hidden 1 the kernel killed the job).
+{
+    echo '%%MatrixMarket matrix coordinate real general'
+    echo '12 2147483647 12'
+    i=1
+    while [ $i -le 12 ]; do echo "$i $((i * 7919)) 1"; i=$((i + 1)); done
+} >"$work/fwide.mtx"
+mem_saved=${TWOFACE_MEM_AVAILABLE_MIB-unset}
+export TWOFACE_MEM_AVAILABLE_MIB=64
+gcn_fails "features 2^31 - 1 wide" 2 \
+    "the model's weights (2147483647 features, 3 classes: .* weights, 5 copies on each of 2 ranks on this node): need .* GiB, more than the 64.0 MiB TWOFACE_MEM_AVAILABLE_MIB allows" \
+    "$work/g2.h5" --features "$work/fwide.mtx" $IN
+if [ "$mem_saved" = unset ]; then unset TWOFACE_MEM_AVAILABLE_MIB; else export TWOFACE_MEM_AVAILABLE_MIB=$mem_saved; fi
 # More OpenMP threads than a process can start crashed inside libgomp.
 omp_saved=${OMP_NUM_THREADS:-1}
 export OMP_NUM_THREADS=100000
