@@ -160,7 +160,7 @@ static int choose_k(run *r, const tf_exec_args *a)
         if (st == TF_OK)
             k = (int)bc;
     }
-    st = tf_agree(r->comm, st);
+    st = tf_agree(r->comm, tf_agree_note_io(r->comm, st));
     if (st == TF_OK && a->b_path) {
         /* Each rank reads its own copy of --b (each node its own, without a
          * shared file system): copies of other widths gave the ranks other

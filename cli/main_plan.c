@@ -893,7 +893,7 @@ static int plan_main(int argc, char **argv)
     if (bands_from && optind == argc - 1 && out_path) {
         int rs = tf_plan_read(bands_from, TF_PLAN_READ_HEADER, &fwd);
         if (mpi_on)
-            rs = tf_agree(MPI_COMM_WORLD, rs);
+            rs = tf_agree(MPI_COMM_WORLD, tf_agree_note_io(MPI_COMM_WORLD, rs));
         if (rs) {
             say( "twoface-plan: --bands-from: %s\n", tf_error_message());
             return 1;
@@ -932,7 +932,7 @@ static int plan_main(int argc, char **argv)
         tf_calibration cal;
         int rs = tf_calib_read(calib, &cal);
         if (mpi_on)
-            rs = tf_agree(MPI_COMM_WORLD, rs);
+            rs = tf_agree(MPI_COMM_WORLD, tf_agree_note_io(MPI_COMM_WORLD, rs));
         if (rs == TF_OK && mpi_on) {
             uint64_t h = 0;
             for (int i = 0; i < TF_NCOEFFS; i++) {

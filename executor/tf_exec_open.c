@@ -299,6 +299,7 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
 
+    st = tf_agree_note_io(comm, st);
     /* A plan for another number of ranks: every rank says the same thing,
      * whether or not it could read a part for its own rank number. */
     int nr = st == TF_OK ? plan->nranks : -1, maxnr = -1, minnr = -1;

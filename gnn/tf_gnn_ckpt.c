@@ -85,7 +85,7 @@ int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path
      * has its own copy one may read an older checkpoint, whose epoch
      * differs from the others' (the ranks then waited for each other in
      * different epochs). */
-    st = tf_agree(t->m->comm, st);
+    st = tf_agree(t->m->comm, tf_agree_note_io(t->m->comm, st));
     if (!st) {
         int rank;
         MPI_Comm_rank(t->m->comm, &rank);

@@ -38,7 +38,7 @@ int tf_gnn_load(const tf_handle *h, const tf_gnn_inputs *in, const int64_t *ids,
     d->n = tf_get_m(h);
     d->ids = ids;
     int st = load_local(in, d);
-    st = tf_agree(comm, st);
+    st = tf_agree(comm, tf_agree_note_io(comm, st));
     if (!st) {
         /* Each rank reads its own copy of the files (each node its own, on
          * a cluster without a shared file system): copies that differ in

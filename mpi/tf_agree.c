@@ -48,3 +48,17 @@ int tf_agree_adopt(MPI_Comm comm, int first, int status)
         st = TF_ERR_INTERNAL;
     return tf_fail(st, "%s", msg[0] ? msg : tf_strerror(st));
 }
+
+int tf_agree_note_io(MPI_Comm comm, int status)
+{
+    int size = 1, rank = 0, failed = status == TF_ERR_IO, n = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Allreduce(&failed, &n, 1, MPI_INT, MPI_SUM, comm);
+    if (failed && n < size) {
+        char old[1024]; /* the length of a message (tf_error.c) */
+        snprintf(old, sizeof old, "%s", tf_error_message());
+        tf_fail(status, "%s (rank %d; %d of %d ranks cannot read it)", old, rank, n, size);
+    }
+    return status;
+}

@@ -12,6 +12,13 @@
  * function returns it; else TF_OK. Collective over comm. */
 int tf_agree(MPI_Comm comm, int status);
 
+/* Before the agreement on reading a file that every rank opens: when some
+ * ranks, but not all, could not read it (TF_ERR_IO: each node its own copy,
+ * one missing), each of those adds "(rank R; N of P ranks cannot read it)"
+ * to its message, since the file's name alone does not say where it is
+ * missing. Collective over comm; returns status unchanged. */
+int tf_agree_note_io(MPI_Comm comm, int status);
+
 /* The end of every agreement: every rank takes rank `first`'s status
  * (TF_ERR_INTERNAL if that is TF_OK) and message, recorded with tf_fail, and
  * returns it. Collective over comm; `first` is the same on every rank. */

@@ -279,6 +279,10 @@ EXEC="$work/per_rank.sh"
 exec_fails "B copies of other widths on the ranks" 3 \
     "b_copy.0.h5: the ranks' copies of /B are 8 to 16 columns wide: every rank must read the same file" \
     "$EXEC_SAVED" "$good" --b "$work/b_copy.@R@.h5"
+rm -f "$work/b_copy.2.h5"
+exec_fails "B file missing on one rank" 3 \
+    "b_copy.2.h5: cannot open for reading (rank 2; 1 of 3 ranks cannot read it)" \
+    "$EXEC_SAVED" "$good" --b "$work/b_copy.@R@.h5"
 EXEC=$EXEC_SAVED
 
 # ---- 4b. A run that would not fit in the node's memory ------------------------

@@ -152,6 +152,10 @@ sed '3s/.*/5/' "$work/l.txt" >"$work/l.1.txt"
 gcn_fails "ranks' label copies with other classes" 2 \
     "l.0.txt: the ranks' copies give 3 to 6 classes: every rank must read the same file" \
     "$work/g2.h5" --features "$work/f.mtx" --labels "$work/l.@R@.txt" --split "$work/s.txt"
+rm -f "$work/l.1.txt"
+gcn_fails "labels missing on one rank" 2 \
+    "l.1.txt: cannot open: No such file or directory (rank 1; 1 of 2 ranks cannot read it)" \
+    "$work/g2.h5" --features "$work/f.mtx" --labels "$work/l.@R@.txt" --split "$work/s.txt"
 cp "$work/f.mtx" "$work/f.0.mtx"
 sed '2s/^12 4 24$/12 5 24/' "$work/f.mtx" >"$work/f.1.mtx"
 gcn_fails "ranks' feature copies of other widths" 2 \

@@ -547,6 +547,27 @@ START_TEST(ranks_open_different_plans)
 }
 END_TEST
 
+/* A file missing on one node only (each reads its own copy): the agreed
+ * message says on which rank, since the name alone does not. */
+START_TEST(plan_missing_on_one_rank)
+{
+    char path[512], missing[600], msg[1024];
+    plan_file("present", NULL, path, sizeof path);
+    snprintf(missing, sizeof missing, "%s/absent.h5", g_dir);
+    if (g_size > 1) {
+        char want[128];
+        snprintf(want, sizeof want, "absent.h5: cannot open: No such file or directory (rank %d; "
+                 "1 of %d ranks cannot read it)", g_size - 1, g_size);
+        open_fails_everywhere(g_rank == g_size - 1 ? missing : path, TF_ERR_IO, want, msg,
+                              sizeof msg);
+    }
+    /* Missing everywhere: the plain message. */
+    open_fails_everywhere(missing, TF_ERR_IO, "absent.h5: cannot open", msg, sizeof msg);
+    ck_assert_ptr_null(strstr(msg, "ranks cannot read it"));
+    remove_path(path);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -568,6 +589,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, fingerprint_mismatch_in_file);
     tcase_add_test(tc, files_that_are_not_plans);
     tcase_add_test(tc, ranks_open_different_plans);
+    tcase_add_test(tc, plan_missing_on_one_rank);
     suite_add_tcase(s, tc);
     return s;
 }
