@@ -154,6 +154,9 @@ static int parse_args(int argc, char **argv, args *a)
         a->plans[0] = first_plan;
         for (int i = optind; i < argc; i++)
             a->plans[1 + i - optind] = argv[i];
+        for (int i = 0; i < a->nplans; i++)
+            if (tf_cli_path("--validate", a->plans[i]))
+                return TF_ERR_ARG;
         if (a->nk > 1)
             return tf_fail(TF_ERR_ARG, "--validate runs at one K; %d given", a->nk);
         if (a->output)

@@ -885,6 +885,11 @@ static int plan_main(int argc, char **argv)
         say( "twoface-plan: %s\n", tf_error_message());
         return 2;
     }
+    if (tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||
+        (optind < argc && tf_cli_path("MATRIX", argv[optind]))) {
+        say( "twoface-plan: %s\n", tf_error_message());
+        return 2;
+    }
     /* The forward plan's header first: cheap, and it gives the ranks. */
     tf_plan fwd;
     memset(&fwd, 0, sizeof fwd);

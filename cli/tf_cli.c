@@ -112,3 +112,10 @@ int tf_cli_omp_threads(void)
     return tf_fail(TF_ERR_ARG, "OMP_NUM_THREADS=%s: at most %d OpenMP threads per process",
                    env ? env : "(unset)", TF_CLI_MAX_THREADS);
 }
+
+int tf_cli_path(const char *opt, const char *path)
+{
+    if (path && !path[0])
+        return tf_fail(TF_ERR_ARG, "%s: the path is empty: give a file name", opt);
+    return TF_OK;
+}

@@ -29,6 +29,12 @@ int tf_cli_double(const char *opt, const char *s, double lo, double hi, const ch
 /* A non-negative whole number up to 2^64 - 1 (decimal, or 0x hexadecimal). */
 int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
 
+/* An input path given empty (`--labels ''`, a variable that was not set):
+ * TF_ERR_ARG with "OPT: the path is empty: give a file name", as an empty
+ * output path gets (the open's message, ": cannot open", named nothing);
+ * TF_OK for a NULL path (not given) or a non-empty one. */
+int tf_cli_path(const char *opt, const char *path);
+
 /* The message for what getopt_long returned as ':' (missing value) or '?'
  * (unknown, ambiguous, or a value given to a flag), from the state getopt
  * left (optind, optopt). Always returns TF_ERR_ARG. */

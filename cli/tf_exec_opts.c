@@ -142,6 +142,12 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
     }
     if (a->nplans == 0)
         return tf_fail(TF_ERR_ARG, "missing PLAN.h5 (--help lists the options)");
+    for (int i = 0; i < a->nplans && !st; i++)
+        st = tf_cli_path("PLAN", a->plans[i]);
+    if (!st)
+        st = tf_cli_path("--b", a->b_path);
+    if (st)
+        return st;
     if (a->replication && !a->algo)
         return tf_fail(TF_ERR_ARG, "--replication applies to shift only: add --algo shift");
     if (a->max_iters < a->iters)

@@ -119,6 +119,13 @@ static int check_inputs(tf_gnn_cli *o)
     if (!o->plan)
         return tf_fail(TF_ERR_ARG, "no plan given (usage: twoface-gcn PLAN --features F "
                                    "--labels L --split S)");
+    const char *names[6] = {"PLAN", "--backward-plan", "--features", "--labels", "--split",
+                            "--resume"};
+    const char *paths[6] = {o->plan, o->backward_plan, o->features, o->labels, o->split,
+                            o->resume};
+    for (int i = 0; i < 6; i++)
+        if (tf_cli_path(names[i], paths[i]))
+            return TF_ERR_ARG;
     if (!o->features == !o->random_features)
         return tf_fail(TF_ERR_ARG, "give exactly one of --features and --random-features");
     if (!o->labels == !o->random_classes)

@@ -353,6 +353,12 @@ plan_fails "calibration: missing key" "cal_miss.txt: missing key 'gamma_coll'" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_miss.txt"
 plan_fails "calibration file missing" "cal_none.txt: cannot open" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_none.txt"
+# An empty input path said ": cannot open", naming nothing.
+plan_fails "empty --calibration path" "^twoface-plan: --calibration: the path is empty: give a file name$" \
+    "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration ""
+plan_fails "empty MATRIX path" "^twoface-plan: MATRIX: the path is empty: give a file name$" \
+    "$work/cal.h5" "" -n 3
+exec_fails "empty --b path" 3 "^twoface-exec: --b: the path is empty: give a file name$" "$good" --b ""
 
 # ---- 6. Resources -------------------------------------------------------------
 

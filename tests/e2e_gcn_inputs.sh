@@ -104,6 +104,8 @@ gcn_fails "HDF5 features of width 0" 2 "w0.h5: dataset /B has no columns" \
 gcn_fails "HDF5 features without a dataset" 2 \
     "ok.h5: this is an HDF5 file; did you mean $work/ok.h5:/dataset?" \
     "$work/g2.h5" --features "$work/ok.h5" $IN
+gcn_fails "empty --labels path" 2 "^twoface-gcn: --labels: the path is empty: give a file name$" \
+    "$work/g2.h5" --features "$work/f.mtx" --labels "" --split "$work/s.txt"
 gcn_fails "HDF5 file as labels" 2 "ok.h5: this is an HDF5 file; expected text" \
     "$work/g2.h5" --features "$work/f.mtx" --labels "$work/ok.h5" --split "$work/s.txt"
 printf '0\n1\n2\n\033[2J\n1\n2\n0\n1\n2\n0\n1\n2\n' >"$work/esc.txt"
