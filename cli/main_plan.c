@@ -767,6 +767,7 @@ static int plan_main(int argc, char **argv)
     tf_plan_options_default(&o);
     /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
     o.partition = TF_PART_NNZ;
+    int partition_given = 0; /* --bands-from brings its own */
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, json = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
@@ -828,6 +829,7 @@ static int plan_main(int argc, char **argv)
             }
             break;
         case O_PART:
+            partition_given = 1;
             if (tf_partition_parse(optarg, &o.partition)) {
                 say( "twoface-plan: %s\n", tf_error_message());
                 return 2;
@@ -907,6 +909,15 @@ static int plan_main(int argc, char **argv)
             say( "twoface-plan: %s\n", tf_error_message());
             tf_plan_free(&fwd);
             return 1;
+        }
+        /* The bands come with the partition that made them: another one
+         * asked for would be ignored without a word. */
+        if (partition_given && o.partition != fwd.partition) {
+            say( "twoface-plan: --partition %s disagrees with --bands-from %s, whose bands "
+                 "were made with --partition %s\n", tf_partition_name(o.partition), bands_from,
+                 tf_partition_name(fwd.partition));
+            tf_plan_free(&fwd);
+            return 2;
         }
         if (o.nranks > 0 && o.nranks != fwd.nranks) {
             say( "twoface-plan: -n %d disagrees with --bands-from %s, a plan for %d "

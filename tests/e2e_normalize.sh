@@ -172,6 +172,10 @@ plan_fails "--bands-from with another normalisation" \
 plan_fails "--bands-from with a disagreeing -n" \
     "-n 2 disagrees with --bands-from $work/f3gcn.h5, a plan for 3 ranks" \
     "$work/e.h5" "$work/dir.mtx" -n 2 --normalize gcn --transpose --bands-from "$work/f3gcn.h5"
+# The bands come with their partition: another one asked for was ignored.
+plan_fails "--bands-from with a disagreeing --partition" \
+    "partition metis disagrees with --bands-from $work/f3gcn.h5, whose bands were made with --partition nnz" \
+    "$work/e.h5" "$work/dir.mtx" --partition metis --normalize gcn --transpose --bands-from "$work/f3gcn.h5"
 plan_ok "unnormalised plan" "$work/dir.mtx" -n 3 -o "$work/raw.h5" -q &&
     plan_fails "--bands-from an unnormalised plan" \
         "a plan normalised 'none', but $work/dir.mtx is planned with --normalize gcn" \
