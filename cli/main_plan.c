@@ -768,6 +768,7 @@ static int plan_main(int argc, char **argv)
     /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
     o.partition = TF_PART_NNZ;
     int partition_given = 0; /* --bands-from brings its own */
+    const char *metis_opt = NULL; /* the last --metis-* given, which only METIS reads */
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
     int explain = 0, quiet = 0, json = 0, level = TF_PLAN_ZSTD_DEFAULT, threads = 0;
     double max_memory = 0.0;
@@ -837,6 +838,7 @@ static int plan_main(int argc, char **argv)
             break;
         case O_MBAL:
         case O_MOBJ:
+            metis_opt = c == O_MBAL ? "--metis-balance" : "--metis-objective";
             if ((c == O_MBAL ? tf_metis_balance_parse(optarg, &o.metis.balance)
                              : tf_metis_objective_parse(optarg, &o.metis.objective))) {
                 say( "twoface-plan: %s %s\n",
@@ -885,6 +887,16 @@ static int plan_main(int argc, char **argv)
     }
     if (tf_cli_omp_threads()) {
         say( "twoface-plan: %s\n", tf_error_message());
+        return 2;
+    }
+    /* Options that would change nothing are refused, as twoface-exec and
+     * twoface-gcn refuse --replication without shift. */
+    if (metis_opt && (o.partition != TF_PART_METIS || bands_from)) {
+        if (bands_from)
+            say( "twoface-plan: %s: METIS does not run with --bands-from (the forward plan "
+                 "gives the bands)\n", metis_opt);
+        else
+            say( "twoface-plan: %s applies to --partition metis only\n", metis_opt);
         return 2;
     }
     if (tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||

@@ -115,6 +115,10 @@ one_line_error "unknown partition" "expected 'rows', 'nnz', 'work' or 'metis'" $
 one_line_error "unknown --metis-balance" "nnz or nnz+rows" $? "$work/err"
 "$PLAN" "$MATRIX" -n 2 --partition metis --metis-objective edges -o "$work/bad.h5" -q 2>"$work/err"
 one_line_error "unknown --metis-objective" "cut or vol" $? "$work/err"
+# Options only METIS reads were ignored without a word with another partition.
+"$PLAN" "$MATRIX" -n 2 --metis-objective vol -o "$work/bad.h5" -q 2>"$work/err"
+one_line_error "--metis-objective without --partition metis" \
+    "twoface-plan: --metis-objective applies to --partition metis only" $? "$work/err"
 [ -e "$work/bad.h5" ] && bad "a refused plan left $work/bad.h5"
 
 run_exec "metis and rows plan together" 3 "$work/m3.h5" "$work/r3.h5" -i 1
