@@ -59,7 +59,7 @@ static void usage(FILE *f)
 static int finish(int code)
 {
     MPI_Finalize();
-    return code;
+    return tf_cli_exit_status(PROG, code);
 }
 
 static void say(const char *msg)

@@ -16,6 +16,7 @@
  * status 1; a failure inside an SpMM, where the other ranks may be waiting in
  * MPI, ends with MPI_Abort. */
 #include "tf_algo.h"
+#include "tf_cli.h"
 #include "tf_dense.h"
 #include "tf_dense_h5.h"
 #include "tf_exec.h"
@@ -457,5 +458,5 @@ int main(int argc, char **argv)
         run_free(&r, a.nplans);
     }
     MPI_Finalize();
-    return code;
+    return tf_cli_exit_status(PROG, code);
 }

@@ -2,6 +2,7 @@
  * Options: tf_gnn_cli.c; training: tf_gnn_train.c; output: tf_gnn_report.c.
  * Every step that can fail on some rank agrees on the outcome over the
  * communicator, then rank 0 prints one line and every rank exits 1. */
+#include "tf_cli.h"
 #include "tf_error.h"
 #include "tf_exec.h"
 #include "tf_gnn_ckpt.h"
@@ -256,5 +257,5 @@ int main(int argc, char **argv)
     } else
         rc = run(&c, nranks);
     MPI_Finalize();
-    return rc;
+    return tf_cli_exit_status("twoface-gcn", rc);
 }

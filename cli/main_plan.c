@@ -1117,5 +1117,5 @@ int main(int argc, char **argv)
 {
     int rc = plan_main(argc, argv);
     finalize_at_exit();
-    return rc;
+    return tf_cli_exit_status("twoface-plan", rc);
 }

@@ -119,3 +119,16 @@ int tf_cli_path(const char *opt, const char *path)
         return tf_fail(TF_ERR_ARG, "%s: the path is empty: give a file name", opt);
     return TF_OK;
 }
+
+int tf_cli_exit_status(const char *prog, int rc)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int err = errno;
+    bad |= ferror(stdout) != 0;
+    if (rc != 0 || !bad)
+        return rc;
+    /* An earlier flush may have failed and taken its errno with it. */
+    fprintf(stderr, "%s: standard output: %s\n", prog, err ? strerror(err) : "a write failed");
+    return 1;
+}

@@ -35,6 +35,12 @@ int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
  * TF_OK for a NULL path (not given) or a non-empty one. */
 int tf_cli_path(const char *opt, const char *path);
 
+/* A program's exit status with its standard output checked: a report that
+ * could not be written (stdout on a full disk, /dev/full) is a failure,
+ * not exit 0 with the output lost. Returns rc when it is not 0; else 0, or
+ * 1 after "PROG: standard output: REASON" on stderr. Call once, last. */
+int tf_cli_exit_status(const char *prog, int rc);
+
 /* The message for what getopt_long returned as ':' (missing value) or '?'
  * (unknown, ambiguous, or a value given to a flag), from the state getopt
  * left (optind, optopt). Always returns TF_ERR_ARG. */

@@ -156,6 +156,19 @@ mpi_fail "exec --c-out PLAN" "--c-out .*x.h5: the same file as PLAN" 2 \
 cmp -s "$work/x.h5" "$work/keep.h5" && ok "exec --c-out PLAN: the plan intact" ||
     bad "exec --c-out PLAN: the plan was replaced"
 
+# Standard output that cannot be written (--json, --explain to a full disk):
+# the report is lost, so the run fails instead of exiting 0.
+if [ -c /dev/full ]; then
+    "$PLAN" "$work/a.mtx" -n 2 -o "$work/full.h5" -q --json >/dev/full 2>"$work/err"
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(grep -c . "$work/err")" -eq 1 ] &&
+        grep -q "^twoface-plan: standard output: " "$work/err"; then
+        ok "plan --json to /dev/full: exit 1, $(cat "$work/err")"
+    else
+        bad "plan --json to /dev/full: exit $rc, stderr: $(head -c 300 "$work/err")"
+    fi
+fi
+
 # ---- twoface-calibrate -o --------------------------------------------------------
 mpi_fail "calibrate -o FIFO (refused before measuring)" "fifo: not a regular file (FIFO)" 2 \
     "$CAL" --quick -o "$work/fifo"
