@@ -900,7 +900,8 @@ static int plan_main(int argc, char **argv)
         return 2;
     }
     if (tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||
-        (optind < argc && tf_cli_path("MATRIX", argv[optind]))) {
+        (optind < argc && (tf_cli_path("MATRIX", argv[optind]) ||
+                           tf_cli_not_fifo("MATRIX", argv[optind])))) {
         say( "twoface-plan: %s\n", tf_error_message());
         return 2;
     }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int tf_cli_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -131,4 +133,27 @@ int tf_cli_exit_status(const char *prog, int rc)
     /* An earlier flush may have failed and taken its errno with it. */
     fprintf(stderr, "%s: standard output: %s\n", prog, err ? strerror(err) : "a write failed");
     return 1;
+}
+
+int tf_cli_not_fifo(const char *opt, const char *path)
+{
+    struct stat sb;
+    if (!path || stat(path, &sb) != 0 || !S_ISFIFO(sb.st_mode))
+        return TF_OK;
+    /* An anonymous pipe (/dev/stdin from "|", <(...)) lives on the pipe
+     * file system, as a pipe made here does; Linux opens it again without
+     * waiting for a writer. A named FIFO, even one on standard input (<
+     * fifo), waits at every open until a writer comes. */
+    int fds[2];
+    if (pipe(fds) == 0) {
+        struct stat pb;
+        int anon = fstat(fds[0], &pb) == 0 && pb.st_dev == sb.st_dev;
+        close(fds[0]);
+        close(fds[1]);
+        if (anon)
+            return TF_OK;
+    }
+    return tf_fail(TF_ERR_ARG, "%s %s: a named FIFO, which would be opened more than once and "
+                   "lose what its writer sent; give a regular file, or pipe the data in and "
+                   "name /dev/stdin", opt, path);
 }

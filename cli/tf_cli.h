@@ -35,6 +35,15 @@ int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
  * TF_OK for a NULL path (not given) or a non-empty one. */
 int tf_cli_path(const char *opt, const char *path);
 
+/* A named FIFO given as an input that the program opens more than once (a
+ * matrix: its format is sniffed, then read; GCN text files alike): the
+ * first close threw away what the writer had sent, and the next open waited
+ * for a writer that had gone (twoface-plan hung; twoface-gcn read "0
+ * lines"). TF_ERR_ARG naming the option and the file for one; TF_OK for
+ * anything else, including anonymous pipes (`... | PROGRAM /dev/stdin`,
+ * <(...)), which can be opened again without losing data. */
+int tf_cli_not_fifo(const char *opt, const char *path);
+
 /* A program's exit status with its standard output checked: a report that
  * could not be written (stdout on a full disk, /dev/full) is a failure,
  * not exit 0 with the output lost. Returns rc when it is not 0; else 0, or

@@ -124,7 +124,8 @@ static int check_inputs(tf_gnn_cli *o)
     const char *paths[6] = {o->plan, o->backward_plan, o->features, o->labels, o->split,
                             o->resume};
     for (int i = 0; i < 6; i++)
-        if (tf_cli_path(names[i], paths[i]))
+        if (tf_cli_path(names[i], paths[i]) || (i >= 2 && i <= 4 && tf_cli_not_fifo(names[i],
+                                                                              paths[i])))
             return TF_ERR_ARG;
     if (!o->features == !o->random_features)
         return tf_fail(TF_ERR_ARG, "give exactly one of --features and --random-features");

@@ -353,6 +353,21 @@ plan_fails "calibration: missing key" "cal_miss.txt: missing key 'gamma_coll'" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_miss.txt"
 plan_fails "calibration file missing" "cal_none.txt: cannot open" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration "$work/cal_none.txt"
+# A named FIFO as the matrix: opened more than once, its data was lost at
+# the first close and the next open waited for a writer forever.
+mkfifo "$work/matrix.fifo"
+timeout 60 "$PLAN" "$work/matrix.fifo" -n 3 -o "$work/fifo.h5" -q >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(nlines "$work/err")" -eq 1 ] &&
+    grep -q "^twoface-plan: MATRIX .*matrix.fifo: a named FIFO, which would be opened more than once" \
+        "$work/err" && [ -z "$(leftovers "$work/fifo.h5")" ]; then
+    ok "matrix a named FIFO (exit $rc): $(cat "$work/err")"
+else
+    bad "matrix a named FIFO: exit $rc (124: hang), stderr: $(head -c 300 "$work/err")"
+fi
+cat "$work/tall.mtx" | timeout 60 "$PLAN" /dev/stdin -n 3 -o "$work/stdin.h5" -q \
+    >"$work/out" 2>"$work/err" && [ -f "$work/stdin.h5" ] &&
+    ok "the matrix piped into /dev/stdin plans" || bad "matrix on /dev/stdin: $(head -c 300 "$work/err")"
 # An empty input path said ": cannot open", naming nothing.
 plan_fails "empty --calibration path" "^twoface-plan: --calibration: the path is empty: give a file name$" \
     "$work/cal.h5" "$work/tall.mtx" -n 3 --calibration ""

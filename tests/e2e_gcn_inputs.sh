@@ -106,6 +106,9 @@ gcn_fails "HDF5 features without a dataset" 2 \
     "$work/g2.h5" --features "$work/ok.h5" $IN
 gcn_fails "empty --labels path" 2 "^twoface-gcn: --labels: the path is empty: give a file name$" \
     "$work/g2.h5" --features "$work/f.mtx" --labels "" --split "$work/s.txt"
+mkfifo "$work/labels.fifo"
+gcn_fails "labels a named FIFO" 2 "^twoface-gcn: --labels .*labels.fifo: a named FIFO, which would be opened more than once" \
+    "$work/g2.h5" --features "$work/f.mtx" --labels "$work/labels.fifo" --split "$work/s.txt"
 gcn_fails "HDF5 file as labels" 2 "ok.h5: this is an HDF5 file; expected text" \
     "$work/g2.h5" --features "$work/f.mtx" --labels "$work/ok.h5" --split "$work/s.txt"
 printf '0\n1\n2\n\033[2J\n1\n2\n0\n1\n2\n0\n1\n2\n' >"$work/esc.txt"
