@@ -248,8 +248,13 @@ static int open_file(h5in *f, int64_t dims[2])
     return TF_OK;
 }
 
+/* Bytes an entry of the part holds at the peak of read_rows: its index and
+ * value as read (8 + 8), the triplet (4 + 4 + 8) and the CSR it becomes
+ * (4 + 4), with room for the build's scratch. */
+#define ENTRY_BYTES 48
+
 static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_csr *loc,
-                     int64_t *err_key)
+                     int64_t *err_key, int64_t max_memory, int sharers)
 {
     int64_t nr = r1 - r0, L = f->len[D_INDICES];
     int64_t *ptr = malloc((size_t)(nr + 1) * sizeof *ptr);
@@ -279,6 +284,18 @@ static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_
         return st;
     }
     int64_t k0 = ptr[0], cnt = ptr[nr] - ptr[0];
+    /* The entries follow indptr, not the file's bytes: a chunked 'indices'
+     * that was never written holds 2^31 entries in a few hundred bytes. */
+    st = tf_mem_check(cnt > INT64_MAX / ENTRY_BYTES / (sharers > 1 ? sharers : 1)
+                          ? INT64_MAX
+                          : cnt * ENTRY_BYTES * (sharers > 1 ? sharers : 1),
+                      max_memory);
+    if (st) {
+        free(ptr);
+        return tf_fail_prefix(st, "%s: rows %lld..%lld hold %lld entries (%d bytes each while "
+                              "read)", f->path, (long long)r0, (long long)r1 - 1, (long long)cnt,
+                              ENTRY_BYTES);
+    }
     tf_coo coo;
     memset(&coo, 0, sizeof coo);
     st = tf_coo_init(&coo, nr, dims[1], cnt);
@@ -356,7 +373,7 @@ int tf_h5csr_read_part(const char *path, int nparts, int part, int64_t max_memor
             tf_fail_prefix(st, "%s: a %lld x %lld matrix's row arrays (%lld bytes a row)", path,
                            (long long)dims[0], (long long)dims[1], (long long)row_bytes);
         if (!st) {
-            H5E_BEGIN_TRY { st = read_rows(&f, dims, r0, r1, loc, err_key); }
+            H5E_BEGIN_TRY { st = read_rows(&f, dims, r0, r1, loc, err_key, max_memory, sharers); }
             H5E_END_TRY;
         }
         *row0 = r0;

@@ -754,6 +754,66 @@ START_TEST(declared_rows_bounded_by_available_memory)
 }
 END_TEST
 
+/* A 4 x 4 HDF5 CSR file whose last row holds nnz entries, all in column 0:
+ * 'indices' is chunked and never written (its zeros are the fill value),
+ * so the file takes a few KiB whatever nnz. */
+static void write_entries_only(const char *path, int64_t nnz)
+{
+    if (g_rank == 0) {
+        hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        ck_assert(f >= 0);
+        const int64_t ptr[5] = {0, 0, 0, 0, nnz}, shape[2] = {4, 4};
+        hsize_t five = 5, n = (hsize_t)nnz, chunk = nnz < (1 << 16) ? n : 1 << 16, two = 2;
+        hid_t sp = H5Screate_simple(1, &five, NULL);
+        hid_t x = H5Dcreate2(f, "indptr", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT);
+        ck_assert(H5Dwrite(x, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptr) >= 0);
+        H5Dclose(x);
+        H5Sclose(sp);
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        ck_assert(H5Pset_chunk(dcpl, 1, &chunk) >= 0);
+        sp = H5Screate_simple(1, &n, NULL);
+        x = H5Dcreate2(f, "indices", H5T_STD_I64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        ck_assert(x >= 0);
+        H5Dclose(x);
+        H5Sclose(sp);
+        H5Pclose(dcpl);
+        sp = H5Screate_simple(1, &two, NULL);
+        hid_t a = H5Acreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+        H5Awrite(a, H5T_NATIVE_INT64, shape);
+        H5Aclose(a);
+        H5Sclose(sp);
+        H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The entries a part reads follow 'indptr', not the file's bytes: 10 M of
+ * them (480 MB while read) are refused under 16 MiB before allocating, on
+ * every rank alike; a bound of the caller's that they fit in reads them. */
+START_TEST(hdf5_entries_bounded_by_available_memory)
+{
+    setenv("TWOFACE_MEM_AVAILABLE_MIB", "16", 1);
+    const char *h = shared_path(4, ".h5");
+    write_entries_only(h, 10000000);
+    tf_csr a;
+    ck_assert_int_eq(tf_h5csr_read(h, &a), TF_ERR_NOMEM);
+    ck_assert_msg(strstr(tf_error_message(), "rows 0..3 hold 10000000 entries (48 bytes each "
+                                             "while read): need 457.8 MiB, more than the 16.0 "
+                                             "MiB TWOFACE_MEM_AVAILABLE_MIB allows"),
+                  "%s", tf_error_message());
+    ck_assert_ptr_null(a.rowptr);
+    expect_nomem(h, NULL, "hold 10000000 entries");
+    write_entries_only(h, 1000);
+    ck_assert_msg(tf_h5csr_read(h, &a) == TF_OK, "%s", tf_error_message());
+    ck_assert_int_eq(a.nnz, 1); /* the duplicates summed */
+    ck_assert(a.val[0] == 1000.0f);
+    tf_csr_free(&a);
+    unshare(h);
+    unsetenv("TWOFACE_MEM_AVAILABLE_MIB");
+}
+END_TEST
+
 /* Each node may read its own copy of an HDF5 CSR file; copies of other
  * shapes (the last rank's 6 x 4 against 6 x 5) cut bands that do not fit
  * together, and the exchanges aborted the job. */
@@ -802,6 +862,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hdf5_csr_errors);
     tcase_add_test(tc, declared_rows_bounded_by_available_memory);
     tcase_add_test(tc, hdf5_copies_of_other_shapes);
+    tcase_add_test(tc, hdf5_entries_bounded_by_available_memory);
     suite_add_tcase(s, tc);
     return s;
 }
