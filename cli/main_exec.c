@@ -164,8 +164,9 @@ static int choose_k(run *r, const tf_exec_args *a)
     st = tf_agree(r->comm, tf_agree_note_io(r->comm, st));
     if (st == TF_OK && a->b_path) {
         /* Each rank reads its own copy of --b (each node its own, without a
-         * shared file system): copies of other widths gave the ranks other
-         * K, and the SpMM read rows of one width from windows of another. */
+         * shared file system): copies of other widths would give the ranks
+         * other K, and the SpMM would read rows of one width from windows of
+         * another. */
         int lo = k, hi = k;
         MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, r->comm);
         MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, r->comm);

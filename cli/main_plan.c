@@ -126,8 +126,8 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 /* Under mpirun each rank reads its own copy of an input (each node its
  * own, without a shared file system). Copies whose hashes differ from rank
  * 0's stop every rank in one line: with other coefficients the ranks
- * classified with different models and wrote a mixed plan without a word,
- * and other --bands-from bands failed later with a message about bands. */
+ * would classify with different models and write a mixed plan without a
+ * word, and other --bands-from bands fail later with a message about bands. */
 static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 {
     int rank;

@@ -31,15 +31,14 @@ int tf_cli_u64(const char *opt, const char *s, uint64_t *out);
 
 /* An input path given empty (`--labels ''`, a variable that was not set):
  * TF_ERR_ARG with "OPT: the path is empty: give a file name", as an empty
- * output path gets (the open's message, ": cannot open", named nothing);
+ * output path gets (the open's message, ": cannot open", names nothing);
  * TF_OK for a NULL path (not given) or a non-empty one. */
 int tf_cli_path(const char *opt, const char *path);
 
 /* A named FIFO given as an input that the program opens more than once (a
  * matrix: its format is sniffed, then read; GCN text files alike): the
- * first close threw away what the writer had sent, and the next open waited
- * for a writer that had gone (twoface-plan hung; twoface-gcn read "0
- * lines"). TF_ERR_ARG naming the option and the file for one; TF_OK for
+ * first close throws away what the writer sent, and the next open waits
+ * for a writer that has gone, for ever. TF_ERR_ARG naming the option and the file for one; TF_OK for
  * anything else, including anonymous pipes (`... | PROGRAM /dev/stdin`,
  * <(...)), which can be opened again without losing data. */
 int tf_cli_not_fifo(const char *opt, const char *path);

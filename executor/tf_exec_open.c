@@ -313,8 +313,8 @@ static int open_common(tf_plan *plan, int st, MPI_Comm comm, tf_handle **out)
     }
     /* Every rank must hold the same plan: ranks that read their own copies
      * (no shared file system) may find different files, and schedules that
-     * disagree, or a runner-up on some ranks only (its start-up trial), left
-     * ranks waiting for each other. */
+     * disagree, or a runner-up on some ranks only (its start-up trial),
+     * leave ranks waiting for each other. */
     uint64_t id = st == TF_OK ? tf_plan_identity(plan) : 0, id0 = id;
     MPI_Bcast(&id0, 1, MPI_UINT64_T, 0, comm);
     if (st == TF_OK && id != id0)

@@ -83,8 +83,8 @@ int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path
     }
     /* Every rank reads the file: one may not see it, and where each node
      * has its own copy one may read an older checkpoint, whose epoch
-     * differs from the others' (the ranks then waited for each other in
-     * different epochs). */
+     * differs from the others' (the ranks would then wait for each other
+     * in different epochs). */
     st = tf_agree(t->m->comm, tf_agree_note_io(t->m->comm, st));
     if (!st) {
         int rank;

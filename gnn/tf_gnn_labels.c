@@ -14,8 +14,8 @@ typedef int (*line_fn)(const char *path, int64_t line, const char *text, int64_t
                        void *arg);
 
 /* A label or split line is a few bytes; a longer one is a wrong file, and
- * reading it whole (getline) let /dev/zero or a large binary file grow the
- * buffer until the process was killed. */
+ * reading it whole (getline) would let /dev/zero or a large binary file
+ * grow the buffer until the process is killed. */
 #define MAX_LINE 4096
 
 /* The next line of f without its '\n' into buf (MAX_LINE + 1 bytes): its

@@ -44,7 +44,7 @@ int tf_gnn_load(const tf_handle *h, const tf_gnn_inputs *in, const int64_t *ids,
          * a cluster without a shared file system): copies that differ in
          * the number of classes or of features give every rank a model of
          * another shape, and the first sum of gradients (MPI_Allreduce of
-         * other lengths) aborted the job. */
+         * other lengths) would abort the job. */
         int64_t mine[2] = {d->classes, d->x.ncols}, lo[2], hi[2];
         MPI_Allreduce(mine, lo, 2, MPI_INT64_T, MPI_MIN, comm);
         MPI_Allreduce(mine, hi, 2, MPI_INT64_T, MPI_MAX, comm);

@@ -83,7 +83,7 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
      * Matrix Market size line declares (2^31 - 1 columns in a file of a
      * hundred bytes): every rank holds five arrays of them (weights,
      * gradient, its sum, Adam's two moments), and initialising the first
-     * touched all of it before anything could fail. */
+     * touches all of it before anything can fail. */
     MPI_Comm node;
     int on_node = 1;
     if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==

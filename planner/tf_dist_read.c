@@ -467,7 +467,7 @@ static int read_h5(const ctx *c, tf_dcsr *out)
         return st;
     /* Each rank reads its own copy (each node its own, without a shared
      * file system): copies of other shapes cut the matrix into bands that
-     * do not fit together, and the exchanges that followed aborted. */
+     * do not fit together, and the exchanges that follow would abort. */
     int64_t first[2] = {m, n};
     MPI_Bcast(first, 2, MPI_INT64_T, 0, c->comm);
     if (first[0] != m || first[1] != n)
