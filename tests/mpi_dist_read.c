@@ -656,6 +656,19 @@ START_TEST(hdf5_csr_errors)
 }
 END_TEST
 
+
+/* The 'shape' attribute of an HDF5 CSR file. */
+static void write_shape_attr(hid_t f, const int64_t shape[2])
+{
+    hsize_t two = 2;
+    hid_t sp = H5Screate_simple(1, &two, NULL);
+    hid_t a = H5Acreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert(a >= 0);
+    H5Awrite(a, H5T_NATIVE_INT64, shape);
+    H5Aclose(a);
+    H5Sclose(sp);
+}
+
 /* An HDF5 CSR file of m rows and no entries whose 'indptr' is chunked and
  * never written (its m + 1 zeros are the fill value): a few hundred bytes
  * whatever m. */
@@ -664,7 +677,7 @@ static void write_shape_only(const char *path, int64_t m, int64_t n)
     if (g_rank == 0) {
         hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         ck_assert(f >= 0);
-        hsize_t d = (hsize_t)m + 1, chunk = 1 << 16, zero = 0, two = 2;
+        hsize_t d = (hsize_t)m + 1, chunk = 1 << 16, zero = 0;
         hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
         ck_assert(H5Pset_chunk(dcpl, 1, &chunk) >= 0);
         hid_t sp = H5Screate_simple(1, &d, NULL);
@@ -678,11 +691,7 @@ static void write_shape_only(const char *path, int64_t m, int64_t n)
         H5Dclose(x);
         H5Sclose(sp);
         const int64_t shape[2] = {m, n};
-        sp = H5Screate_simple(1, &two, NULL);
-        hid_t a = H5Acreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-        H5Awrite(a, H5T_NATIVE_INT64, shape);
-        H5Aclose(a);
-        H5Sclose(sp);
+        write_shape_attr(f, shape);
         H5Fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -763,7 +772,7 @@ static void write_entries_only(const char *path, int64_t nnz)
         hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         ck_assert(f >= 0);
         const int64_t ptr[5] = {0, 0, 0, 0, nnz}, shape[2] = {4, 4};
-        hsize_t five = 5, n = (hsize_t)nnz, chunk = nnz < (1 << 16) ? n : 1 << 16, two = 2;
+        hsize_t five = 5, n = (hsize_t)nnz, chunk = nnz < (1 << 16) ? n : 1 << 16;
         hid_t sp = H5Screate_simple(1, &five, NULL);
         hid_t x = H5Dcreate2(f, "indptr", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
                              H5P_DEFAULT);
@@ -778,11 +787,7 @@ static void write_entries_only(const char *path, int64_t nnz)
         H5Dclose(x);
         H5Sclose(sp);
         H5Pclose(dcpl);
-        sp = H5Screate_simple(1, &two, NULL);
-        hid_t a = H5Acreate2(f, "shape", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-        H5Awrite(a, H5T_NATIVE_INT64, shape);
-        H5Aclose(a);
-        H5Sclose(sp);
+        write_shape_attr(f, shape);
         H5Fclose(f);
     }
     MPI_Barrier(MPI_COMM_WORLD);
