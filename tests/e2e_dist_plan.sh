@@ -157,13 +157,7 @@ same_error "rectangular gcn at Q = 2, worded as serial" 2 "$work/rect.mtx" -n 2 
 # --bands-from differs from rank 0's (with other coefficients the ranks
 # wrote a mixed plan without a word). A wrapper gives each rank the files
 # named with its rank where an argument holds @R@.
-cat >"$work/per_rank.sh" <<'EOF'
-#!/bin/sh
-r=${OMPI_COMM_WORLD_RANK:-0}
-for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
-exec "$@"
-EOF
-chmod +x "$work/per_rank.sh"
+e2e_per_rank_wrapper "$work/per_rank.sh"
 printf 'alpha_coll = 2e-05\nbeta_coll = 4e-10\nalpha_fetch = 5e-6\nbeta_fetch = 2.5e-10\ngamma_local = 6e-10\ngamma_coll = 6e-10\ngamma_fetch = 9e-10\nalpha_sync = 3e-6\nthreads = 1\n' >"$work/cal.0.txt"
 sed 's/^beta_coll = 4e-10$/beta_coll = 4e-6/' "$work/cal.0.txt" >"$work/cal.1.txt"
 "$PLAN" "$work/dir.mtx" -n 2 -o "$work/bf.0.h5" -q &&

@@ -267,13 +267,7 @@ exec_fails "B of width 0, no -k" 3 "b_w0.h5: /B has 0 columns, expected 1..16777
 # -k: each rank took its copy's width for K).
 cp "$work/b_good.h5" "$work/b_copy.0.h5" && cp "$work/b_good.h5" "$work/b_copy.1.h5" &&
     "$HELPER" --b "$work/b_copy.2.h5" good $n 16
-cat >"$work/per_rank.sh" <<'EOF'
-#!/bin/sh
-r=${OMPI_COMM_WORLD_RANK:-0}
-for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
-exec "$@"
-EOF
-chmod +x "$work/per_rank.sh"
+e2e_per_rank_wrapper "$work/per_rank.sh"
 EXEC_SAVED=$EXEC
 EXEC="$work/per_rank.sh"
 exec_fails "B copies of other widths on the ranks" 3 \

@@ -143,14 +143,8 @@ export OMP_NUM_THREADS=$omp_saved
 # ---- copies that differ between ranks ---------------------------------------------
 # Each node may read its own copy of the inputs. A wrapper gives each rank
 # the files named with its rank where an argument holds @R@.
-cat >"$work/per_rank.sh" <<'EOF'
-#!/bin/sh
-r=${OMPI_COMM_WORLD_RANK:-0}
-for a; do shift; set -- "$@" "$(printf '%s' "$a" | sed "s/@R@/$r/g")"; done
-exec "$REAL_GCN" "$@"
-EOF
-chmod +x "$work/per_rank.sh"
-export REAL_GCN=$GCN
+e2e_per_rank_wrapper "$work/per_rank.sh" "$GCN"
+REAL_GCN=$GCN
 GCN=$work/per_rank.sh
 cp "$work/l.txt" "$work/l.0.txt"
 sed '3s/.*/5/' "$work/l.txt" >"$work/l.1.txt"

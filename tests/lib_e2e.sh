@@ -31,6 +31,22 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/$E2E_NAME.XXXXXX") || exit 1
 trap 'rm -rf "$work"; exit 1' INT TERM
 # e2e_run_mpi Q COMMAND...: mpirun on Q ranks, unbound, at most 300 s.
 e2e_run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
+# e2e_per_rank_wrapper FILE [PROGRAM]: writes FILE, a command that runs
+# PROGRAM (or its own first argument) with every "@R@" in the arguments
+# replaced by the rank's number, so that each rank reads its own copy of an
+# input (each node its own, without a shared file system).
+e2e_per_rank_wrapper() {
+    {
+        echo '#!/bin/sh'
+        echo 'r=${OMPI_COMM_WORLD_RANK:-0}'
+        echo 'for a; do shift; set -- "$@" "$(printf '"'"'%s'"'"' "$a" | sed "s/@R@/$r/g")"; done'
+        if [ $# -gt 1 ]; then
+            printf 'exec "%s" "$@"\n' "$2"
+        else
+            echo 'exec "$@"'
+        fi
+    } >"$1" && chmod +x "$1"
+}
 # e2e_cora_tools [PROGRAM ...]: PLAN and EXEC (twoface-plan, twoface-exec of
 # the build), any further programs the script names, and MATRIX (the Cora
 # graph shipped in examples/data), each checked to be there; a missing one is
