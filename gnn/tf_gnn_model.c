@@ -4,6 +4,7 @@
 #include "tf_gnn_dense.h"
 #include "tf_gnn_init.h"
 #include "tf_meminfo.h"
+#include "tf_node.h"
 #include "tf_gnn_rng.h"
 
 #include <stdlib.h>
@@ -84,13 +85,7 @@ int tf_gnn_model_create(tf_handle *fwd, tf_handle *bwd, const tf_algo_spec *spec
      * hundred bytes): every rank holds five arrays of them (weights,
      * gradient, its sum, Adam's two moments), and initialising the first
      * touches all of it before anything can fail. */
-    MPI_Comm node;
-    int on_node = 1;
-    if (MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(node, &on_node);
-        MPI_Comm_free(&node);
-    }
+    const int on_node = tf_node_ranks(m->comm);
     if (!st) {
         double need = 5.0 * (double)m->nw * (double)sizeof *m->w * on_node;
         st = tf_mem_check(need >= 0x1p62 ? (int64_t)1 << 62 : (int64_t)need, 0);
