@@ -10,7 +10,10 @@
 # rotated from one process to the next. Each process gives a paired ratio:
 # twoface's median over the median of the fastest baseline of that same
 # process. The table shows the median of those ratios, their range, and the
-# 1-minute load average when the case started.
+# 1-minute load average when the case started. "twoface ran": the classes
+# and the transport of the plan kept ("direct": read in place, "shm": the
+# collective's copies; docs/executor.md), * where the start-up trial kept
+# its runner-up.
 #
 #   sh bench/p4_table.sh                         # every graph of DATA, K 32 128 512
 #   GRAPHS="cnr-2000 pubmed" KS=128 sh bench/p4_table.sh
@@ -90,7 +93,8 @@ for g in graphs:
                 a = "shift" if d["algo"].startswith("shift") else d["algo"]
                 t[a] = min(t.get(a, float("inf")), d["median_s"])
                 if a == "twoface":
-                    ran.add(d.get("classes", "-") + ("*" if d.get("selection", {}).get("chose") == "alternative" else ""))
+                    ran.add(d.get("classes", "-") + " " + d.get("coll_transport", "-") +
+                            ("*" if (d.get("selection") or {}).get("chose") == "alternative" else ""))
             best = min((v, a) for a, v in t.items() if a != "twoface")
             ratios.append(t["twoface"] / best[0])
             for a, v in t.items():

@@ -71,7 +71,7 @@ END {
         ncases++
     }
     printf "\nLargest scaled difference between any strategy and twoface in these runs: %.2g (tolerance 1e-5).\n\n", maxdiff
-    if (ntrial) printf "Start-up trials: %d of %d twoface plans carried a runner-up; the trial kept the runner-up in %d.\n\n", ntrial, ncases, nalt
+    if (ntrial) printf "Start-up trials: %d of %d twoface contexts ran one (against the runner-up of the plan, or on one node with ranks sharing cores against the same plan read in place); the trial kept the runner-up in %d.\n\n", ntrial, ncases, nalt
     printf "#### Geometric-mean speedup of twoface, %s\n\n", label
     printf "Over the %d cases above; > 1: twoface faster. \"fastest other\" compares with the best of the five in each case.\n\n", ncases
     printf "| cases | over fetch | over collective | over allgather | over shift (best c) | over p2p | over the fastest other |\n"

@@ -439,6 +439,14 @@ int main(int argc, char **argv)
             want_busy = 0;
     if (want_busy)
         g_busy_before = busy_share(0.5);
+    /* The coefficients describe the transports a plan is made for - the
+     * exchange, the one-sided gets, the collective's copies - not the
+     * executor's in-place path on one node, where both classes read the
+     * same rows and the plan's choice decides nothing (docs/executor.md,
+     * "One node: B read in place"): the in-situ runs time the copies. */
+    const char *shm = getenv("TWOFACE_COLL_SHM");
+    if (want_busy && (!shm || !*shm || strcmp(shm, "auto") == 0))
+        setenv("TWOFACE_COLL_SHM", "copy", 1);
     int provided = 0;
     /* Ask only for what the run can use: with one OpenMP thread the executor
      * never calls MPI from two threads, and FUNNELED lets transports that

@@ -166,9 +166,10 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
                    sel.classes[sel.decided && sel.chose_alternative]);
             if (sel.trial)
                 printf(", \"selection\": {\"planned\": \"%s\", \"alternative\": \"%s\", "
+                       "\"transports\": [\"%s\", \"%s\"], "
                        "\"chose\": \"%s\", \"trial_calls\": %d, \"trial_median_s\": "
                        "[%.9g, %.9g]}",
-                       sel.classes[0], sel.classes[1],
+                       sel.classes[0], sel.classes[1], sel.transport[0], sel.transport[1],
                        !sel.decided            ? "undecided"
                        : sel.chose_alternative ? "alternative"
                                                : "planned",
@@ -238,9 +239,9 @@ static void print_table(const tf_exec_report *rp, int tf_idx)
         if (!tf_algo_selection(algs[x], &sel) || !sel.trial || !sel.decided)
             continue;
         printf("%s start-up trial (median of %d calls each, slowest rank): planned %s "
-               "%.3f ms, alternative %s %.3f ms: kept the %s\n",
-               specs[x].name, sel.calls, sel.classes[0], sel.median[0] * 1e3,
-               sel.classes[1], sel.median[1] * 1e3,
+               "(transport %s) %.3f ms, alternative %s (transport %s) %.3f ms: kept the %s\n",
+               specs[x].name, sel.calls, sel.classes[0], sel.transport[0], sel.median[0] * 1e3,
+               sel.classes[1], sel.transport[1], sel.median[1] * 1e3,
                sel.chose_alternative ? "alternative" : "planned plan");
     }
     printf("peak memory per rank: max %.1f MiB, mean %.1f MiB\n", rp->rss_max, rp->rss_mean);

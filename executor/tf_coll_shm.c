@@ -64,30 +64,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tf_coll_shm_mode(MPI_Comm comm, int *on)
+int tf_coll_shm_mode(MPI_Comm comm, int *mode)
 {
     const char *s = getenv("TWOFACE_COLL_SHM");
     int st = TF_OK;
-    *on = 1;
+    *mode = TF_SHM_AUTO;
     if (s && *s) {
         if (strcmp(s, "auto") == 0)
-            *on = 1;
+            *mode = TF_SHM_AUTO;
+        else if (strcmp(s, "direct") == 0)
+            *mode = TF_SHM_DIRECT;
+        else if (strcmp(s, "trial") == 0)
+            *mode = TF_SHM_TRIAL;
+        else if (strcmp(s, "copy") == 0)
+            *mode = TF_SHM_COPY;
         else if (strcmp(s, "off") == 0)
-            *on = 0;
+            *mode = TF_SHM_OFF;
         else
-            st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM=%s: expected auto or off", s);
+            st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM=%s: expected auto, direct, trial, copy or off", s);
     }
     st = tf_agree(comm, st);
     if (st)
         return st;
     /* Ranks that disagree would meet in different allocations and hang. */
-    int mm[2] = {*on, -*on}, all[2];
+    int mm[2] = {*mode, -*mode}, all[2];
     MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
     if (all[0] != -all[1]) {
+        static const char *const name[5] = {"off", "copy", "direct", "trial", "auto"};
         int rank = 0;
         MPI_Comm_rank(comm, &rank);
         st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM differs between ranks (%s on rank %d)",
-                     *on ? "auto" : "off", rank);
+                     name[*mode], rank);
     }
     return tf_agree(comm, st);
 }
@@ -136,11 +143,15 @@ static int window_fail(int err, const char *what)
 #ifndef TF_COLL_SHM_UNAVAILABLE
 /* A shared window of `bytes` (displacement unit `disp`) on every rank, or
  * on none: 1 when every rank has one, else 0. */
-static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_Win *win)
+static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, int contig, void *base,
+                        MPI_Win *win)
 {
-    /* Each rank's part on pages of its own: the owner first-touches it. */
+    /* Contiguous (MPI's default): rank q's part begins where rank q - 1's
+     * ends, so every B row has one address in the node's B, which the
+     * in-place path needs (tf_node_direct.c). Otherwise each rank's part
+     * on pages of its own: the owner first-touches all of it. */
     MPI_Info info = MPI_INFO_NULL;
-    if (MPI_Info_create(&info) == MPI_SUCCESS)
+    if (!contig && MPI_Info_create(&info) == MPI_SUCCESS)
         MPI_Info_set(info, "alloc_shared_noncontig", "true");
     /* A one-sided component without shared windows (Open MPI's osc pt2pt,
      * chosen to emulate a network on one node) fails the call: the
@@ -162,7 +173,7 @@ static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, void *base, MPI_
 }
 #endif
 
-int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
+int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
 {
     tf_handle *h = ctx->h;
     const MPI_Aint elems = (MPI_Aint)h->rp->nbrows * ctx->k;
@@ -173,8 +184,8 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
     int shared = want && h->node_ranks == h->nranks;
     MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, h->comm);
     if (shared && !ctx->bf16) {
-        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), &ctx->xb,
-                         &ctx->win)) {
+        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), contig,
+                         &ctx->xb, &ctx->win)) {
             ctx->win_shared = 1;
             ctx->b = ctx->xb;
             return TF_OK;
@@ -183,7 +194,7 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
     } else if (shared) {
         /* bf16: fetchers still read the export with MPI_Rget from win;
          * readers of the collective round from float32 B in bwin. */
-        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), &ctx->b,
+        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), 0, &ctx->b,
                          &ctx->bwin)) {
             err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->bwin); /* for MPI_Win_sync */
             if (err != MPI_SUCCESS)
@@ -201,6 +212,7 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want)
     }
 #else
     (void)want;
+    (void)contig;
 #endif
     if (ctx->bf16 && !ctx->win_shared) {
         ctx->b_own = malloc((size_t)(elems > 0 ? elems : 1) * sizeof(float));
@@ -438,17 +450,10 @@ static int shm_group(tf_spmm_ctx *ctx, const int *seg_rank)
     return TF_OK;
 }
 
-int tf_coll_shm_setup(tf_spmm_ctx *ctx)
+int tf_coll_shm_flags(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
-    ctx->coll_shm = 1;
-    int *seg_rank = NULL;
-    int st = shm_describe(ctx, &seg_rank);
-    st = tf_agree(h->comm, st);
-    if (st) {
-        free(seg_rank);
-        return st;
-    }
+    int st = TF_OK;
     /* The flags: zeroed by their owner, then a barrier before any use. */
     MPI_Info info = MPI_INFO_NULL;
     if (MPI_Info_create(&info) == MPI_SUCCESS)
@@ -465,7 +470,7 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx)
         st = window_fail(err, "MPI_Win_allocate_shared (flags)");
     } else {
         atomic_init(&ctx->shm_my_flag->entered, 0);
-        atomic_init(&ctx->shm_my_flag->done, 0);
+        tf_shm_counter_init(&ctx->shm_my_flag->done);
         err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->shm_flag_win);
         if (err == MPI_SUCCESS)
             MPI_Win_sync(ctx->shm_flag_win);
@@ -475,11 +480,6 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx)
         }
     }
     st = tf_agree(h->comm, st);
-    if (st == TF_OK)
-        st = shm_peers(ctx);
-    if (st == TF_OK)
-        st = shm_group(ctx, seg_rank);
-    free(seg_rank);
     for (int i = 0; st == TF_OK && i < ctx->shm_n_src; i++) {
         MPI_Aint size = 0;
         int disp = 0;
@@ -494,6 +494,24 @@ int tf_coll_shm_setup(tf_spmm_ctx *ctx)
         MPI_Barrier(h->comm); /* every rank's flags are zero */
         MPI_Win_sync(ctx->shm_flag_win);
     }
+    return st;
+}
+
+int tf_coll_shm_setup(tf_spmm_ctx *ctx)
+{
+    tf_handle *h = ctx->h;
+    ctx->coll_shm = 1;
+    int *seg_rank = NULL;
+    int st = tf_agree(h->comm, shm_describe(ctx, &seg_rank));
+    if (st == TF_OK) {
+        st = shm_peers(ctx); /* collective on every rank, not agreed */
+        if (st == TF_OK)
+            st = shm_group(ctx, seg_rank);
+        st = tf_agree(h->comm, st);
+    }
+    free(seg_rank);
+    if (st == TF_OK)
+        st = tf_coll_shm_flags(ctx); /* agrees */
     return st;
 }
 
@@ -541,7 +559,7 @@ int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
                 MPI_Win_sync(b_window(ctx)); /* read their B as written */
             any = 1;
             copy_segments(ctx, ctx->shm_seg_first[i], ctx->shm_seg_first[i + 1], threads);
-            atomic_fetch_add_explicit(&ctx->shm_flag[i]->done, 1, memory_order_release);
+            tf_shm_counter_add(&ctx->shm_flag[i]->done, 1);
             ctx->shm_copied[i] = 1;
             ctx->shm_left--;
         }
@@ -574,7 +592,7 @@ void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
 int tf_coll_shm_copied(tf_spmm_ctx *ctx)
 {
     for (int i = 0; i < ctx->shm_n_src; i++)
-        atomic_fetch_add_explicit(&ctx->shm_flag[i]->done, 1, memory_order_release);
+        tf_shm_counter_add(&ctx->shm_flag[i]->done, 1);
     ctx->shm_left = 0;
     return TF_OK;
 }
@@ -582,8 +600,7 @@ int tf_coll_shm_copied(tf_spmm_ctx *ctx)
 int tf_coll_shm_leave(tf_spmm_ctx *ctx)
 {
     const int64_t goal = ctx->shm_epoch * ctx->shm_n_rd;
-    while (atomic_load_explicit(&ctx->shm_my_flag->done, memory_order_acquire) < goal)
-        sched_yield();
+    tf_shm_counter_wait(&ctx->shm_my_flag->done, goal);
     MPI_Win_sync(b_window(ctx));
     return TF_OK;
 }

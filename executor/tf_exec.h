@@ -10,6 +10,7 @@
 #include "tf_exchange.h"
 #include "tf_csr.h"
 #include "tf_plan.h"
+#include "tf_shm_wait.h"
 #include "twoface.h"
 
 #include <mpi.h>
@@ -43,8 +44,8 @@ struct tf_handle {
 typedef struct {
     _Atomic int64_t entered;
     char pad0[64 - sizeof(int64_t)];
-    _Atomic int64_t done;
-    char pad1[64 - sizeof(int64_t)];
+    tf_shm_counter done;
+    char pad1[64 - sizeof(tf_shm_counter)];
 } tf_shm_flags;
 
 /* Per-thread fetch state: a contiguous range [run_begin, run_end) of the
@@ -173,6 +174,19 @@ struct tf_spmm_ctx {
     int64_t *shm_seg_first; /* owner i's segments: [shm_seg_first[i], [i + 1]) */
     int shm_left;           /* owners not copied yet in this SpMM */
 
+    /* In place on one node (tf_node_direct.c; coll_shm is 1 too): every
+     * remote nonzero, collective and fetch alike, in one CSR over nrows
+     * rows (dir_ptr/dir_idx/dir_val) whose columns are global B rows of
+     * node_b, the node's contiguous float32 B; the SpMM computes from the
+     * owners' rows where they are. The flags above, with readers' `done`
+     * counting computes instead of copies. */
+    int direct;
+    const float *node_b; /* the address global B row 0 would have */
+    int64_t *dir_ptr;
+    int32_t *dir_idx;
+    float *dir_val;
+    int64_t direct_rows; /* distinct B rows read from peers per SpMM */
+
     /* Protection of B against one-sided reads, pairwise (docs/executor.md):
      * an owner sends READY (zero bytes) to each rank that fetches from it once
      * its B is written; a fetcher gets from an owner only after its READY,
@@ -221,9 +235,15 @@ int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
 /* tf_exec_ctx.c: a context for h's own plan (collective, agreed). With
  * `share`, the context of another plan of the same matrix and partition, B
  * and its window are share's: a runner-up reads and serves the very rows the
- * caller fills. opt must not be NULL. */
+ * caller fills. place (where TWOFACE_COLL_SHM allows reading in place,
+ * tf_node_direct.c): 1 read peers' rows in place where possible, 0 never, 2
+ * not this context, but B laid out so that one sharing its window can.
+ * opt must not be NULL. */
 int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
-                       tf_spmm_ctx **out);
+                       int place, tf_spmm_ctx **out);
+/* 1 when the node's ranks x h's threads for opt exceed its processors, on
+ * any rank (collective; every rank gets the same answer). */
+int tf_node_crowded(tf_handle *h, const tf_exec_options *opt);
 /* Frees a context (collective parts included; NULL is a no-op). A context
  * that shares another's window goes first. */
 void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx);
@@ -264,20 +284,31 @@ int tf_coll_pack_sources(tf_spmm_ctx *ctx);
 /* Collective: exchanges until their time settles (context creation). */
 int tf_coll_warm(tf_spmm_ctx *ctx);
 
-/* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|off (unset: auto), the same on
- * every rank (collective, agreed). */
-int tf_coll_shm_mode(MPI_Comm comm, int *on);
+/* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|direct|trial|copy|off (unset:
+ * auto), the same on every rank (collective, agreed). With every rank on
+ * one node: direct reads peers' float32 B in place (tf_node_direct.c);
+ * copy has the collective's receivers copy their rows (what bf16 and
+ * direct fall back to); trial lets the start-up trial choose between the
+ * two (tf_select.c); auto is direct when the node's ranks x threads do not
+ * exceed its processors and trial otherwise (docs/executor.md); off sends
+ * messages. */
+enum { TF_SHM_OFF = 0, TF_SHM_COPY = 1, TF_SHM_DIRECT = 2, TF_SHM_TRIAL = 3, TF_SHM_AUTO = 4 };
+int tf_coll_shm_mode(MPI_Comm comm, int *mode);
 /* Allocates the window (nbrows x K elements of es bytes) and B: float32 B
  * in shared memory when `want` on every rank and every rank of the
  * communicator is on this node (the window itself, or for bf16 bwin beside
  * an MPI_Win_allocate export window); else, or when the shared allocation
- * fails anywhere, MPI_Win_allocate (and b_own for bf16). Collective,
- * agreed; sets win, xb, b, bwin, b_own, win_shared. */
-int tf_coll_shm_window(tf_spmm_ctx *ctx, int want);
+ * fails anywhere, MPI_Win_allocate (and b_own for bf16). contig: float32
+ * B contiguous over the ranks (MPI's default layout), which the in-place
+ * path needs. Collective, agreed; sets win, xb, b, bwin, b_own, win_shared. */
+int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig);
 /* The copy schedule from the owners' B and the flags (collective, agreed;
  * win_shared only). */
 int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
+/* The flags window, and the flags of the shm_n_src owners in shm_src_rank
+ * (shm_flag allocated by the caller). Collective, agreed. */
+int tf_coll_shm_flags(tf_spmm_ctx *ctx);
 /* Entry of an SpMM: this rank's B is written; publishes it. */
 int tf_coll_shm_enter(tf_spmm_ctx *ctx);
 /* Single-thread path: copies the rows of every owner that has entered
@@ -296,6 +327,19 @@ void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);
 int tf_coll_shm_copied(tf_spmm_ctx *ctx);
 /* Before returning: waits until every reader of this rank's B copied. */
 int tf_coll_shm_leave(tf_spmm_ctx *ctx);
+
+/* tf_node_direct.c. Collective, agreed: sets direct when every remote
+ * row can be read in place (float32, contiguous shared B, bands in rank
+ * order), with the CSR and the flags; otherwise direct stays 0 and
+ * nothing is allocated. */
+int tf_direct_setup(tf_spmm_ctx *ctx);
+void tf_direct_free(tf_spmm_ctx *ctx);
+/* During an SpMM, after tf_coll_shm_enter: 1 when every owner I read has
+ * entered (then my reads are ordered after their writes); block: until
+ * then. */
+int tf_direct_arrived(tf_spmm_ctx *ctx, int block);
+/* My reads of every owner's B are over. */
+void tf_direct_release(tf_spmm_ctx *ctx);
 
 /* tf_export.c (bf16 only): which of my rows others read from the window -
  * the runs they fetch and the collective's zero-copy stripes - (collective,

@@ -62,6 +62,15 @@ int tf_default_threads(const tf_handle *h)
     return t < 1 ? 1 : t;
 }
 
+int tf_node_crowded(tf_handle *h, const tf_exec_options *opt)
+{
+    int threads = opt->threads > 0 ? opt->threads : tf_default_threads(h);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int crowded = cpus > 0 && (long)h->node_ranks * threads > cpus;
+    MPI_Allreduce(MPI_IN_PLACE, &crowded, 1, MPI_INT, MPI_MAX, h->comm);
+    return crowded;
+}
+
 /* n elements of es bytes (at least one byte: never NULL for n = 0). */
 static void *alloc_elems(int64_t n, size_t es)
 {
@@ -87,6 +96,7 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
     tf_export_free(ctx);
     tf_coll_free(ctx);
     tf_coll_shm_free(ctx);
+    tf_direct_free(ctx);
     tf_sync_free(ctx);
     tf_fetch_free(ctx);
     if (ctx->row_type != MPI_DATATYPE_NULL)
@@ -109,7 +119,7 @@ void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from)
 }
 
 int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
-                       tf_spmm_ctx **out)
+                       int place, tf_spmm_ctx **out)
 {
     *out = NULL;
     const tf_rank_plan *rp = h->rp;
@@ -182,28 +192,6 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Type_contiguous");
     }
-    if (st == TF_OK) {
-        ctx->coll_buf = alloc_elems(rp->coll_buf_rows * k, ctx->es);
-        ctx->fetch_buf = alloc_elems(rp->fetch_buf_rows * k, ctx->es);
-        ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
-        ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
-        ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
-        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
-            st = tf_fail(TF_ERR_NOMEM,
-                         "rank %d: cannot allocate the buffers (%lld + %lld rows of %d "
-                         "elements of %zu bytes)",
-                         h->rank, (long long)rp->coll_buf_rows, (long long)rp->fetch_buf_rows, k,
-                         ctx->es);
-    }
-    if (st == TF_OK) {
-        split_rows(rp->nrows, rp->loc_ptr, rp->coll_ptr, ctx->n_coll_threads, ctx->row_split);
-        split_rows(rp->nrows, rp->loc_ptr, NULL, ctx->n_local_chunks, ctx->local_split);
-        st = tf_fetch_setup(ctx);
-    }
-    if (st == TF_OK) {
-        for (int64_t r = 0; r < rp->n_runs; r++)
-            ctx->fetch_rows_got += rp->run_count[r];
-    }
     st = tf_agree(h->comm, st);
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx); /* nothing collective exists yet */
@@ -221,12 +209,13 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     /* What others read lives in the window (B itself, or its bf16 export);
      * MPI_Win_allocate lets the sm component map it into every rank on the
      * node; with every rank on one node float32 B is in shared memory (the
-     * window, or beside the bf16 export) and the collective reads its rows
-     * directly (tf_coll_shm.c). A window with a runner-up must serve both
-     * plans: they travel in the same precision (tf_context_create resolves
-     * one for both). */
+     * window, or beside the bf16 export), and the SpMM reads peers' rows in
+     * place (tf_node_direct.c) or the collective copies them
+     * (tf_coll_shm.c). A window with a runner-up must serve both plans:
+     * they travel in the same precision (tf_context_create resolves one for
+     * both). */
     int err = MPI_SUCCESS;
-    int shm_on = 0;
+    int shm_mode = TF_SHM_OFF;
     /* The exchange's variables are checked even where the collective goes
      * through shared memory or does not exist: a misspelt value would
      * otherwise pass every run on one node and fail first on a cluster. */
@@ -236,7 +225,14 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         st = tf_xchg_mode(&xchg_mode);
     st = tf_agree(h->comm, st);
     if (st == TF_OK)
-        st = tf_coll_shm_mode(h->comm, &shm_on); /* agrees itself */
+        st = tf_coll_shm_mode(h->comm, &shm_mode); /* agrees itself */
+    /* In place where the caller allows it and the setting does; the
+     * window is laid out for it also when a context sharing it may read in
+     * place (place 2: the transport trial's copying side, tf_select.c). */
+    const int may_direct = (shm_mode == TF_SHM_DIRECT || shm_mode == TF_SHM_AUTO ||
+                            shm_mode == TF_SHM_TRIAL) &&
+                           !ctx->bf16 && (ctx->any_coll || ctx->any_fetch);
+    const int want_direct = may_direct && place == 1;
     if (st == TF_OK && share) {
         ctx->win = share->win;
         ctx->b = share->b;
@@ -247,14 +243,50 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
             st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
     } else if (st == TF_OK) {
         ctx->owns_win = 1; /* what it allocated, even on failure */
-        st = tf_coll_shm_window(ctx, shm_on); /* agrees itself */
+        st = tf_coll_shm_window(ctx, shm_mode != TF_SHM_OFF, may_direct && place != 0);
     }
     st = tf_agree(h->comm, st);
-    if (st == TF_OK && ctx->any_coll && shm_on && ctx->win_shared)
+    if (st == TF_OK && want_direct)
+        st = tf_direct_setup(ctx); /* agrees itself */
+    if (st == TF_OK && ctx->direct) {
+        /* Nothing is fetched: every thread computes. */
+        ctx->threads_fetch = 0;
+        ctx->n_coll_threads = ctx->threads;
+    }
+
+    /* The receive buffers and the fetch state (none when reading in place). */
+    const int64_t coll_rows = ctx->direct ? 0 : rp->coll_buf_rows;
+    const int64_t fetch_rows = ctx->direct ? 0 : rp->fetch_buf_rows;
+    if (st == TF_OK) {
+        ctx->coll_buf = alloc_elems(coll_rows * k, ctx->es);
+        ctx->fetch_buf = alloc_elems(fetch_rows * k, ctx->es);
+        ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
+        ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
+        ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
+        if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
+            st = tf_fail(TF_ERR_NOMEM,
+                         "rank %d: cannot allocate the buffers (%lld + %lld rows of %d "
+                         "elements of %zu bytes)",
+                         h->rank, (long long)coll_rows, (long long)fetch_rows, k, ctx->es);
+    }
+    if (st == TF_OK) {
+        split_rows(rp->nrows, rp->loc_ptr, ctx->direct ? ctx->dir_ptr : rp->coll_ptr,
+                   ctx->n_coll_threads, ctx->row_split);
+        split_rows(rp->nrows, rp->loc_ptr, NULL, ctx->n_local_chunks, ctx->local_split);
+        if (!ctx->direct)
+            st = tf_fetch_setup(ctx);
+    }
+    if (st == TF_OK) {
+        for (int64_t r = 0; r < rp->n_runs; r++)
+            ctx->fetch_rows_got += rp->run_count[r];
+    }
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK && !ctx->direct && ctx->any_coll && shm_mode != TF_SHM_OFF &&
+        ctx->win_shared)
         st = tf_coll_shm_setup(ctx); /* agrees itself */
-    else if (st == TF_OK && ctx->any_coll)
+    else if (st == TF_OK && !ctx->direct && ctx->any_coll)
         st = tf_coll_setup(ctx); /* agrees itself */
-    if (st == TF_OK && ctx->any_fetch)
+    if (st == TF_OK && !ctx->direct && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
     if (st == TF_OK && ctx->bf16 && (ctx->any_coll || ctx->any_fetch))
         st = tf_export_setup(ctx); /* agrees itself */
@@ -269,9 +301,8 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         if (ctx->bf16)
             memset(ctx->xb, 0, (size_t)rp->nbrows * (size_t)k * ctx->es);
     }
-    memset(ctx->coll_buf, 0, (size_t)(rp->coll_buf_rows > 0 ? rp->coll_buf_rows * k : 1) * ctx->es);
-    memset(ctx->fetch_buf, 0,
-           (size_t)(rp->fetch_buf_rows > 0 ? rp->fetch_buf_rows * k : 1) * ctx->es);
+    memset(ctx->coll_buf, 0, (size_t)(coll_rows > 0 ? coll_rows * k : 1) * ctx->es);
+    memset(ctx->fetch_buf, 0, (size_t)(fetch_rows > 0 ? fetch_rows * k : 1) * ctx->es);
     for (int f = 0; f < ctx->n_fetch_threads; f++)
         if (ctx->ft[f].acc)
             memset(ctx->ft[f].acc, 0, (size_t)rp->n_fetch_rows * (size_t)k * sizeof(float));

@@ -17,6 +17,14 @@
 #include <string.h>
 
 #define SELECT_CALLS_DEFAULT 4
+/* In place against the copies, where ranks share processors: an owner
+ * reading in place returns only when its last reader has computed, so each
+ * rank's SpMM also holds the lag with which its readers began - a lag the
+ * trial's calls, early and interleaved, show less of than a long run does
+ * (cnr-2000, P = 4 on 2 cores, K = 128: trial medians 0.96-1.08x the
+ * copies', steady state 1.07x; where in place wins, 0.34-0.87x). The copies
+ * stay unless in place is clearly faster. */
+#define DIRECT_MARGIN 0.10
 /* The trial starts with one untimed call of each plan. */
 #define COLD_CALLS 2
 
@@ -24,8 +32,19 @@ struct tf_ctx {
     tf_spmm_ctx *use; /* the plan in use: the planner's choice, after a trial the winner */
     tf_spmm_ctx *alt; /* the runner-up while the trial runs (it shares use's window) */
     double *trial_t;  /* 2 x sel.calls call times on this rank, then the max */
+    /* The runner-up wins only with a median below (1 - margin) x the
+     * planned one's: 0 against the plan's runner-up, DIRECT_MARGIN when
+     * the runner-up is the same plan read in place. */
+    double margin;
     tf_selection sel;
 };
+
+static const char *transport(const tf_spmm_ctx *s)
+{
+    if (s->direct)
+        return "direct";
+    return !s->any_coll ? "none" : s->coll_shm ? "shm" : "mpi";
+}
 
 int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **out)
 {
@@ -45,30 +64,64 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     if (st == TF_OK)
         st = tf_comm_resolve(h, opt->comm, &o.comm); /* agrees */
     opt = &o;
+    /* Where every rank is on one node, the SpMM can read its peers' rows
+     * in place (tf_node_direct.c); where ranks share processors, whether
+     * that beats the copies is the trial's to find out (docs/executor.md,
+     * "One node: B read in place"): the copying context first, the one
+     * reading in place beside it. */
+    int mode = TF_SHM_AUTO, ttrial = 0, place = 1;
     if (st == TF_OK)
-        st = tf_spmm_ctx_create(h, k, opt, NULL, &ctx->use); /* agrees */
-    /* h->alt is the same on every rank (tf_open agreed on the plan file). */
-    if (st == TF_OK && h->alt && opt->select_calls >= 0) {
-        st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, &ctx->alt); /* agrees */
-        if (st == TF_OK) {
-            ctx->sel.trial = 1;
-            ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
-            ctx->sel.calls_total = COLD_CALLS + 2 * ctx->sel.calls;
-            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
-                     tf_plan_classes(&h->alt->plan));
-            /* 2 x calls times, then room to split them for the medians */
-            ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
-            st = ctx->trial_t ? TF_OK
-                              : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
-                                        h->rank);
-            st = tf_agree(h->comm, st);
+        st = tf_coll_shm_mode(h->comm, &mode); /* agrees */
+    if (st == TF_OK && (mode == TF_SHM_TRIAL || mode == TF_SHM_AUTO)) {
+        /* Without a trial (select_calls = -1), the copies where ranks
+         * share processors, as when the trial keeps them. */
+        int crowded = mode == TF_SHM_TRIAL || tf_node_crowded(h, opt);
+        ttrial = crowded && opt->select_calls >= 0;
+        place = !crowded ? 1 : ttrial ? 2 : 0;
+    }
+    if (st == TF_OK)
+        st = tf_spmm_ctx_create(h, k, opt, NULL, place, &ctx->use); /* agrees */
+    tf_handle *other = NULL;
+    if (st == TF_OK && ttrial) {
+        st = tf_spmm_ctx_create(h, k, opt, ctx->use, 1, &ctx->alt); /* agrees */
+        if (st == TF_OK && !ctx->alt->direct) {
+            /* Nothing to read in place (bf16, one rank, no remote rows, or
+             * the window's layout): the same on every rank. */
+            tf_spmm_ctx_destroy(ctx->alt);
+            ctx->alt = NULL;
+        } else if (st == TF_OK) {
+            other = h;
+            ctx->margin = DIRECT_MARGIN;
         }
+    }
+    /* The plan's runner-up, unless the SpMM reads in place: then both
+     * classes read the same rows, and there is nothing to choose. h->alt is
+     * the same on every rank (tf_open agreed on the plan file). */
+    if (st == TF_OK && !other && h->alt && opt->select_calls >= 0 && !ctx->use->direct) {
+        st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, 0, &ctx->alt); /* agrees */
+        if (st == TF_OK)
+            other = h->alt;
+    }
+    if (st == TF_OK && other) {
+        ctx->sel.trial = 1;
+        ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
+        ctx->sel.calls_total = COLD_CALLS + 2 * ctx->sel.calls;
+        snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
+                 tf_plan_classes(&other->plan));
+        snprintf(ctx->sel.transport[1], sizeof ctx->sel.transport[1], "%s", transport(ctx->alt));
+        /* 2 x calls times, then room to split them for the medians */
+        ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
+        st = ctx->trial_t ? TF_OK
+                          : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the trial times",
+                                    h->rank);
+        st = tf_agree(h->comm, st);
     }
     if (st != TF_OK) {
         tf_context_free(ctx);
         return st;
     }
     snprintf(ctx->sel.classes[0], sizeof ctx->sel.classes[0], "%s", tf_plan_classes(&h->plan));
+    snprintf(ctx->sel.transport[0], sizeof ctx->sel.transport[0], "%s", transport(ctx->use));
     *out = ctx;
     return TF_OK;
 }
@@ -125,7 +178,7 @@ static int trial_step(tf_ctx *ctx, float *c)
     }
     ctx->sel.median[0] = tf_median(mine, a);
     ctx->sel.median[1] = tf_median(other, b);
-    return tf_select_finish(ctx, ctx->sel.median[1] < ctx->sel.median[0]);
+    return tf_select_finish(ctx, ctx->sel.median[1] < (1.0 - ctx->margin) * ctx->sel.median[0]);
 }
 
 int tf_select_finish(tf_ctx *ctx, int which)
@@ -174,10 +227,7 @@ int tf_ctx_threads(const tf_ctx *ctx) { return ctx->use->threads; }
 int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->use->threads_fetch; }
 int tf_ctx_comm_precision(const tf_ctx *ctx) { return ctx->use->bf16 ? TF_COMM_BF16 : TF_COMM_F32; }
 
-const char *tf_ctx_coll_transport(const tf_ctx *ctx)
-{
-    return !ctx->use->any_coll ? "none" : ctx->use->coll_shm ? "shm" : "mpi";
-}
+const char *tf_ctx_coll_transport(const tf_ctx *ctx) { return transport(ctx->use); }
 
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->use->timing; }
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }

@@ -260,6 +260,10 @@ typedef struct {
     double median[2]; /* median slowest-rank time per call: [0] the planner's
                          choice, [1] the runner-up (when decided) */
     char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
+    /* How each moves its remote rows (tf_ctx_coll_transport). Where every
+     * rank is on one node and ranks share processors, the runner-up is the
+     * planner's choice itself, read in place: "shm" against "direct". */
+    char transport[2][8];
 } tf_selection;
 
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s);
@@ -282,11 +286,14 @@ int tf_ctx_k(const tf_ctx *ctx);
 int tf_ctx_threads(const tf_ctx *ctx);       /* threads used by an SpMM */
 int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
 int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_BF16 */
-/* How the plan in use moves its collective rows: "shm" (each receiver
- * copies them from its owners' B in shared memory, rounding them with bf16:
- * every rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
- * exchange) or
- * "none" (no rank receives through the collective). */
+/* How the plan in use moves its remote rows: "direct" (nothing moves:
+ * each rank computes from its peers' B where it lies in shared memory,
+ * collective and fetch rows alike; every rank on one node, float32,
+ * TWOFACE_COLL_SHM not copy or off, and where ranks share processors the
+ * start-up trial's choice), "shm" (each receiver copies its collective
+ * rows from its owners' B in shared memory, rounding them with bf16: every
+ * rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
+ * exchange) or "none" (no rank receives through the collective). */
 const char *tf_ctx_coll_transport(const tf_ctx *ctx);
 
 /* Per-call breakdown, accumulated over tf_spmm calls since the context was

@@ -74,6 +74,12 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
                    "collective rows it receives as it copies them from the owners' float32 B, so "
                    "that part of the rounding falls on the receivers; owners round only the rows "
                    "others fetch\n");
+    /* On one node float32 rows do not travel at all (tf_node_direct.c),
+     * which the model, pricing transfers, cannot see. */
+    fprintf(f, "comm: on a single node --comm f32 is the faster choice: the executor reads "
+               "float32 rows of B in place from the owners' shared memory and nothing travels "
+               "(docs/executor.md, \"One node: B read in place\"), while bf16 rows are still "
+               "copied and rounded; bf16 pays where rows cross a network\n");
 }
 
 void tf_explain_print(FILE *f, const tf_plan *plan)

@@ -1,11 +1,13 @@
 #!/bin/sh
-# End to end: the collective through shared memory (executor/tf_coll_shm.c,
-# TWOFACE_COLL_SHM=auto, the default when every rank is on one node) against
-# the MPI exchange (off), at 1-4 ranks on the shipped Cora graph: the pure
-# collective plan and twoface's plan pass --check both ways, in float32 and
-# bf16, the collective plan's C is bitwise the same, --json and the text
-# report name the transport ("shm", "mpi", or "none" where no rank
-# receives), a one-sided component without shared windows falls back to
+# End to end: one node's transports - peers' rows read in place
+# (executor/tf_node_direct.c, TWOFACE_COLL_SHM=direct), copied by the
+# collective's receivers (executor/tf_coll_shm.c, copy) - and auto, which
+# picks one by the node's processors, against the MPI exchange (off), at
+# 1-4 ranks on the shipped Cora graph: the pure collective plan and
+# twoface's plan pass --check every way, in float32 and bf16, the collective
+# plan's C is bitwise the same, --json and the text report name the
+# transport ("direct", "shm", "mpi", or "none" where no rank receives), a
+# one-sided component without shared windows falls back to
 # the exchange, a component that refuses the B window altogether (osc
 # pt2pt under MPI_THREAD_MULTIPLE, osc rdma on one rank) and a bad or
 # rank-dependent TWOFACE_COLL_SHM are one-line errors on exit 1 with no
@@ -30,31 +32,44 @@ for np in 1 2 3 4; do
     "$PLAN" "$MATRIX" -n $np -k 32 --mode collective -o "$work/c$np.h5" -q >"$work/plan.log" 2>&1 &&
         "$PLAN" "$MATRIX" -n $np -k 32 -o "$work/t$np.h5" -q >>"$work/plan.log" 2>&1 ||
         { bad "plans at $np ranks: $(head -2 "$work/plan.log")"; continue; }
-    want=shm
-    [ $np -eq 1 ] && want=none
+    # auto reads in place unless ranks x threads exceed the processors.
+    cpus=$(getconf _NPROCESSORS_ONLN)
     for cm in f32 bf16; do
-        for x in auto off; do
+        want=shm
+        [ $cm = f32 ] && [ $np -le "$cpus" ] && want=direct
+        [ $np -eq 1 ] && want=none
+        for x in auto direct copy off; do
+            # --warmup 10: as many rounds (so the same last B) whether or
+            # not a start-up trial lengthens the warm-up.
             if TWOFACE_COLL_SHM=$x run $np "$work/c$np.h5" --algo collective --comm $cm -k 13 -i 3 \
-                --warmup 1 --check --json --c-out "$work/C-$x.h5" >"$work/out-$x.json" \
+                --warmup 10 --check --json --c-out "$work/C-$x.h5" >"$work/out-$x.json" \
                 2>"$work/err.log" && grep -q '"check_passed": true' "$work/out-$x.json"; then
                 ok "$np ranks, collective plan, $cm, TWOFACE_COLL_SHM=$x: --check passed"
             else
                 bad "$np ranks, collective plan, $cm, TWOFACE_COLL_SHM=$x: $(head -1 "$work/err.log")"
             fi
         done
-        got=$(transport "$work/out-auto.json" collective)
-        [ "$got" = "$want" ] && ok "$np ranks, $cm: auto reports coll_transport $want" ||
-            bad "$np ranks, $cm: auto reports coll_transport '$got', expected $want"
+        want_direct=direct
+        [ $cm = bf16 ] && want_direct=shm
+        [ $np -eq 1 ] && want_direct=none
+        [ $np -eq 1 ] && want_copy=none || want_copy=shm
         [ $np -eq 1 ] && want_off=none || want_off=mpi
-        got=$(transport "$work/out-off.json" collective)
-        [ "$got" = "$want_off" ] && ok "$np ranks, $cm: off reports coll_transport $want_off" ||
-            bad "$np ranks, $cm: off reports coll_transport '$got', expected $want_off"
-        if h5diff -q "$work/C-auto.h5" "$work/C-off.h5" /C /C; then
-            ok "$np ranks, collective plan, $cm: C of both transports identical"
-        else
-            bad "$np ranks, collective plan, $cm: C differs between the transports"
-        fi
+        for x in auto:$want direct:$want_direct copy:$want_copy off:$want_off; do
+            got=$(transport "$work/out-${x%%:*}.json" collective)
+            [ "$got" = "${x#*:}" ] && ok "$np ranks, $cm: ${x%%:*} reports coll_transport ${x#*:}" ||
+                bad "$np ranks, $cm: ${x%%:*} reports coll_transport '$got', expected ${x#*:}"
+        done
+        for x in auto direct copy; do
+            if h5diff -q "$work/C-$x.h5" "$work/C-off.h5" /C /C; then
+                ok "$np ranks, collective plan, $cm: C of $x and off identical"
+            else
+                bad "$np ranks, collective plan, $cm: C differs between $x and off"
+            fi
+        done
     done
+    want=shm
+    [ $np -le "$cpus" ] && want=direct
+    [ $np -eq 1 ] && want=none
     # twoface beside p2p in one process (the runs the benchmarks make), and
     # the text report's transport.
     if run $np "$work/t$np.h5" "$work/c$np.h5" --algo twoface,collective,p2p -k 32 -i 2 \
@@ -114,7 +129,7 @@ done
 
 TWOFACE_COLL_SHM=sometimes run 2 "$work/c2.h5" -k 8 -i 1 >"$work/out.txt" 2>"$work/err.log"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_COLL_SHM=sometimes: expected auto or off$" \
+if [ $rc -eq 1 ] && grep -q "^twoface-exec: .*TWOFACE_COLL_SHM=sometimes: expected auto, direct, trial, copy or off$" \
     "$work/err.log" && [ "$(grep -c TWOFACE_COLL_SHM "$work/err.log")" -eq 1 ] &&
     [ ! -s "$work/out.txt" ]; then
     ok "TWOFACE_COLL_SHM=sometimes: one line, exit 1"

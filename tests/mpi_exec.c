@@ -450,7 +450,9 @@ END_TEST
 
 /* 200 SpMMs in a row, B refilled every time (seed = iteration), with rank 0
  * slow to refill: a rank reading B before its owner refilled it, or after
- * the owner returned, would see the wrong iteration. Every result checked. */
+ * the owner returned, would see the wrong iteration. Every result checked,
+ * with the collective's rows copied and with every remote row read in
+ * place (no fetch group then). */
 START_TEST(repeated_with_changing_b)
 {
     tf_csr a;
@@ -458,19 +460,23 @@ START_TEST(repeated_with_changing_b)
     for (int mode = 0; mode < 2; mode++) { /* twoface, fetch */
         /* 1 thread; 2 threads, fetch group 1; 3 threads, fetch group 2
          * (runs of one owner split between fetch threads). */
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < 6; s++) {
+            const int direct = s >= 3;
             tf_handle *h = NULL;
             int st = open_plan(&a, mode, 4, 0, &h);
             ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
             tf_exec_options opt;
             tf_exec_options_default(&opt);
-            opt.threads = s + 1;
-            opt.threads_fetch = s;
+            opt.threads = s % 3 + 1;
+            opt.threads_fetch = s % 3;
             opt.max_requests = 3; /* exercise slot reuse */
             tf_ctx *ctx;
+            setenv("TWOFACE_COLL_SHM", direct ? "direct" : "copy", 1);
             st = tf_context_create(h, 5, &opt, &ctx);
+            unsetenv("TWOFACE_COLL_SHM");
             ck_assert_msg(st == TF_OK, "context: %s", tf_error_message());
             int fetch_group = tf_ctx_threads_fetch(ctx);
+            const int in_place = strcmp(tf_ctx_coll_transport(ctx), "direct") == 0;
             int64_t b0, nb, r0, nr;
             float *b = tf_b_rows(ctx, &b0, &nb);
             tf_get_rows(h, &r0, &nr);
@@ -496,7 +502,8 @@ START_TEST(repeated_with_changing_b)
             ck_assert_msg(all_true(worst < TOL), "%s, setup %d: error %g", tf_mode_name(mode), s,
                           worst);
             ck_assert_int_eq(t.calls, 200);
-            ck_assert_int_eq(fetch_group, s);
+            ck_assert_int_eq(in_place, direct && g_size > 1);
+            ck_assert_int_eq(fetch_group, in_place ? 0 : s % 3);
         }
     }
     tf_csr_free(&a);
@@ -609,7 +616,9 @@ static int shm_run(tf_handle *h, int k, int comm, int threads, int tfetch, const
 }
 
 /* The collective through shared memory (every rank of the test is on one
- * node): for hybrid, fetch and collective plans, both receive schedules
+ * node), copied by the receivers (TWOFACE_COLL_SHM=copy) and read in place
+ * (direct, float32; bf16 falls back to the copies): for hybrid, fetch and
+ * collective plans, both receive schedules
  * (whole stripes at W = 8, needed rows at W = 4), a matrix with rank(s)
  * owning no rows, odd and even K and every thread set-up (single-thread
  * path with 1 and 2 threads; fetch groups of 1 and 2 beside a collective
@@ -639,22 +648,34 @@ START_TEST(shm_transport)
             int64_t r0, nr;
             tf_get_rows(h, &r0, &nr);
             int coll = any_rank(h->rp->n_recv > 0);
+            int remote = any_rank(h->rp->n_recv > 0 || h->rp->n_runs > 0);
             for (int ki = 0; ki < 3; ki++) {
                 int k = ks[ki];
                 size_t n = (size_t)reps * (size_t)(nr > 0 ? nr : 1) * (size_t)k;
                 float *c_mpi = malloc(n * sizeof(float)), *c_shm = malloc(n * sizeof(float));
-                for (int s = 0; s < 8; s++) {
-                    const int comm = comms[s / 4], th = setups[s % 4][0], tfe = setups[s % 4][1];
+                for (int s = 0; s < 16; s++) {
+                    const int comm = comms[s / 8 % 2], th = setups[s % 4][0],
+                              tfe = setups[s % 4][1];
+                    /* copy: the receivers copy; direct: read in place
+                     * (float32; bf16 copies, rounding as it goes). */
+                    const int direct = s / 4 % 2;
                     const double tol = comm == TF_COMM_BF16 ? TOL + 1.0 / 256 : TOL;
                     const char *t_mpi = NULL, *t_shm = NULL;
                     for (size_t x = 0; x < n; x++)
                         c_mpi[x] = c_shm[x] = NAN;
                     st = shm_run(h, k, comm, th, tfe, "off", reps, c_mpi, &t_mpi);
                     ck_assert_msg(st == TF_OK, "off: %s", tf_error_message());
-                    st = shm_run(h, k, comm, th, tfe, "auto", reps, c_shm, &t_shm);
-                    ck_assert_msg(st == TF_OK, "auto: %s", tf_error_message());
+                    st = shm_run(h, k, comm, th, tfe, direct ? "direct" : "copy", reps, c_shm,
+                                 &t_shm);
+                    ck_assert_msg(st == TF_OK, "%s: %s", direct ? "direct" : "copy",
+                                  tf_error_message());
                     ck_assert_str_eq(t_mpi, coll ? "mpi" : "none");
-                    ck_assert_str_eq(t_shm, coll ? "shm" : "none");
+                    if (direct && comm == TF_COMM_F32)
+                        ck_assert_str_eq(t_shm, remote ? "direct" : "none");
+                    else
+                        ck_assert_str_eq(t_shm, coll ? "shm" : "none");
+                    /* Read in place, C is the copying path's, term for
+                     * term: bitwise the exchange's for collective plans. */
                     int same = mode != TF_MODE_COLLECTIVE ||
                                memcmp(c_mpi, c_shm, (size_t)reps * (size_t)nr * (size_t)k *
                                                         sizeof(float)) == 0;
@@ -665,14 +686,16 @@ START_TEST(shm_transport)
                         if (!(e <= worst))
                             worst = e;
                     }
-                    ck_assert_msg(all_true(same), "%s W=%d, %s, %s, K=%d, threads %d/%d: C differs",
+                    ck_assert_msg(all_true(same),
+                                  "%s W=%d, %s, %s, %s, K=%d, threads %d/%d: C differs",
                                   matrix_names[cases[ci].matrix], cases[ci].width,
-                                  tf_mode_name(mode), tf_comm_precision_name(comm), k, th, tfe);
+                                  tf_mode_name(mode), tf_comm_precision_name(comm), t_shm, k, th,
+                                  tfe);
                     ck_assert_msg(all_true(worst < tol),
-                                  "%s W=%d, %s, %s, K=%d, threads %d/%d: error %g",
+                                  "%s W=%d, %s, %s, %s, K=%d, threads %d/%d: error %g",
                                   matrix_names[cases[ci].matrix], cases[ci].width,
-                                  tf_mode_name(mode), tf_comm_precision_name(comm), k, th, tfe,
-                                  worst);
+                                  tf_mode_name(mode), tf_comm_precision_name(comm), t_shm, k, th,
+                                  tfe, worst);
                 }
                 free(c_mpi);
                 free(c_shm);
@@ -701,7 +724,7 @@ START_TEST(shm_transport_setting)
         st = tf_context_create(h, 4, NULL, &ctx);
         unsetenv("TWOFACE_COLL_SHM");
         ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
-        ck_assert_msg(strstr(tf_last_error(), v == 0 ? "TWOFACE_COLL_SHM=sometimes: expected auto or off"
+        ck_assert_msg(strstr(tf_last_error(), v == 0 ? "TWOFACE_COLL_SHM=sometimes: expected auto, direct, trial, copy or off"
                                                       : "TWOFACE_COLL_SHM differs between ranks") != NULL,
                       "%s", tf_last_error());
         ck_assert(same_message_everywhere(tf_last_error()));
@@ -721,6 +744,31 @@ START_TEST(shm_transport_setting)
         ck_assert(all_true(st == TF_ERR_ARG && ctx == NULL));
         ck_assert_msg(strstr(tf_last_error(), vars[v][2]) != NULL, "%s", tf_last_error());
         ck_assert(same_message_everywhere(tf_last_error()));
+    }
+    /* auto reads in place unless the node's ranks x threads exceed its
+     * processors (every rank of the test is on this node). */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int th = 1; th <= 3; th++) {
+        tf_exec_options opt;
+        tf_exec_options_default(&opt);
+        opt.threads = th;
+        opt.threads_fetch = 0;
+        tf_ctx *ctx = NULL;
+        st = tf_context_create(h, 4, &opt, &ctx);
+        ck_assert_msg(all_true(st == TF_OK), "%s", tf_error_message());
+        /* Crowded: the start-up trial between the copies (first) and in
+         * place. */
+        const int crowded = g_size > 1 && (long)g_size * th > cpus;
+        const char *want = g_size == 1 ? "none" : crowded ? "shm" : "direct";
+        ck_assert_msg(strcmp(tf_ctx_coll_transport(ctx), want) == 0,
+                      "%d ranks x %d threads on %ld processors: transport %s, expected %s",
+                      g_size, th, cpus, tf_ctx_coll_transport(ctx), want);
+        tf_selection sel;
+        tf_selection_get(ctx, &sel);
+        ck_assert_int_eq(sel.trial, crowded);
+        if (crowded)
+            ck_assert_str_eq(sel.transport[1], "direct");
+        tf_context_free(ctx);
     }
     tf_close(h);
     tf_csr_free(&a);
@@ -774,15 +822,19 @@ static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
  * in the middle of the trial. Every call's C is exact, B stays where the
  * caller writes it, the decision is the same on every rank, and the plan
  * kept keeps running (10 more calls); with select_calls = -1 there is no
- * trial. Both thread set-ups. */
+ * trial, nor where the SpMM reads peers' rows in place (both plans read
+ * the same rows). Both thread set-ups; the collective copies its rows. */
 START_TEST(start_up_trial)
 {
     tf_csr a;
     make_matrix(M_RANDOM, &a);
     const int k = 7;
     /* force: -1 the times decide; 0 / 1 keep the plan / the runner-up
-     * after the first call; 2: no trial (select_calls = -1). */
-    for (int force = -1; force <= 2; force++)
+     * after the first call; 2: no trial (select_calls = -1); 3: read in
+     * place (TWOFACE_COLL_SHM=direct), no trial where any row is remote;
+     * 4: TWOFACE_COLL_SHM=trial, the trial is between the plan copied and
+     * the plan read in place (the runner-up's where nothing is remote). */
+    for (int force = -1; force <= 4; force++)
         for (int s = 0; s < 2; s++) {
             tf_handle *h = NULL;
             int st = open_with_runner_up(&a, force == -1, &h);
@@ -794,11 +846,21 @@ START_TEST(start_up_trial)
             opt.threads_fetch = s;
             opt.select_calls = force == 2 ? -1 : 2;
             tf_ctx *ctx;
+            setenv("TWOFACE_COLL_SHM", force == 3 ? "direct" : force == 4 ? "trial" : "copy", 1);
             st = tf_context_create(h, k, &opt, &ctx);
+            unsetenv("TWOFACE_COLL_SHM");
             ck_assert_msg(st == TF_OK, "context: %s", tf_error_message());
             tf_selection sel;
             tf_selection_get(ctx, &sel);
-            ck_assert_int_eq(sel.trial, force != 2);
+            ck_assert_int_eq(sel.trial, force == 3 ? g_size == 1 : force != 2);
+            if (force == 3)
+                ck_assert_str_eq(tf_ctx_coll_transport(ctx), g_size > 1 ? "direct" : "none");
+            const int ttrial = force == 4 && g_size > 1;
+            if (ttrial) {
+                ck_assert_str_eq(sel.classes[1], sel.classes[0]);
+                ck_assert_str_eq(sel.transport[1], "direct");
+                ck_assert_str_ne(sel.transport[0], "direct");
+            }
             ck_assert_int_eq(sel.decided, 0);
             int64_t b0, nb, r0, nr;
             float *b = tf_b_rows(ctx, &b0, &nb);
@@ -827,6 +889,8 @@ START_TEST(start_up_trial)
             double med[2] = {sel.median[0], -sel.median[0]};
             MPI_Allreduce(MPI_IN_PLACE, chose, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             MPI_Allreduce(MPI_IN_PLACE, med, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            char used[16];
+            snprintf(used, sizeof used, "%s", tf_ctx_coll_transport(ctx));
             free(c);
             tf_context_free(ctx);
             tf_close(h);
@@ -834,18 +898,25 @@ START_TEST(start_up_trial)
             ck_assert_msg(all_true(worst < TOL), "force %d setup %d: error %g", force, s, worst);
             ck_assert_msg(chose[0] == -chose[1] && med[0] == -med[1],
                           "ranks decided differently");
-            if (force == 2) {
+            if (force == 2 || (force == 3 && g_size > 1)) {
                 ck_assert_int_eq(sel.trial, 0);
                 ck_assert_int_eq(decided_at, -1);
+            } else if (force == 3) {
+                ck_assert_int_eq(sel.decided, 1); /* one rank: both plans local */
             } else {
                 ck_assert_int_eq(sel.decided, 1);
-                ck_assert_str_eq(sel.classes[1], g_size > 1 ? "fetch" : "local");
-                if (force == -1) {
+                if (!ttrial)
+                    ck_assert_str_eq(sel.classes[1], g_size > 1 ? "fetch" : "local");
+                if (force == -1 || force == 4) {
                     ck_assert_int_eq(decided_at, 5); /* 2 cold + 2 x 2 timed calls */
                     ck_assert_int_eq(sel.calls_made, 6);
                     ck_assert_int_eq(sel.calls_total, 6);
                     ck_assert(sel.median[0] > 0 && sel.median[1] > 0);
-                    ck_assert_int_eq(sel.chose_alternative, sel.median[1] < sel.median[0]);
+                    /* In place must beat the copies by 10 %. */
+                    ck_assert_int_eq(sel.chose_alternative,
+                                     sel.median[1] < (ttrial ? 0.9 : 1.0) * sel.median[0]);
+                    if (ttrial)
+                        ck_assert_str_eq(used, sel.chose_alternative ? "direct" : sel.transport[0]);
                 } else {
                     ck_assert_int_eq(decided_at, 1);
                     ck_assert_int_eq(sel.chose_alternative, force);

@@ -1,0 +1,85 @@
+#!/bin/sh
+# One node's transports against each other (docs/executor.md, "One node: B
+# read in place"): peers' rows read in place (TWOFACE_COLL_SHM=direct),
+# copied by the collective's receivers (copy), and the default (auto: in
+# place, or where ranks share processors the start-up trial's choice), each
+# beside p2p in the same twoface-exec process (--algo twoface,p2p, order
+# rotated from one process to the next), the transports' processes in turn.
+#
+# Per graph: one plan (twoface-plan defaults, -n P -k K), then ROUNDS
+# processes per transport. Per transport the table gives the median over
+# its processes of twoface's median time, of p2p's, and of the paired ratio
+# twoface / p2p, with the ratio's range, and the 1-minute load average
+# when the graph started.
+#
+#   sh bench/one_node.sh                       # every graph of DATA, P 2, K 128
+#   P=4 GRAPHS="cnr-2000 soc-Slashdot0902" sh bench/one_node.sh
+#
+# Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
+# GRAPHS [every *.mtx.zst in DATA], P [2], K [128], ROUNDS [4] processes per
+# transport, ITER [20] timed rounds per process, TRANSPORTS [auto direct copy].
+set -u
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data}
+P=${P:-2}
+K=${K:-128}
+ROUNDS=${ROUNDS:-4}
+ITER=${ITER:-20}
+TRANSPORTS=${TRANSPORTS:-"auto direct copy"}
+if [ -z "${GRAPHS:-}" ]; then
+    GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
+    [ -x "$p" ] || { echo "one_node.sh: $p is not built (make)" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/one_node.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+echo "one_node.sh: P=$P K=$K ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC'), $(getconf _NPROCESSORS_ONLN) processors" >&2
+for g in $GRAPHS; do
+    mtx=$DATA/$g.mtx.zst
+    [ -f "$mtx" ] || { echo "one_node.sh: $mtx missing" >&2; exit 1; }
+    plan=$work/$g.h5
+    "$BUILD/bin/twoface-plan" "$mtx" -n "$P" -k "$K" -o "$plan" -q >"$work/$g.plan.log" 2>&1 ||
+        { echo "one_node.sh: planning $g failed: $(head -1 "$work/$g.plan.log")" >&2; exit 1; }
+    echo "$(load1)" >"$work/$g.load"
+    for r in $(seq 0 $((ROUNDS - 1))); do
+        algos=twoface,p2p
+        [ $((r % 2)) -eq 1 ] && algos=p2p,twoface
+        for t in $TRANSPORTS; do
+            TWOFACE_COLL_SHM=$t mpirun -n "$P" --bind-to none -x TWOFACE_COLL_SHM \
+                "$BUILD/bin/twoface-exec" "$plan" --algo "$algos" -k "$K" -i "$ITER" --check \
+                --json >"$work/$g.$t.r$r.json" 2>"$work/$g.$t.r$r.err" ||
+                { echo "one_node.sh: $g $t round $r failed: $(head -1 "$work/$g.$t.r$r.err")" >&2; exit 1; }
+        done
+    done
+    echo "$g done, load $(load1)" >&2
+done
+
+/usr/bin/python3 - "$work" "$GRAPHS" "$ROUNDS" "$P" "$K" "$TRANSPORTS" <<'EOF'
+import json, statistics, sys
+work, graphs, rounds, P, K = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+transports = sys.argv[6].split()
+print("| graph | P | K | load | TWOFACE_COLL_SHM (transports used) | twoface ms | p2p ms | twoface / p2p, median (range) over %d processes |" % rounds)
+print("|---|---:|---:|---:|---|---:|---:|---|")
+for g in graphs:
+    load = open("%s/%s.load" % (work, g)).read().strip()
+    for t in transports:
+        tf, p2p, ratio, used = [], [], [], set()
+        for r in range(rounds):
+            rec = {}
+            for line in open("%s/%s.%s.r%d.json" % (work, g, t, r)):
+                j = json.loads(line)
+                rec[j["algo"]] = j
+            tf.append(rec["twoface"]["median_s"] * 1e3)
+            p2p.append(rec["p2p"]["median_s"] * 1e3)
+            ratio.append(tf[-1] / p2p[-1])
+            used.add(rec["twoface"].get("coll_transport", "?"))
+        print("| %s | %s | %s | %s | %s (%s) | %.2f | %.2f | %.3f (%.3f-%.3f) |" % (
+            g, P, K, load, t, ",".join(sorted(used)), statistics.median(tf),
+            statistics.median(p2p), statistics.median(ratio), min(ratio), max(ratio)))
+EOF
