@@ -3,7 +3,9 @@
  * Three parts of A feed C: the local part (my own B rows, CSR), the
  * collective part (rows multicast by MPI_Ineighbor_alltoallw into the
  * collective buffer, CSR) and the fetch part (runs of rows read by MPI_Rget
- * into the fetch buffer, CSC). Two ways to run them (docs/executor.md):
+ * into the fetch buffer, CSC). On one node the last two can instead be read
+ * where they lie (spmm_direct below, tf_node_direct.c). Otherwise two ways
+ * to run them (docs/executor.md):
  *
  *  - threaded (threads_fetch >= 1, MPI_THREAD_MULTIPLE): the collective group
  *    computes local + collective rows straight into C, each thread its own
@@ -64,11 +66,16 @@ static void csr_rows(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
 }
 
 /* Rows [r0, r1) of the local and the collective part in one pass over C
- * (the collective buffer is complete): bitwise the two passes. */
+ * (the collective buffer is complete): bitwise the two passes. Read in
+ * place (tf_node_direct.c), the second part is every remote nonzero, read
+ * from the owners' rows where they lie. */
 static void fused_any(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
-    if (ctx->bf16)
+    if (ctx->direct)
+        tf_kern_csr2(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, ctx->dir_ptr,
+                     ctx->dir_idx, ctx->dir_val, ctx->node_b, ctx->k, c);
+    else if (ctx->bf16)
         tf_kern_csr2_bf16(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
                           rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c);
     else
@@ -86,6 +93,20 @@ static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int t
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t x = r0; x < r1; x += ROW_BLOCK)
         fused_any(ctx, x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, c);
+}
+
+/* A fused pass's time dt over rows [r0, r1), shared between the local and
+ * the remote compute buckets by nonzeros (ptr2: the second part's row
+ * pointers), so the in-situ calibration still sees each half's share. */
+static void charge_fused(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, const int64_t *ptr2,
+                         double dt)
+{
+    const tf_rank_plan *rp = ctx->h->rp;
+    double nl = (double)(rp->loc_ptr[r1] - rp->loc_ptr[r0]);
+    double n2 = (double)(ptr2[r1] - ptr2[r0]);
+    double fl = nl + n2 > 0 ? nl / (nl + n2) : 1.0;
+    ctx->timing.local_comp += dt * fl;
+    ctx->timing.coll_comp += dt * (1.0 - fl);
 }
 
 /* Rows [r0, r1) of the collective part, added into C. */
@@ -224,14 +245,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
             if (fused_from == rp->nrows)
                 fused_from = r0;
             fused_rows(ctx, r0, r1, c, ctx->threads);
-            /* Shared between the halves' compute buckets by nonzeros, so
-             * the in-situ calibration still sees each half's share. */
-            double dt = MPI_Wtime() - t;
-            double nl = (double)(rp->loc_ptr[r1] - rp->loc_ptr[r0]);
-            double nc = (double)(rp->coll_ptr[r1] - rp->coll_ptr[r0]);
-            double fl = nl + nc > 0 ? nl / (nl + nc) : 1.0;
-            ctx->timing.local_comp += dt * fl;
-            ctx->timing.coll_comp += dt * (1.0 - fl);
+            charge_fused(ctx, r0, r1, rp->coll_ptr, MPI_Wtime() - t);
         } else {
             csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, k, c, 0,
                      ctx->threads);
@@ -352,26 +366,6 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
 
 /* ---- In place on one node (tf_node_direct.c) ---------------------------- */
 
-/* Rows [r0, r1): the local part and every remote nonzero read where it
- * lives, in one pass over C (every owner has entered). */
-static void direct_fused(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c)
-{
-    const tf_rank_plan *rp = ctx->h->rp;
-    tf_kern_csr2(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, ctx->dir_ptr,
-                 ctx->dir_idx, ctx->dir_val, ctx->node_b, ctx->k, c);
-}
-
-static void direct_fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int threads)
-{
-    if (threads <= 1 || r1 - r0 <= ROW_BLOCK) {
-        direct_fused(ctx, r0, r1, c);
-        return;
-    }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (int64_t x = r0; x < r1; x += ROW_BLOCK)
-        direct_fused(ctx, x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, c);
-}
-
 /* The local part in chunks; from the first chunk that begins after every
  * owner has entered, local and remote nonzeros in one pass. The rows before
  * it get their remote nonzeros added afterwards - the order of the copying
@@ -390,13 +384,8 @@ static int spmm_direct(tf_spmm_ctx *ctx, float *c)
         if (in) {
             if (fused_from == rp->nrows)
                 fused_from = r0;
-            direct_fused_rows(ctx, r0, r1, c, ctx->threads);
-            double dt = MPI_Wtime() - t;
-            double nl = (double)(rp->loc_ptr[r1] - rp->loc_ptr[r0]);
-            double nr = (double)(ctx->dir_ptr[r1] - ctx->dir_ptr[r0]);
-            double fl = nl + nr > 0 ? nl / (nl + nr) : 1.0;
-            ctx->timing.local_comp += dt * fl;
-            ctx->timing.coll_comp += dt * (1.0 - fl);
+            fused_rows(ctx, r0, r1, c, ctx->threads);
+            charge_fused(ctx, r0, r1, ctx->dir_ptr, MPI_Wtime() - t);
         } else {
             csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, ctx->k, c, 0,
                      ctx->threads);
