@@ -222,9 +222,12 @@ typedef struct {
     /* Reserved for the baselines (0 = the plan's own schedule). */
     int baseline;
     /* When the plan carries a runner-up (twoface-plan keeps one when the
-     * model cannot rank the two with confidence): timed SpMM calls per plan
-     * in the start-up trial. 0 = default (4); -1 = no trial, run the
-     * planner's choice (the runner-up is then not set up at all). */
+     * model cannot rank the two with confidence), or every rank is on one
+     * node whose ranks share processors (the runner-up is then the same
+     * plan with peers' rows read in place): timed SpMM calls per plan in
+     * the start-up trial. 0 = default (4); -1 = no trial, run the
+     * planner's choice with the copies (the runner-up is then not set up
+     * at all). */
     int select_calls;
     /* What B rows travel as: TF_COMM_PLAN (0, default) = the plan's choice,
      * TF_COMM_F32 or TF_COMM_BF16. Must resolve to the same on every rank:
@@ -247,8 +250,9 @@ int tf_context_free(tf_ctx *ctx);
  * context run both (both compute the same C from the same B): one untimed
  * call of each (the first call of a plan pays one-off costs), then
  * select_calls timed calls of each in ABBA order; each call is timed on its
- * slowest rank, and the plan with the lower median is kept; the other's buffers and communicators are freed
- * inside the deciding call. Every call's C is exact, so the trial costs only
+ * slowest rank, and the plan with the lower median is kept (the same plan
+ * read in place only when its median is at least 10 % lower); the other's
+ * buffers and communicators are freed inside the deciding call. Every call's C is exact, so the trial costs only
  * the slower plan's excess. tf_timing covers the calls of the plan in use. */
 typedef struct {
     int trial;    /* 1 when the context has a runner-up (trial running or done) */
