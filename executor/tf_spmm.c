@@ -95,13 +95,28 @@ static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int t
         fused_any(ctx, x, x + ROW_BLOCK < r1 ? x + ROW_BLOCK : r1, c);
 }
 
-/* A fused pass's time dt over rows [r0, r1), shared between the local and
- * the remote compute buckets by nonzeros (ptr2: the second part's row
- * pointers), so the in-situ calibration still sees each half's share. */
-static void charge_fused(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, const int64_t *ptr2,
-                         double dt)
+/* Local chunk ch. Once the second part is complete (the collective buffer
+ * landed, or in place every owner entered): the chunk's local and second-
+ * part nonzeros in one pass, its time shared between the local and the
+ * remote compute buckets by nonzeros, so the in-situ calibration still
+ * sees each half's share; *fused_from becomes the chunk's first row if it
+ * is the first such chunk. Before that: the local part alone. */
+static void local_chunk(tf_spmm_ctx *ctx, int ch, int landed, int64_t *fused_from, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
+    const int64_t r0 = ctx->local_split[ch], r1 = ctx->local_split[ch + 1];
+    double t = MPI_Wtime();
+    if (!landed) {
+        csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, ctx->k, c, 0,
+                 ctx->threads);
+        ctx->timing.local_comp += MPI_Wtime() - t;
+        return;
+    }
+    if (*fused_from == rp->nrows)
+        *fused_from = r0;
+    fused_rows(ctx, r0, r1, c, ctx->threads);
+    double dt = MPI_Wtime() - t;
+    const int64_t *ptr2 = ctx->direct ? ctx->dir_ptr : rp->coll_ptr;
     double nl = (double)(rp->loc_ptr[r1] - rp->loc_ptr[r0]);
     double n2 = (double)(ptr2[r1] - ptr2[r0]);
     double fl = nl + n2 > 0 ? nl / (nl + n2) : 1.0;
@@ -197,7 +212,6 @@ static int sync_finish(tf_spmm_ctx *ctx)
 static int spmm_single(tf_spmm_ctx *ctx, float *c)
 {
     const tf_rank_plan *rp = ctx->h->rp;
-    const int64_t k = ctx->k;
     tf_fetch_thread *ft = &ctx->ft[0];
     const int NO = ctx->n_owners;
     /* req: [0] collective, [1, 1 + NO) READY from each owner, then run slots. */
@@ -239,18 +253,7 @@ static int spmm_single(tf_spmm_ctx *ctx, float *c)
 
     /* Local part, in chunks; between chunks, issue and collect fetches. */
     for (int ch = 0; ch < ctx->n_local_chunks; ch++) {
-        const int64_t r0 = ctx->local_split[ch], r1 = ctx->local_split[ch + 1];
-        t = MPI_Wtime();
-        if (coll_landed) {
-            if (fused_from == rp->nrows)
-                fused_from = r0;
-            fused_rows(ctx, r0, r1, c, ctx->threads);
-            charge_fused(ctx, r0, r1, rp->coll_ptr, MPI_Wtime() - t);
-        } else {
-            csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, k, c, 0,
-                     ctx->threads);
-            ctx->timing.local_comp += MPI_Wtime() - t;
-        }
+        local_chunk(ctx, ch, coll_landed, &fused_from, c);
         if (!coll_done) { /* progress; its compute must wait for the local part */
             int flag = 0;
             t = MPI_Wtime();
@@ -379,20 +382,11 @@ static int spmm_direct(tf_spmm_ctx *ctx, float *c)
     ctx->timing.coll_wait += MPI_Wtime() - t;
     int64_t fused_from = rp->nrows;
     for (int ch = 0; ch < ctx->n_local_chunks; ch++) {
-        const int64_t r0 = ctx->local_split[ch], r1 = ctx->local_split[ch + 1];
-        t = MPI_Wtime();
-        if (in) {
-            if (fused_from == rp->nrows)
-                fused_from = r0;
-            fused_rows(ctx, r0, r1, c, ctx->threads);
-            charge_fused(ctx, r0, r1, ctx->dir_ptr, MPI_Wtime() - t);
-        } else {
-            csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, ctx->k, c, 0,
-                     ctx->threads);
-            double t1 = MPI_Wtime();
-            ctx->timing.local_comp += t1 - t;
+        local_chunk(ctx, ch, in, &fused_from, c);
+        if (!in) {
+            t = MPI_Wtime();
             in = tf_direct_arrived(ctx, 0);
-            ctx->timing.coll_wait += MPI_Wtime() - t1;
+            ctx->timing.coll_wait += MPI_Wtime() - t;
         }
     }
     if (fused_from > 0) {
