@@ -332,6 +332,32 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
     return TF_OK;
 }
 
+int tf_coll_shm_peers_set(tf_spmm_ctx *ctx, const int64_t *reads, const int64_t *read_by)
+{
+    const int P = ctx->h->nranks;
+    ctx->shm_n_src = ctx->shm_n_rd = 0;
+    for (int q = 0; q < P; q++) {
+        ctx->shm_n_src += reads[q] > 0;
+        ctx->shm_n_rd += read_by[q] > 0;
+    }
+    size_t ns = (size_t)ctx->shm_n_src + 1;
+    ctx->shm_src_rank = malloc(ns * sizeof(int));
+    ctx->shm_flag = malloc(ns * sizeof *ctx->shm_flag);
+    ctx->shm_copied = calloc(ns, 1);
+    if (!ctx->shm_src_rank || !ctx->shm_flag || !ctx->shm_copied)
+        return tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", ctx->h->rank);
+    for (int q = 0, a = 0; q < P; q++)
+        if (reads[q] > 0)
+            ctx->shm_src_rank[a++] = q;
+    return TF_OK;
+}
+
+int tf_coll_shm_entered(const tf_spmm_ctx *ctx, int i)
+{
+    return atomic_load_explicit(&ctx->shm_flag[i]->entered, memory_order_acquire) >=
+           ctx->shm_epoch;
+}
+
 /* Who reads from whom, from the rows each rank reads of each peer (one
  * MPI_Alltoall), checked against this rank's send schedule as the exchange
  * checks it. */
@@ -361,29 +387,14 @@ static int shm_peers(tf_spmm_ctx *ctx)
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Alltoall");
     }
-    for (int q = 0; all_ok && st == TF_OK && q < P; q++) {
+    for (int q = 0; all_ok && st == TF_OK && q < P; q++)
         if (theirs[q] != sent[q])
             st = tf_fail(TF_ERR_FORMAT,
                          "plan schedules disagree: rank %d expects %lld B rows from rank %d, "
                          "which sends %lld",
                          q, (long long)theirs[q], h->rank, (long long)sent[q]);
-        ctx->shm_n_src += mine[q] > 0;
-        ctx->shm_n_rd += theirs[q] > 0;
-    }
-    size_t ns = (size_t)ctx->shm_n_src + 1;
-    if (st == TF_OK) {
-        ctx->shm_src_rank = malloc(ns * sizeof(int));
-        ctx->shm_flag = malloc(ns * sizeof *ctx->shm_flag);
-        ctx->shm_copied = calloc(ns, 1);
-        if (!ctx->shm_src_rank || !ctx->shm_flag || !ctx->shm_copied)
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
-    }
-    if (st == TF_OK) {
-        int a = 0;
-        for (int q = 0; q < P; q++)
-            if (mine[q] > 0)
-                ctx->shm_src_rank[a++] = q;
-    }
+    if (all_ok && st == TF_OK)
+        st = tf_coll_shm_peers_set(ctx, mine, theirs);
     free(mine);
     free(theirs);
     free(sent);
@@ -526,12 +537,6 @@ int tf_coll_shm_enter(tf_spmm_ctx *ctx)
     return TF_OK;
 }
 
-static int entered(const tf_spmm_ctx *ctx, int i)
-{
-    return atomic_load_explicit(&ctx->shm_flag[i]->entered, memory_order_acquire) >=
-           ctx->shm_epoch;
-}
-
 /* Segments [s0, s1) with `threads` threads. With bf16 the rounding is the
  * owner's pack's (tf_bf16_pack), so the buffer holds the exchange's bits. */
 static void copy_segments(tf_spmm_ctx *ctx, int64_t s0, int64_t s1, int threads)
@@ -553,7 +558,7 @@ int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
     while (ctx->shm_left > 0) {
         int any = 0;
         for (int i = 0; i < ctx->shm_n_src; i++) {
-            if (ctx->shm_copied[i] || !entered(ctx, i))
+            if (ctx->shm_copied[i] || !tf_coll_shm_entered(ctx, i))
                 continue;
             if (!any)
                 MPI_Win_sync(b_window(ctx)); /* read their B as written */
@@ -574,7 +579,7 @@ int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
 int tf_coll_shm_wait(tf_spmm_ctx *ctx)
 {
     for (int i = 0; i < ctx->shm_n_src; i++)
-        while (!entered(ctx, i))
+        while (!tf_coll_shm_entered(ctx, i))
             sched_yield();
     return TF_OK;
 }

@@ -307,8 +307,15 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig);
 int tf_coll_shm_setup(tf_spmm_ctx *ctx);
 void tf_coll_shm_free(tf_spmm_ctx *ctx);
 /* The flags window, and the flags of the shm_n_src owners in shm_src_rank
- * (shm_flag allocated by the caller). Collective, agreed. */
+ * (shm_flag allocated by tf_coll_shm_peers_set). Collective, agreed. */
 int tf_coll_shm_flags(tf_spmm_ctx *ctx);
+/* Local: the owners this rank reads (reads[q] > 0, nranks entries) and the
+ * ranks that read it (read_by[q] > 0): shm_n_src, shm_n_rd, shm_src_rank
+ * and the per-owner arrays. */
+int tf_coll_shm_peers_set(tf_spmm_ctx *ctx, const int64_t *reads, const int64_t *read_by);
+/* Owner i (of shm_src_rank) has entered this SpMM: its B is written
+ * (acquire order). */
+int tf_coll_shm_entered(const tf_spmm_ctx *ctx, int i);
 /* Entry of an SpMM: this rank's B is written; publishes it. */
 int tf_coll_shm_enter(tf_spmm_ctx *ctx);
 /* Single-thread path: copies the rows of every owner that has entered

@@ -74,12 +74,6 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
     return 1;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The remote CSR: per row, the collective nonzeros in plan order, then the
  * fetch nonzeros in buffer-column order; columns global B rows. */
 static int build_csr(tf_spmm_ctx *ctx)
@@ -116,16 +110,21 @@ static int build_csr(tf_spmm_ctx *ctx)
             ctx->dir_val[at[i]++] = rp->fet_val[e];
         }
     free(at);
-    /* The distinct rows read from peers, for the byte counts (tf_timing). */
-    int32_t *rows = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *rows);
-    if (!rows)
+    /* The distinct rows read from peers, for the byte counts (tf_timing):
+     * the buffer rows some nonzero uses - each buffer row is one B row, and
+     * a stripe is in one class, so no row is in both buffers. */
+    char *used = calloc((size_t)rp->coll_buf_rows + 1, 1);
+    if (!used)
         return tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
-    memcpy(rows, ctx->dir_idx, (size_t)nnz * sizeof *rows);
-    qsort(rows, (size_t)nnz, sizeof *rows, cmp_i32);
     ctx->direct_rows = 0;
-    for (int64_t e = 0; e < nnz; e++)
-        ctx->direct_rows += e == 0 || rows[e] != rows[e - 1];
-    free(rows);
+    for (int64_t e = 0; e < rp->coll_nnz; e++)
+        if (!used[rp->coll_idx[e]]) {
+            used[rp->coll_idx[e]] = 1;
+            ctx->direct_rows++;
+        }
+    free(used);
+    for (int64_t j = 0; j < rp->fetch_buf_rows; j++)
+        ctx->direct_rows += rp->fet_ptr[j + 1] > rp->fet_ptr[j];
     return TF_OK;
 }
 
@@ -136,41 +135,25 @@ static int peers(tf_spmm_ctx *ctx)
     tf_handle *h = ctx->h;
     const tf_rank_plan *rp = h->rp;
     const int P = h->nranks;
-    int *mine = calloc((size_t)P, sizeof *mine), *theirs = calloc((size_t)P, sizeof *theirs);
+    int64_t *mine = calloc((size_t)P, sizeof *mine), *theirs = calloc((size_t)P, sizeof *theirs);
     int st = TF_OK;
     if (!mine || !theirs)
         st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
     for (int64_t r = 0; st == TF_OK && r < rp->n_recv; r++)
-        if (rp->recv_rows[r] > 0)
-            mine[rp->recv_src[r]] = 1;
+        mine[rp->recv_src[r]] += rp->recv_rows[r];
     for (int64_t r = 0; st == TF_OK && r < rp->n_runs; r++)
-        if (rp->run_count[r] > 0)
-            mine[rp->run_owner[r]] = 1;
+        mine[rp->run_owner[r]] += rp->run_count[r];
     if (st == TF_OK)
         mine[h->rank] = 0; /* my own rows need no flag */
     int ok = st == TF_OK, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, h->comm);
     if (all_ok) {
-        int err = MPI_Alltoall(mine, 1, MPI_INT, theirs, 1, MPI_INT, h->comm);
+        int err = MPI_Alltoall(mine, 1, MPI_INT64_T, theirs, 1, MPI_INT64_T, h->comm);
         if (err != MPI_SUCCESS)
             st = tf_mpi_fail(err, "MPI_Alltoall");
     }
-    ctx->shm_n_src = ctx->shm_n_rd = 0;
-    for (int q = 0; all_ok && st == TF_OK && q < P; q++) {
-        ctx->shm_n_src += mine[q];
-        ctx->shm_n_rd += theirs[q];
-    }
-    size_t ns = (size_t)ctx->shm_n_src + 1;
-    if (all_ok && st == TF_OK) {
-        ctx->shm_src_rank = malloc(ns * sizeof(int));
-        ctx->shm_flag = malloc(ns * sizeof *ctx->shm_flag);
-        ctx->shm_copied = calloc(ns, 1);
-        if (!ctx->shm_src_rank || !ctx->shm_flag || !ctx->shm_copied)
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: out of memory", h->rank);
-    }
-    for (int q = 0, a = 0; all_ok && st == TF_OK && q < P; q++)
-        if (mine[q])
-            ctx->shm_src_rank[a++] = q;
+    if (all_ok && st == TF_OK)
+        st = tf_coll_shm_peers_set(ctx, mine, theirs);
     free(mine);
     free(theirs);
     return st; /* the failing rank's status; tf_agree spreads it */
@@ -199,9 +182,7 @@ int tf_direct_arrived(tf_spmm_ctx *ctx, int block)
 {
     while (ctx->shm_left > 0) {
         for (int i = 0; i < ctx->shm_n_src; i++) {
-            if (ctx->shm_copied[i] ||
-                atomic_load_explicit(&ctx->shm_flag[i]->entered, memory_order_acquire) <
-                    ctx->shm_epoch)
+            if (ctx->shm_copied[i] || !tf_coll_shm_entered(ctx, i))
                 continue;
             ctx->shm_copied[i] = 1;
             ctx->shm_left--;
