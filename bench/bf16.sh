@@ -8,12 +8,17 @@
 #                              received per SpMM (--json), median SpMM time (slowest rank)
 #                              per process, the median over processes of each and of the
 #                              per-process ratio, the owner's rounding (pack_s); and what
-#                              twoface-plan --comm bf16 would plan instead (--explain)
+#                              twoface-plan --comm bf16 would plan instead (--explain);
+#                              SELECT (-1: no start-up trial, so with four ranks on two
+#                              cores both precisions copy; 4: the default, the trial
+#                              picks each precision's transport)
 #   sh bench/bf16.sh accuracy  twoface-gcn test accuracy on Cora and CiteSeer at P = 4,
 #                              seeds 0..SEEDS-1, --comm f32 and bf16 alternating; mean,
 #                              std, worst per-seed difference; then the P-agreement of the
 #                              losses: 20 epochs (no early stop) at P = 1, 2, 4 with bf16,
-#                              largest relative difference of train/val loss from P = 1
+#                              largest relative difference of train/val loss from P = 1;
+#                              TWOFACE_COLL_SHM=copy, so that bf16 rows are rounded as
+#                              between nodes (read in place they are float32)
 #   sh bench/bf16.sh smpi      the simulated cluster of docs/scale.md (bench/smpi/run.sh,
 #                              `make smpi` first) at P = 16 and 64, K = 128, its six graphs:
 #                              twoface in both precisions in each simulated job (--comm
@@ -21,7 +26,7 @@
 #                              one-core node; table of simulated medians and bytes
 # Environment: DATA (../shared/data), GNN ($DATA/gnn), BUILD (build), OUT (plans and raw
 # JSON; ${TMPDIR:-/tmp}/twoface-bf16-bench), GRAPHS, ROUNDS (5), ITERS (30), SEEDS (10),
-# CALIB (bench/results/calibration-sm-np4.txt).
+# CALIB (bench/results/calibration-sm-np4.txt), SELECT (-1).
 # Output: one line per run, then Markdown tables; the date and `uptime` first.
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data}
@@ -32,6 +37,7 @@ ROUNDS=${ROUNDS:-5}
 ITERS=${ITERS:-30}
 SEEDS=${SEEDS:-10}
 CALIB=${CALIB:-bench/results/calibration-sm-np4.txt}
+SELECT=${SELECT:--1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_osc_rdma_priority=1
 export OMPI_MCA_mpi_yield_when_idle=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
@@ -57,24 +63,24 @@ spmm() {
         "$PLAN" "$DATA/$g.mtx.zst" -n 4 -k 128 $cal --comm bf16 -o "$OUT/x.h5" --explain -q |
             grep -E '^(comm|classes):' | sed "s/^/explain $g: /"
         # The same plan in both precisions in one process, interleaved in a rotating
-        # order (twoface-exec --comm f32,bf16); no start-up trial, so both run the
-        # planner's choice.
+        # order (twoface-exec --comm f32,bf16); by default no start-up trial, so
+        # both run the planner's choice.
         for r in $(seq 1 "$ROUNDS"); do
             j=$OUT/$g-$r.json
             if [ $((r % 2)) = 1 ]; then cl=f32,bf16; else cl=bf16,f32; fi
             timeout 900 mpirun -n 4 --bind-to none "$EXEC" "$f" --comm $cl -k 128 -i "$ITERS" \
-                --warmup 3 --select-calls -1 --json >"$j" 2>"$OUT/err.log" ||
+                --warmup 3 --select-calls "$SELECT" --json >"$j" 2>"$OUT/err.log" ||
                 { echo "FAILED $g: $(head -3 "$OUT/err.log")"; continue; }
             for c in f32 bf16; do
                 l=$(grep "\"algo\": \"twoface/$c\"" "$j")
                 echo "$l" >"$OUT/line.json"
-                echo "spmm $g $c round $r median_s $(jfield "$OUT/line.json" median_s) bytes $(bytes "$OUT/line.json") pack_s $(jfield "$OUT/line.json" pack_s) classes $(sed -n 's/.*"classes": "\([a-z]*\)".*/\1/p' "$OUT/line.json") load $(cut -d' ' -f1 /proc/loadavg)"
+                echo "spmm $g $c round $r median_s $(jfield "$OUT/line.json" median_s) bytes $(bytes "$OUT/line.json") pack_s $(jfield "$OUT/line.json" pack_s) classes $(sed -n 's/.*"classes": "\([a-z]*\)".*/\1/p' "$OUT/line.json") load $(cut -d' ' -f1 /proc/loadavg) transport $(sed -n 's/.*"coll_transport": "\([a-z]*\)".*/\1/p' "$OUT/line.json")"
             done
         done
     done | tee "$OUT/spmm.log"
     echo
-    echo "| graph (classes) | MiB/SpMM f32 | bf16 | bf16/f32 | median ms f32 | bf16 | bf16/f32 (median of rounds) | bf16 rounding ms |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| graph (classes) | MiB/SpMM f32 | bf16 | bf16/f32 | median ms f32 | bf16 | bf16/f32 (median of rounds) | bf16 rounding ms | transports f32 / bf16 |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for g in $GRAPHS; do
         b32=$(awk -v g=$g '$2 == g && $3 == "f32" { print $9; exit }' "$OUT/spmm.log")
         b16=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $9; exit }' "$OUT/spmm.log")
@@ -82,16 +88,23 @@ spmm() {
         t32=$(awk -v g=$g '$2 == g && $3 == "f32" { print $7 }' "$OUT/spmm.log" | median)
         t16=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $7 }' "$OUT/spmm.log" | median)
         pk=$(awk -v g=$g '$2 == g && $3 == "bf16" { print $11 }' "$OUT/spmm.log" | median)
+        # The transports the rounds ran (docs/executor.md), each once.
+        tr=$(for c in f32 bf16; do
+            awk -v g=$g -v c=$c '$2 == g && $3 == c { print $17 }' "$OUT/spmm.log" | sort -u |
+                paste -sd, -; done | paste -sd/ - | sed 's|/| / |')
         ratio=$(awk -v g=$g '$2 == g { t[$3, $5] = $7 } END { for (r = 1; (("f32", r) in t); r++)
             if (("bf16", r) in t) print t["bf16", r] / t["f32", r] }' "$OUT/spmm.log" | median)
         awk -v g="$g ($cl)" -v b32="$b32" -v b16="$b16" -v t32="$t32" -v t16="$t16" -v r="$ratio" \
-            -v pk="$pk" 'BEGIN {
-            printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", g, b32 / 1048576,
-                b16 / 1048576, (b32 > 0 ? b16 / b32 : 0), 1e3 * t32, 1e3 * t16, r, 1e3 * pk }'
+            -v pk="$pk" -v tr="$tr" 'BEGIN {
+            printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.3f | %s |\n", g, b32 / 1048576,
+                b16 / 1048576, (b32 > 0 ? b16 / b32 : 0), 1e3 * t32, 1e3 * t16, r, 1e3 * pk, tr }'
     done
 }
 
 accuracy() {
+    # Rows through the copies, so bf16 rows are rounded as between nodes:
+    # read in place (one node's default where it pays) they are float32.
+    export TWOFACE_COLL_SHM=copy
     for g in cora citeseer; do
         f=$OUT/$g-gcn-4.h5
         [ -f "$f" ] || "$PLAN" "$DATA/$g.mtx.zst" -n 4 -k 16 --normalize gcn -o "$f" -q || exit 1

@@ -194,8 +194,8 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
     } else if (shared) {
         /* bf16: fetchers still read the export with MPI_Rget from win;
          * readers of the collective round from float32 B in bwin. */
-        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), 0, &ctx->b,
-                         &ctx->bwin)) {
+        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), contig,
+                         &ctx->b, &ctx->bwin)) {
             err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->bwin); /* for MPI_Win_sync */
             if (err != MPI_SUCCESS)
                 st = tf_mpi_fail(err, "MPI_Win_lock_all (B)");

@@ -231,7 +231,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
      * place (place 2: the transport trial's copying side, tf_select.c). */
     const int may_direct = (shm_mode == TF_SHM_DIRECT || shm_mode == TF_SHM_AUTO ||
                             shm_mode == TF_SHM_TRIAL) &&
-                           !ctx->bf16 && (ctx->any_coll || ctx->any_fetch);
+                           (ctx->any_coll || ctx->any_fetch);
     const int want_direct = may_direct && place == 1;
     if (st == TF_OK && share) {
         ctx->win = share->win;
@@ -288,8 +288,8 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         st = tf_coll_setup(ctx); /* agrees itself */
     if (st == TF_OK && !ctx->direct && ctx->any_fetch)
         st = tf_sync_setup(ctx); /* agrees itself */
-    if (st == TF_OK && ctx->bf16 && (ctx->any_coll || ctx->any_fetch))
-        st = tf_export_setup(ctx); /* agrees itself */
+    if (st == TF_OK && ctx->bf16 && !ctx->direct && (ctx->any_coll || ctx->any_fetch))
+        st = tf_export_setup(ctx); /* agrees itself; read in place, nothing is exported */
     if (st != TF_OK) {
         tf_spmm_ctx_destroy(ctx);
         return st;

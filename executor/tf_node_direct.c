@@ -21,7 +21,15 @@
  *
  * Both classes of the plan read the same rows here, so the planner's
  * classification and the start-up trial decide nothing (tf_select.c skips
- * the trial). The message-passing transports stay what a cluster runs. */
+ * the trial). The message-passing transports stay what a cluster runs.
+ *
+ * With bf16 (rows travel rounded) the rows are read in place as float32
+ * too: bf16 halves bytes that move, and here none do. Rounding them as
+ * they are loaded would cost integer work per nonzero times K - each
+ * remote row once per nonzero that reads it, where the copies round it
+ * once - and took 1.2-1.7x float32's time (P = 2, K = 128, six graphs).
+ * float32 B then lives in bwin, beside the bf16 export's window, laid out
+ * contiguously; the export is not set up. */
 #include "tf_exec.h"
 
 #include <sched.h>
@@ -40,8 +48,9 @@ void tf_direct_free(tf_spmm_ctx *ctx)
     ctx->node_b = NULL;
 }
 
-/* 1 when every rank's part of the window is where the contiguous layout
- * puts it (node_b + brow_off[q] * K) and holds its band. */
+/* 1 when every rank's part of B's window (bwin with bf16) is where the
+ * contiguous layout puts it (node_b + brow_off[q] * K) and holds its
+ * band. */
 static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
 {
     const tf_handle *h = ctx->h;
@@ -55,7 +64,8 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
         MPI_Aint size = 0;
         int disp = 0;
         void *ptr = NULL;
-        if (MPI_Win_shared_query(ctx->win, q, &size, &disp, &ptr) != MPI_SUCCESS)
+        if (MPI_Win_shared_query(ctx->bf16 ? ctx->bwin : ctx->win, q, &size, &disp, &ptr) !=
+            MPI_SUCCESS)
             return 0;
         int64_t rows = bo[q + 1] - bo[q];
         if (rows < 0 || (size_t)size < (size_t)rows * rowbytes)
@@ -163,7 +173,7 @@ int tf_direct_setup(tf_spmm_ctx *ctx)
 {
     tf_handle *h = ctx->h;
     const float *node_b = NULL;
-    int ok = !ctx->bf16 && ctx->win_shared && layout_holds(ctx, &node_b), all = 0;
+    int ok = ctx->win_shared && layout_holds(ctx, &node_b), all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, h->comm);
     if (!all)
         return TF_OK; /* the copying path */
@@ -188,7 +198,7 @@ int tf_direct_arrived(tf_spmm_ctx *ctx, int block)
             ctx->shm_left--;
         }
         if (ctx->shm_left == 0)
-            MPI_Win_sync(ctx->win); /* read their B as written */
+            tf_coll_shm_arrived(ctx); /* read their B as written */
         else if (!block)
             return 0;
         else

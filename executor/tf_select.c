@@ -85,7 +85,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     if (st == TF_OK && ttrial) {
         st = tf_spmm_ctx_create(h, k, opt, ctx->use, 1, &ctx->alt); /* agrees */
         if (st == TF_OK && !ctx->alt->direct) {
-            /* Nothing to read in place (bf16, one rank, no remote rows, or
+            /* Nothing to read in place (one rank, no remote rows, or
              * the window's layout): the same on every rank. */
             tf_spmm_ctx_destroy(ctx->alt);
             ctx->alt = NULL;

@@ -595,8 +595,9 @@ int tf_spmm_run(tf_spmm_ctx *ctx, float *c)
     /* bf16: the rows others read from the window (fetched, or sent
      * zero-copy by the exchange) are rounded before anyone may read them
      * (the collective is posted, READY sent, after this). Readers through
-     * shared memory round their own rows from B. */
-    if (ctx->bf16) {
+     * shared memory round their own rows from B as they copy them; read in
+     * place, nothing travels and nothing is rounded. */
+    if (ctx->bf16 && !ctx->direct) {
         tf_export_pack(ctx);
         ctx->timing.pack += MPI_Wtime() - t0;
     }

@@ -292,9 +292,10 @@ int tf_ctx_threads_fetch(const tf_ctx *ctx); /* 0 = single-thread overlap */
 int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_BF16 */
 /* How the plan in use moves its remote rows: "direct" (nothing moves:
  * each rank computes from its peers' B where it lies in shared memory,
- * collective and fetch rows alike; every rank on one node, float32,
- * TWOFACE_COLL_SHM not copy or off, and where ranks share processors the
- * start-up trial's choice), "shm" (each receiver copies its collective
+ * collective and fetch rows alike, as float32 whatever the precision asked
+ * since nothing travels; every rank on one node, TWOFACE_COLL_SHM not copy
+ * or off, and where ranks share processors the start-up trial's choice),
+ * "shm" (each receiver copies its collective
  * rows from its owners' B in shared memory, rounding them with bf16: every
  * rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
  * exchange) or "none" (no rank receives through the collective). */

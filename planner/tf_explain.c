@@ -70,16 +70,16 @@ static void explain_comm(FILE *f, const tf_plan *plan, double worst)
     for (int p = 0; p < plan->nranks; p++)
         coll_rows += plan->all_stats[p].coll_rows_recv;
     if (coll_rows > 0)
-        fprintf(f, "comm: on one node (all ranks in one shared memory) each rank rounds the "
-                   "collective rows it receives as it copies them from the owners' float32 B, so "
-                   "that part of the rounding falls on the receivers; owners round only the rows "
-                   "others fetch\n");
-    /* On one node float32 rows do not travel at all (tf_node_direct.c),
-     * which the model, pricing transfers, cannot see. */
-    fprintf(f, "comm: on a single node --comm f32 is the faster choice: the executor reads "
-               "float32 rows of B in place from the owners' shared memory and nothing travels "
-               "(docs/executor.md, \"One node: B read in place\"), while bf16 rows are still "
-               "copied and rounded; bf16 pays where rows cross a network\n");
+        fprintf(f, "comm: on one node (all ranks in one shared memory) where the collective "
+                   "copies, each rank rounds the collective rows it receives as it copies them "
+                   "from the owners' float32 B, so that part of the rounding falls on the "
+                   "receivers; owners round only the rows others fetch\n");
+    /* On one node rows need not travel at all (tf_node_direct.c), which
+     * the model, pricing transfers, cannot see. */
+    fprintf(f, "comm: on a single node, where the executor reads B in place from the owners' "
+               "shared memory (docs/executor.md, \"One node: B read in place\"), nothing "
+               "travels and nothing is rounded: B is read as float32 whatever --comm says, at "
+               "float32's speed; bf16 pays where rows cross a network\n");
 }
 
 void tf_explain_print(FILE *f, const tf_plan *plan)

@@ -49,8 +49,11 @@ ALL=twoface,allgather,shift,p2p
 for np in 2 4; do
     "$PLAN" "$MATRIX" -n $np -k 32 --comm bf16 -o "$work/bf$np.h5" -q 2>/dev/null
     "$PLAN" "$MATRIX" -n $np -k 32 -o "$work/f$np.h5" -q 2>/dev/null
-    # The plan's choice by default, for every strategy.
-    if run $np "$work/bf$np.h5" --algo $ALL -k 32 -i 2 --warmup 1 --check --json \
+    # The plan's choice by default, for every strategy. The byte counts
+    # compared below are of rows that move: the copies, not rows read in
+    # place (TWOFACE_COLL_SHM's default on one node where the ranks fit
+    # the processors), which read float32 in both precisions.
+    if TWOFACE_COLL_SHM=copy run $np "$work/bf$np.h5" --algo $ALL -k 32 -i 2 --warmup 1 --check --json \
         --select-calls -1 >"$work/bf.json" 2>"$work/err.log"; then
         ok "$np ranks: bf16 plan, --algo $ALL --check exits 0"
     else
@@ -63,7 +66,7 @@ for np in 2 4; do
     awk -v t="$tol" 'BEGIN { exit !(t > 0.0039 && t < 0.0040) }' &&
         ok "$np ranks: tolerance $tol = 1e-5 + 2^-8" || bad "$np ranks: tolerance $tol"
     # --comm f32 overrides the plan; the same plan f32 by default.
-    run $np "$work/bf$np.h5" --comm f32 --algo twoface,p2p -k 32 -i 2 --warmup 1 --check --json \
+    TWOFACE_COLL_SHM=copy run $np "$work/bf$np.h5" --comm f32 --algo twoface,p2p -k 32 -i 2 --warmup 1 --check --json \
         --select-calls -1 >"$work/f.json" 2>"$work/err.log" || bad "$np ranks: --comm f32 failed"
     [ "$(field "$work/f.json" twoface comm)" = f32 ] && ok "$np ranks: --comm f32 overrides the plan" ||
         bad "$np ranks: --comm f32: $(field "$work/f.json" twoface comm)"
@@ -77,7 +80,7 @@ for np in 2 4; do
             bad "$np ranks: $algo bytes $b16 (bf16) vs $b32 (f32)"
     done
     # Both precisions interleaved in one process: two records per algorithm.
-    run $np "$work/f$np.h5" --comm f32,bf16 --algo twoface,p2p -k 32 -i 2 --warmup 1 --check \
+    TWOFACE_COLL_SHM=copy run $np "$work/f$np.h5" --comm f32,bf16 --algo twoface,p2p -k 32 -i 2 --warmup 1 --check \
         --json --select-calls -1 >"$work/both.json" 2>"$work/err.log" || bad "$np ranks: --comm f32,bf16 failed"
     n2=$(grep -c '^{"algo": "\(twoface\|p2p\)/\(f32\|bf16\)"' "$work/both.json")
     b16=$(bytes_total "$work/both.json" twoface/bf16)
@@ -92,6 +95,25 @@ for np in 2 4; do
         grep -q "^B rows travel as: twoface bf16" "$work/out.txt" &&
         ok "$np ranks: --comm bf16 on a float32 plan, text report" ||
         bad "$np ranks: --comm bf16 on f32 plan: $(tail -3 "$work/out.txt") $(head -3 "$work/err.log")"
+    # Read in place nothing travels, so nothing is rounded: a bf16 plan's C
+    # is bitwise float32's through the copies. A collective plan: with
+    # fetched runs the copies add them in the order they land, and the last
+    # bits vary.
+    "$PLAN" "$MATRIX" -n $np -k 32 --comm bf16 --mode collective -o "$work/cbf$np.h5" -q 2>/dev/null
+    for x in direct:bf16 copy:f32; do
+        TWOFACE_COLL_SHM=${x%%:*} run $np "$work/cbf$np.h5" --algo collective --comm ${x#*:} -k 32 \
+            -i 2 --warmup 1 --check --json --select-calls -1 --c-out "$work/C-${x%%:*}.h5" \
+            >"$work/${x%%:*}.json" 2>"$work/err.log" ||
+            bad "$np ranks: --comm ${x#*:}, TWOFACE_COLL_SHM=${x%%:*}: $(head -1 "$work/err.log")"
+    done
+    [ "$(field "$work/direct.json" collective coll_transport)" = direct ] &&
+        grep -q '"check_passed": true' "$work/direct.json" &&
+        [ "$(field "$work/direct.json" collective comm)" = bf16 ] &&
+        ok "$np ranks: bf16 read in place, --check passed" ||
+        bad "$np ranks: bf16 in place: transport $(field "$work/direct.json" collective coll_transport)"
+    h5diff -q "$work/C-direct.h5" "$work/C-copy.h5" /C /C &&
+        ok "$np ranks: bf16 read in place: C is float32's" ||
+        bad "$np ranks: bf16 read in place: C differs from float32's"
 done
 # Training: the shipped Cora with real features, forward and backward
 # products in bf16; accuracy like float32's, the summary names bf16.

@@ -417,7 +417,11 @@ START_TEST(plan_choice_and_trial)
     tf_get_rows(h, &r0, &nr);
     float *y = malloc((size_t)(nr > 0 ? nr : 1) * k * sizeof *y);
     tf_ctx *ctx = NULL;
+    /* Through the copies: read in place, both classes read the same rows
+     * and there is no runner-up to try. */
+    setenv("TWOFACE_COLL_SHM", "copy", 1);
     ck_assert(all_true(tf_context_create(h, k, NULL, &ctx) == TF_OK));
+    unsetenv("TWOFACE_COLL_SHM");
     ck_assert_int_eq(tf_ctx_comm_precision(ctx), TF_COMM_BF16);
     tf_selection sel;
     tf_selection_get(ctx, &sel);
@@ -454,16 +458,18 @@ END_TEST
  * exchange packs every destination (the fused rounding), some (auto), or
  * none (zero-copy from the window: the rounding into the window that every
  * bf16 row used to take), and when the readers round from the owners' B in
- * shared memory instead (TWOFACE_COLL_SHM=auto, the last variant), where the
- * owner exports only the rows fetchers read. A fixed summation order makes
- * C comparable: two threads, one of them fetching one run at a time into its
+ * shared memory instead (TWOFACE_COLL_SHM=copy), where the owner exports
+ * only the rows fetchers read. A fixed summation order makes C comparable:
+ * two threads, one of them fetching one run at a time into its
  * accumulator, merged after the collective group's local and collective
- * parts. */
+ * parts. Read in place (TWOFACE_COLL_SHM=direct, the last variant) no row
+ * travels: nothing is exported or rounded, and C is float32's. */
 START_TEST(pack_round_sends_the_window_bits)
 {
     static const char *const names[3] = {"never", "auto", "always"};
-    static const char *const labels[4] = {"TWOFACE_COLL_PACK=never", "TWOFACE_COLL_PACK=auto",
-                                          "TWOFACE_COLL_PACK=always", "the shared-memory copy"};
+    static const char *const labels[5] = {"TWOFACE_COLL_PACK=never", "TWOFACE_COLL_PACK=auto",
+                                          "TWOFACE_COLL_PACK=always", "the shared-memory copy",
+                                          "read in place"};
     tf_csr a;
     overlap_matrix(&a);
     const int k = 13; /* a vector body and a scalar tail in the rounding */
@@ -473,11 +479,13 @@ START_TEST(pack_round_sends_the_window_bits)
         ck_assert(all_true(open_mem(&a, mode, TF_PREC_F32, &h) == TF_OK));
         const tf_rank_plan *rp = h->rp;
         size_t csz = (size_t)(rp->nrows > 0 ? rp->nrows : 1) * (size_t)k;
-        float *c[4];
-        for (int pm = 0; pm < 4; pm++) {
+        float *c[5];
+        for (int pm = 0; pm < 5; pm++) {
             if (pm < 3) {
                 setenv("TWOFACE_COLL_SHM", "off", 1);
                 setenv("TWOFACE_COLL_PACK", names[pm], 1);
+            } else {
+                setenv("TWOFACE_COLL_SHM", pm == 3 ? "copy" : "direct", 1);
             }
             tf_exec_options opt;
             tf_exec_options_default(&opt);
@@ -493,7 +501,12 @@ START_TEST(pack_round_sends_the_window_bits)
                                          : pm == 1 || ctx->n_pack_dst == ctx->n_dst);
             /* One node: every rank reads B through shared memory, and a
              * plan nobody fetches in exports nothing. */
-            ck_assert(pm < 3 ? !ctx->coll_shm : ctx->coll_shm == ctx->any_coll);
+            if (pm == 4) {
+                ck_assert_int_eq(ctx->direct, ctx->any_coll || ctx->any_fetch);
+                ck_assert_int_eq(ctx->n_xr, 0); /* nothing exported */
+            } else {
+                ck_assert(pm < 3 ? !ctx->coll_shm : ctx->coll_shm == ctx->any_coll);
+            }
             if (pm == 3 && !ctx->any_fetch)
                 ck_assert_int_eq(ctx->n_xr, 0);
             int shared = 0;
@@ -517,17 +530,17 @@ START_TEST(pack_round_sends_the_window_bits)
                 ck_assert(all_true(tf_spmm_run(ctx, c[pm]) == TF_OK));
                 const uint16_t *cb = ctx->coll_buf, *fb = ctx->fetch_buf;
                 int ok = 1;
-                for (int64_t r = 0; r < rp->coll_buf_rows; r++)
+                for (int64_t r = 0; r < rp->coll_buf_rows && !ctx->direct; r++)
                     for (int x = 0; x < k; x++)
                         ok &= cb[r * k + x] ==
                               tf_bf16_from_f32(tf_dense_value(seed, h->coll_gcol[r], x));
-                for (int64_t r = 0; r < rp->fetch_buf_rows; r++)
+                for (int64_t r = 0; r < rp->fetch_buf_rows && !ctx->direct; r++)
                     for (int x = 0; x < k; x++)
                         ok &= fb[r * k + x] ==
                               tf_bf16_from_f32(tf_dense_value(seed, h->fetch_gcol[r], x));
                 ck_assert_msg(all_true(ok), "%s, %s: a received row is not "
                                             "the owner's B rounded", tf_mode_name(mode), labels[pm]);
-                ck_assert(error_vs(h, &a, k, seed, 1, c[pm]) < TOL);
+                ck_assert(error_vs(h, &a, k, seed, pm < 4, c[pm]) < TOL);
             }
             tf_spmm_ctx_destroy(ctx);
         }
@@ -535,7 +548,7 @@ START_TEST(pack_round_sends_the_window_bits)
             ck_assert_msg(all_true(memcmp(c[0], c[pm], (size_t)rp->nrows * k * sizeof(float)) == 0),
                           "%s: C with %s differs from TWOFACE_COLL_PACK=never",
                           tf_mode_name(mode), labels[pm]);
-        for (int pm = 0; pm < 4; pm++)
+        for (int pm = 0; pm < 5; pm++)
             free(c[pm]);
         tf_close(h);
     }

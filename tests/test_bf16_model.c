@@ -107,9 +107,9 @@ START_TEST(explain_says_when_bf16_does_not_pay)
                       (long long)coll_rows, line);
         if (node)
             ck_assert_msg(strstr(node, "falls on the receivers") != NULL, "%.300s", node);
-        /* Every bf16 plan: on one node float32 is read in place. */
-        ck_assert_msg(strstr(line, "comm: on a single node --comm f32 is the faster choice") !=
-                          NULL,
+        /* Every bf16 plan: on one node B is read in place, as float32. */
+        ck_assert_msg(strstr(line, "comm: on a single node, where the executor reads B in "
+                                   "place") != NULL,
                       "%.600s", line);
         tf_plan_free(&plan);
     }
