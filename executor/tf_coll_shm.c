@@ -66,22 +66,20 @@
 
 int tf_coll_shm_mode(MPI_Comm comm, int *mode)
 {
+    /* Indexed by the TF_SHM_ values. */
+    static const char *const name[5] = {"off", "copy", "direct", "trial", "auto"};
     const char *s = getenv("TWOFACE_COLL_SHM");
     int st = TF_OK;
     *mode = TF_SHM_AUTO;
     if (s && *s) {
-        if (strcmp(s, "auto") == 0)
+        *mode = -1;
+        for (int m = 0; m < 5; m++)
+            if (strcmp(s, name[m]) == 0)
+                *mode = m;
+        if (*mode < 0) {
             *mode = TF_SHM_AUTO;
-        else if (strcmp(s, "direct") == 0)
-            *mode = TF_SHM_DIRECT;
-        else if (strcmp(s, "trial") == 0)
-            *mode = TF_SHM_TRIAL;
-        else if (strcmp(s, "copy") == 0)
-            *mode = TF_SHM_COPY;
-        else if (strcmp(s, "off") == 0)
-            *mode = TF_SHM_OFF;
-        else
             st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM=%s: expected auto, direct, trial, copy or off", s);
+        }
     }
     st = tf_agree(comm, st);
     if (st)
@@ -90,7 +88,6 @@ int tf_coll_shm_mode(MPI_Comm comm, int *mode)
     int mm[2] = {*mode, -*mode}, all[2];
     MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
     if (all[0] != -all[1]) {
-        static const char *const name[5] = {"off", "copy", "direct", "trial", "auto"};
         int rank = 0;
         MPI_Comm_rank(comm, &rank);
         st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM differs between ranks (%s on rank %d)",
@@ -262,8 +259,7 @@ void tf_coll_shm_free(tf_spmm_ctx *ctx)
     ctx->coll_shm = 0;
 }
 
-/* The window holding every owner's float32 B. */
-static MPI_Win b_window(const tf_spmm_ctx *ctx) { return ctx->bf16 ? ctx->bwin : ctx->win; }
+MPI_Win tf_coll_shm_b_window(const tf_spmm_ctx *ctx) { return ctx->bf16 ? ctx->bwin : ctx->win; }
 
 /* Segments: stripes merged while both the source rows and the buffer rows
  * continue where the previous stripe ended; each checked against the
@@ -296,7 +292,7 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
             if (src < 0 || src >= h->nranks || src == h->rank)
                 return tf_fail(TF_ERR_FORMAT, "rank %d: receives a stripe from rank %d",
                                h->rank, src);
-            int err = MPI_Win_shared_query(b_window(ctx), src, &size, &disp, &ptr);
+            int err = MPI_Win_shared_query(tf_coll_shm_b_window(ctx), src, &size, &disp, &ptr);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "MPI_Win_shared_query");
             base = ptr;
@@ -532,7 +528,7 @@ int tf_coll_shm_enter(tf_spmm_ctx *ctx)
     ctx->shm_left = ctx->shm_n_src;
     if (ctx->shm_n_src > 0)
         memset(ctx->shm_copied, 0, (size_t)ctx->shm_n_src);
-    MPI_Win_sync(b_window(ctx)); /* my B is written */
+    MPI_Win_sync(tf_coll_shm_b_window(ctx)); /* my B is written */
     atomic_store_explicit(&ctx->shm_my_flag->entered, ctx->shm_epoch, memory_order_release);
     return TF_OK;
 }
@@ -561,7 +557,7 @@ int tf_coll_shm_poll(tf_spmm_ctx *ctx, int block, int threads)
             if (ctx->shm_copied[i] || !tf_coll_shm_entered(ctx, i))
                 continue;
             if (!any)
-                MPI_Win_sync(b_window(ctx)); /* read their B as written */
+                MPI_Win_sync(tf_coll_shm_b_window(ctx)); /* read their B as written */
             any = 1;
             copy_segments(ctx, ctx->shm_seg_first[i], ctx->shm_seg_first[i + 1], threads);
             tf_shm_counter_add(&ctx->shm_flag[i]->done, 1);
@@ -584,7 +580,7 @@ int tf_coll_shm_wait(tf_spmm_ctx *ctx)
     return TF_OK;
 }
 
-void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(b_window(ctx)); }
+void tf_coll_shm_arrived(tf_spmm_ctx *ctx) { MPI_Win_sync(tf_coll_shm_b_window(ctx)); }
 
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts)
 {
@@ -606,6 +602,6 @@ int tf_coll_shm_leave(tf_spmm_ctx *ctx)
 {
     const int64_t goal = ctx->shm_epoch * ctx->shm_n_rd;
     tf_shm_counter_wait(&ctx->shm_my_flag->done, goal);
-    MPI_Win_sync(b_window(ctx));
+    MPI_Win_sync(tf_coll_shm_b_window(ctx));
     return TF_OK;
 }

@@ -287,8 +287,8 @@ int tf_coll_warm(tf_spmm_ctx *ctx);
 /* tf_coll_shm.c. TWOFACE_COLL_SHM=auto|direct|trial|copy|off (unset:
  * auto), the same on every rank (collective, agreed). With every rank on
  * one node: direct reads peers' float32 B in place (tf_node_direct.c);
- * copy has the collective's receivers copy their rows (what bf16 and
- * direct fall back to); trial lets the start-up trial choose between the
+ * copy has the collective's receivers copy their rows (what direct falls
+ * back to); trial lets the start-up trial choose between the
  * two (tf_select.c); auto is direct when the node's ranks x threads do not
  * exceed its processors and trial otherwise (docs/executor.md); off sends
  * messages. */
@@ -327,6 +327,9 @@ int tf_coll_shm_wait(tf_spmm_ctx *ctx);
 /* Every owner has entered: orders this rank's reads after the owners'
  * writes (before any copy, on the thread that saw them). */
 void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
+/* The window holding every owner's float32 B: the B window, or with bf16
+ * bwin beside the export. */
+MPI_Win tf_coll_shm_b_window(const tf_spmm_ctx *ctx);
 /* After tf_coll_shm_arrived: copies part `part` of `parts` of this
  * rank's segments (parts = n_coll_threads, or 1 for all of them). */
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);

@@ -64,8 +64,7 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
         MPI_Aint size = 0;
         int disp = 0;
         void *ptr = NULL;
-        if (MPI_Win_shared_query(ctx->bf16 ? ctx->bwin : ctx->win, q, &size, &disp, &ptr) !=
-            MPI_SUCCESS)
+        if (MPI_Win_shared_query(tf_coll_shm_b_window(ctx), q, &size, &disp, &ptr) != MPI_SUCCESS)
             return 0;
         int64_t rows = bo[q + 1] - bo[q];
         if (rows < 0 || (size_t)size < (size_t)rows * rowbytes)
