@@ -11,9 +11,9 @@
 # twoface's median over the median of the fastest baseline of that same
 # process. The table shows the median of those ratios, their range, and the
 # 1-minute load average when the case started. "twoface ran": the classes
-# and the transport of the plan kept ("direct": read in place, "shm": the
-# collective's copies; docs/executor.md), * where the start-up trial kept
-# its runner-up.
+# and the transport of the plan kept ("direct": read in place, "mpi": the
+# MPI exchange, "shm": the collective's copies; docs/executor.md), * where
+# the start-up trial kept its runner-up.
 #
 #   sh bench/p4_table.sh                         # every graph of DATA, K 32 128 512
 #   GRAPHS="cnr-2000 pubmed" KS=128 sh bench/p4_table.sh

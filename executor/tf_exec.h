@@ -232,13 +232,24 @@ struct tf_spmm_ctx {
  * Collective, with the same checks and agreement as tf_open. */
 int tf_open_plan(tf_plan *plan, MPI_Comm comm, tf_handle **h);
 
+/* Where a context's remote rows come from on one node (tf_spmm_ctx_create's
+ * place; reading in place only where TWOFACE_COLL_SHM allows it,
+ * tf_node_direct.c): */
+enum {
+    TF_PLACE_NEVER = 0,  /* never in place: the collective copies (or the exchange) */
+    TF_PLACE_ANY = 1,    /* read peers' rows in place where possible */
+    TF_PLACE_LAYOUT = 2, /* not this context, but B laid out so that one sharing its window can */
+    /* With LAYOUT: the collective through the MPI exchange although B is in
+     * shared memory (the start-up trial's other side where ranks share
+     * processors, tf_select.c). */
+    TF_PLACE_XCHG = 4
+};
+
 /* tf_exec_ctx.c: a context for h's own plan (collective, agreed). With
  * `share`, the context of another plan of the same matrix and partition, B
  * and its window are share's: a runner-up reads and serves the very rows the
- * caller fills. place (where TWOFACE_COLL_SHM allows reading in place,
- * tf_node_direct.c): 1 read peers' rows in place where possible, 0 never, 2
- * not this context, but B laid out so that one sharing its window can.
- * opt must not be NULL. */
+ * caller fills. place: TF_PLACE_NEVER, TF_PLACE_ANY, TF_PLACE_LAYOUT, or
+ * TF_PLACE_LAYOUT | TF_PLACE_XCHG. opt must not be NULL. */
 int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
                        int place, tf_spmm_ctx **out);
 /* 1 when the node's ranks x h's threads for opt exceed its processors, on

@@ -228,11 +228,11 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         st = tf_coll_shm_mode(h->comm, &shm_mode); /* agrees itself */
     /* In place where the caller allows it and the setting does; the
      * window is laid out for it also when a context sharing it may read in
-     * place (place 2: the transport trial's copying side, tf_select.c). */
+     * place (TF_PLACE_LAYOUT: the transport trial's other side, tf_select.c). */
     const int may_direct = (shm_mode == TF_SHM_DIRECT || shm_mode == TF_SHM_AUTO ||
                             shm_mode == TF_SHM_TRIAL) &&
                            (ctx->any_coll || ctx->any_fetch);
-    const int want_direct = may_direct && place == 1;
+    const int want_direct = may_direct && (place & TF_PLACE_ANY);
     if (st == TF_OK && share) {
         ctx->win = share->win;
         ctx->b = share->b;
@@ -243,7 +243,8 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
             st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
     } else if (st == TF_OK) {
         ctx->owns_win = 1; /* what it allocated, even on failure */
-        st = tf_coll_shm_window(ctx, shm_mode != TF_SHM_OFF, may_direct && place != 0);
+        st = tf_coll_shm_window(ctx, shm_mode != TF_SHM_OFF,
+                                may_direct && (place & (TF_PLACE_ANY | TF_PLACE_LAYOUT)));
     }
     st = tf_agree(h->comm, st);
     if (st == TF_OK && want_direct)
@@ -282,7 +283,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     }
     st = tf_agree(h->comm, st);
     if (st == TF_OK && !ctx->direct && ctx->any_coll && shm_mode != TF_SHM_OFF &&
-        ctx->win_shared)
+        ctx->win_shared && !(place & TF_PLACE_XCHG))
         st = tf_coll_shm_setup(ctx); /* agrees itself */
     else if (st == TF_OK && !ctx->direct && ctx->any_coll)
         st = tf_coll_setup(ctx); /* agrees itself */

@@ -12,18 +12,27 @@
 #include "tf_exec.h"
 #include "tf_median.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SELECT_CALLS_DEFAULT 4
-/* In place against the copies, where ranks share processors: an owner
+/* Timed calls per plan by default: 4, or as many as make each side's trial
+ * span TRIAL_WORK x 4 multiply-adds per rank (nonzeros x K / ranks per
+ * call), up to SELECT_CALLS_MAX. A scheduler slice where ranks share cores
+ * is milliseconds, a call on a small graph a fraction of one: with 4 calls
+ * of 0.2 ms (Cora, P = 4 on 2 cores, K = 128), one process in four kept the
+ * exchange at 0.93x p2p against in place's 0.34x. */
+#define TRIAL_WORK ((double)(1 << 24))
+#define SELECT_CALLS_MAX 32
+/* In place against the exchange, where ranks share processors: an owner
  * reading in place returns only when its last reader has computed, so each
  * rank's SpMM also holds the lag with which its readers began - a lag the
  * trial's calls, early and interleaved, show less of than a long run does
  * (cnr-2000, P = 4 on 2 cores, K = 128: trial medians 0.96-1.08x the
- * copies', steady state 1.07x; where in place wins, 0.34-0.87x). The copies
- * stay unless in place is clearly faster. */
+ * copies', steady state 1.07x; where in place wins, 0.34-0.87x). The other
+ * side stays unless in place is clearly faster. */
 #define DIRECT_MARGIN 0.10
 /* The trial starts with one untimed call of each plan. */
 #define COLD_CALLS 2
@@ -38,6 +47,16 @@ struct tf_ctx {
     double margin;
     tf_selection sel;
 };
+
+/* The same on every rank: the plan's nonzero count and k are. */
+static int default_calls(const tf_handle *h, int k)
+{
+    const double work = (double)h->plan.nnz * k / (h->nranks > 0 ? h->nranks : 1);
+    const double calls = SELECT_CALLS_DEFAULT * TRIAL_WORK / (work > 1.0 ? work : 1.0);
+    if (calls <= SELECT_CALLS_DEFAULT)
+        return SELECT_CALLS_DEFAULT;
+    return calls >= SELECT_CALLS_MAX ? SELECT_CALLS_MAX : (int)ceil(calls);
+}
 
 static const char *transport(const tf_spmm_ctx *s)
 {
@@ -66,24 +85,32 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     opt = &o;
     /* Where every rank is on one node, the SpMM can read its peers' rows
      * in place (tf_node_direct.c); where ranks share processors, whether
-     * that beats the copies is the trial's to find out (docs/executor.md,
-     * "One node: B read in place"): the copying context first, the one
-     * reading in place beside it. */
-    int mode = TF_SHM_AUTO, ttrial = 0, place = 1;
+     * that beats the MPI exchange is the trial's to find out
+     * (docs/executor.md, "One node: B read in place"): the exchanging
+     * context first, the one reading in place beside it. The exchange, not
+     * the collective's copies, because both of those hold an owner until
+     * its readers are done with its B, which on shared cores waits for
+     * their scheduler slices; the exchange's sends do not (cnr-2000, P = 4
+     * on 2 cores, K = 32: 0.83-0.91x p2p against 0.98-1.06x for the
+     * copies). Where the copies beat the exchange, many rows move, and in
+     * place beats both. */
+    int mode = TF_SHM_AUTO, ttrial = 0, place = TF_PLACE_ANY;
     if (st == TF_OK)
         st = tf_coll_shm_mode(h->comm, &mode); /* agrees */
     if (st == TF_OK && (mode == TF_SHM_TRIAL || mode == TF_SHM_AUTO)) {
         /* Without a trial (select_calls = -1), the copies where ranks
-         * share processors, as when the trial keeps them. */
+         * share processors: they beat the exchange where many rows move. */
         int crowded = mode == TF_SHM_TRIAL || tf_node_crowded(h, opt);
         ttrial = crowded && opt->select_calls >= 0;
-        place = !crowded ? 1 : ttrial ? 2 : 0;
+        place = !crowded ? TF_PLACE_ANY
+                : ttrial ? TF_PLACE_LAYOUT | TF_PLACE_XCHG
+                         : TF_PLACE_NEVER;
     }
     if (st == TF_OK)
         st = tf_spmm_ctx_create(h, k, opt, NULL, place, &ctx->use); /* agrees */
     tf_handle *other = NULL;
     if (st == TF_OK && ttrial) {
-        st = tf_spmm_ctx_create(h, k, opt, ctx->use, 1, &ctx->alt); /* agrees */
+        st = tf_spmm_ctx_create(h, k, opt, ctx->use, TF_PLACE_ANY, &ctx->alt); /* agrees */
         if (st == TF_OK && !ctx->alt->direct) {
             /* Nothing to read in place (one rank, no remote rows, or
              * the window's layout): the same on every rank. */
@@ -98,13 +125,13 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
      * classes read the same rows, and there is nothing to choose. h->alt is
      * the same on every rank (tf_open agreed on the plan file). */
     if (st == TF_OK && !other && h->alt && opt->select_calls >= 0 && !ctx->use->direct) {
-        st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, 0, &ctx->alt); /* agrees */
+        st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, TF_PLACE_NEVER, &ctx->alt); /* agrees */
         if (st == TF_OK)
             other = h->alt;
     }
     if (st == TF_OK && other) {
         ctx->sel.trial = 1;
-        ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : SELECT_CALLS_DEFAULT;
+        ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : default_calls(h, k);
         ctx->sel.calls_total = COLD_CALLS + 2 * ctx->sel.calls;
         snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
                  tf_plan_classes(&other->plan));

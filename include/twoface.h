@@ -225,7 +225,9 @@ typedef struct {
      * model cannot rank the two with confidence), or every rank is on one
      * node whose ranks share processors (the runner-up is then the same
      * plan with peers' rows read in place): timed SpMM calls per plan in
-     * the start-up trial. 0 = default (4); -1 = no trial, run the
+     * the start-up trial. 0 = default: 4, more where a call is short
+     * (nonzeros x k / ranks under 2^24: 4 x 2^24 / that, up to 32), so
+     * that scheduler noise does not decide; -1 = no trial, run the
      * planner's choice with the copies (the runner-up is then not set up
      * at all). */
     int select_calls;
@@ -266,7 +268,7 @@ typedef struct {
     char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
     /* How each moves its remote rows (tf_ctx_coll_transport). Where every
      * rank is on one node and ranks share processors, the runner-up is the
-     * planner's choice itself, read in place: "shm" against "direct". */
+     * planner's choice itself, read in place: "mpi" against "direct". */
     char transport[2][8];
 } tf_selection;
 
@@ -297,8 +299,10 @@ int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_B
  * or off, and where ranks share processors the start-up trial's choice),
  * "shm" (each receiver copies its collective
  * rows from its owners' B in shared memory, rounding them with bf16: every
- * rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
- * exchange) or "none" (no rank receives through the collective). */
+ * rank on one node, TWOFACE_COLL_SHM not off, and no start-up trial where
+ * ranks share processors), "mpi" (the neighbour exchange; on one node where
+ * ranks share processors, the trial's other side) or "none" (no rank
+ * receives through the collective). */
 const char *tf_ctx_coll_transport(const tf_ctx *ctx);
 
 /* Per-call breakdown, accumulated over tf_spmm calls since the context was
