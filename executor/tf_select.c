@@ -26,14 +26,22 @@
  * exchange at 0.93x p2p against in place's 0.34x. */
 #define TRIAL_WORK ((double)(1 << 24))
 #define SELECT_CALLS_MAX 32
-/* In place against the exchange, where ranks share processors: an owner
- * reading in place returns only when its last reader has computed, so each
- * rank's SpMM also holds the lag with which its readers began - a lag the
- * trial's calls, early and interleaved, show less of than a long run does
- * (cnr-2000, P = 4 on 2 cores, K = 128: trial medians 0.96-1.08x the
- * copies', steady state 1.07x; where in place wins, 0.34-0.87x). The other
- * side stays unless in place is clearly faster. */
+/* In place against the exchange or the copies, where ranks share
+ * processors: an owner reading in place returns only when its last reader
+ * has computed, so each rank's SpMM also holds the lag with which its
+ * readers began - a lag the trial's calls, early and interleaved, show less
+ * of than a long run does (cnr-2000, P = 4 on 2 cores, K = 128: trial
+ * medians 0.96-1.08x the copies', steady state 1.07x; where in place wins,
+ * 0.34-0.87x). The other side stays unless in place is clearly faster. */
 #define DIRECT_MARGIN 0.10
+/* Where ranks share processors, the trial's side that does not read in
+ * place is the MPI exchange when at most this share of the nonzeros is
+ * remote, else the collective's copies: cnr-2000 (3 %) and luxembourg_osm
+ * (6 %) ran faster through the exchange, the seven graphs of
+ * ../shared/data with many remote rows through the copies, and a GCN on copter2 trained 4 % slower when the
+ * trial kept the exchange, which there timed as fast as in place in the
+ * trial's calls and ran slower than both afterwards. */
+#define XCHG_REMOTE_MAX 0.10
 /* The trial starts with one untimed call of each plan. */
 #define COLD_CALLS 2
 
@@ -47,6 +55,19 @@ struct tf_ctx {
     double margin;
     tf_selection sel;
 };
+
+/* The share of the plan's nonzeros whose B rows are remote (collective
+ * and fetch), over every rank. */
+static int remote_share(const tf_handle *h, double *share)
+{
+    const tf_rank_plan *rp = h->rp;
+    int64_t n[2] = {rp->loc_nnz + rp->coll_nnz + rp->fet_nnz, rp->coll_nnz + rp->fet_nnz};
+    int err = MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_INT64_T, MPI_SUM, h->comm);
+    if (err != MPI_SUCCESS)
+        return tf_mpi_fail(err, "MPI_Allreduce (remote nonzeros)");
+    *share = n[0] > 0 ? (double)n[1] / (double)n[0] : 0.0;
+    return TF_OK;
+}
 
 /* The same on every rank: the plan's nonzero count and k are. */
 static int default_calls(const tf_handle *h, int k)
@@ -85,15 +106,16 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     opt = &o;
     /* Where every rank is on one node, the SpMM can read its peers' rows
      * in place (tf_node_direct.c); where ranks share processors, whether
-     * that beats the MPI exchange is the trial's to find out
-     * (docs/executor.md, "One node: B read in place"): the exchanging
-     * context first, the one reading in place beside it. The exchange, not
-     * the collective's copies, because both of those hold an owner until
-     * its readers are done with its B, which on shared cores waits for
-     * their scheduler slices; the exchange's sends do not (cnr-2000, P = 4
-     * on 2 cores, K = 32: 0.83-0.91x p2p against 0.98-1.06x for the
-     * copies). Where the copies beat the exchange, many rows move, and in
-     * place beats both. */
+     * that beats the other transport is the trial's to find out
+     * (docs/executor.md, "One node: B read in place"): the other context
+     * first, the one reading in place beside it. The other is the MPI
+     * exchange where few nonzeros are remote (remote_share), else the
+     * collective's copies. Both of those last hold an owner until its
+     * readers are done with its B, which on shared cores waits for their
+     * scheduler slices; the exchange's sends do not, but copy every moved
+     * row twice (cnr-2000, 3 % remote, P = 4 on 2 cores, K = 32: 0.83-0.91x
+     * p2p against 0.98-1.06x for the copies; pubmed, K = 128: 0.97x against
+     * 0.76-0.81x). */
     int mode = TF_SHM_AUTO, ttrial = 0, place = TF_PLACE_ANY;
     if (st == TF_OK)
         st = tf_coll_shm_mode(h->comm, &mode); /* agrees */
@@ -102,9 +124,13 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
          * share processors: they beat the exchange where many rows move. */
         int crowded = mode == TF_SHM_TRIAL || tf_node_crowded(h, opt);
         ttrial = crowded && opt->select_calls >= 0;
-        place = !crowded ? TF_PLACE_ANY
-                : ttrial ? TF_PLACE_LAYOUT | TF_PLACE_XCHG
-                         : TF_PLACE_NEVER;
+        place = !crowded ? TF_PLACE_ANY : ttrial ? TF_PLACE_LAYOUT : TF_PLACE_NEVER;
+        if (ttrial) {
+            double share = 0.0;
+            st = remote_share(h, &share); /* the same on every rank */
+            if (share <= XCHG_REMOTE_MAX)
+                place |= TF_PLACE_XCHG;
+        }
     }
     if (st == TF_OK)
         st = tf_spmm_ctx_create(h, k, opt, NULL, place, &ctx->use); /* agrees */
@@ -169,7 +195,20 @@ int tf_context_free(tf_ctx *ctx)
  * neighbour's load fading) falls on both plans alike. */
 static int runs_alt(int i) { return i % 4 == 1 || i % 4 == 2; }
 
-/* One tf_spmm call during the trial; the last one decides. */
+/* Calls per side after which a trial may end early, and how often it
+ * looks (after every ABBA block). */
+#define EARLY_MIN 4
+
+/* One tf_spmm call during the trial; the last one decides, or an earlier
+ * one where the two plans do not overlap. A long trial (up to 32 calls per
+ * side on small problems) costs the slower plan's excess on every call:
+ * where that excess is large, the first calls already show it (a GCN on
+ * copter2 at K = 16, P = 4 on 2 cores, spent its first 33 epochs trialling
+ * an exchange twice as slow as in place), and where it is small a long
+ * trial costs little. So after every ABBA block from EARLY_MIN calls per
+ * side on, the trial ends when every call of one plan beat every call of
+ * the other by the margin - with no margin and equal plans, 2 chances in 70 at 4
+ * calls each. */
 static int trial_step(tf_ctx *ctx, float *c)
 {
     const int n = 2 * ctx->sel.calls;
@@ -187,25 +226,49 @@ static int trial_step(tf_ctx *ctx, float *c)
     int st = tf_spmm_run(runs_alt(i) ? ctx->alt : ctx->use, c);
     ctx->trial_t[i] = MPI_Wtime() - t0;
     ctx->sel.calls_made++;
-    if (st != TF_OK || i + 1 < n)
+    const int done = i + 1;
+    const int look = done < n && done % 4 == 0 && done >= 2 * EARLY_MIN;
+    if (st != TF_OK || (done < n && !look))
         return st;
     /* An SpMM ends when its slowest rank does. Every rank then holds the same
-     * numbers and reaches the same decision. */
+     * numbers and reaches the same decision. Maxima of maxima are maxima, so
+     * the calls reduced at a look are simply reduced again at the end. */
     MPI_Comm comm = ctx->use->h->comm;
-    int err = MPI_Allreduce(MPI_IN_PLACE, ctx->trial_t, n, MPI_DOUBLE, MPI_MAX, comm);
+    int err = MPI_Allreduce(MPI_IN_PLACE, ctx->trial_t, done, MPI_DOUBLE, MPI_MAX, comm);
     if (err != MPI_SUCCESS)
         return tf_mpi_fail(err, "MPI_Allreduce (start-up trial times)");
     double *mine = ctx->trial_t + n, *other = ctx->trial_t + n + ctx->sel.calls;
     int a = 0, b = 0;
-    for (int x = 0; x < n; x++) {
+    for (int x = 0; x < done; x++) {
         if (runs_alt(x))
             other[b++] = ctx->trial_t[x];
         else
             mine[a++] = ctx->trial_t[x];
     }
+    const double keep = 1.0 - ctx->margin;
+    int which = 0;
+    if (look) {
+        double min0 = mine[0], max0 = mine[0], min1 = other[0], max1 = other[0];
+        for (int x = 1; x < a; x++) {
+            min0 = mine[x] < min0 ? mine[x] : min0;
+            max0 = mine[x] > max0 ? mine[x] : max0;
+        }
+        for (int x = 1; x < b; x++) {
+            min1 = other[x] < min1 ? other[x] : min1;
+            max1 = other[x] > max1 ? other[x] : max1;
+        }
+        if (max1 < keep * min0)
+            which = 1;
+        else if (min1 >= keep * max0)
+            which = 0;
+        else
+            return TF_OK; /* they overlap: go on */
+    }
     ctx->sel.median[0] = tf_median(mine, a);
     ctx->sel.median[1] = tf_median(other, b);
-    return tf_select_finish(ctx, ctx->sel.median[1] < (1.0 - ctx->margin) * ctx->sel.median[0]);
+    if (!look)
+        which = ctx->sel.median[1] < keep * ctx->sel.median[0];
+    return tf_select_finish(ctx, which);
 }
 
 int tf_select_finish(tf_ctx *ctx, int which)

@@ -249,20 +249,24 @@ int tf_context_free(tf_ctx *ctx);
 
 /* The start-up trial. A plan may carry a runner-up plan beside the
  * planner's choice. Then the first 2 + 2 x select_calls tf_spmm calls of a
- * context run both (both compute the same C from the same B): one untimed
- * call of each (the first call of a plan pays one-off costs), then
+ * context (at most) run both (both compute the same C from the same B): one
+ * untimed call of each (the first call of a plan pays one-off costs), then
  * select_calls timed calls of each in ABBA order; each call is timed on its
  * slowest rank, and the plan with the lower median is kept (the same plan
- * read in place only when its median is at least 10 % lower); the other's
- * buffers and communicators are freed inside the deciding call. Every call's C is exact, so the trial costs only
- * the slower plan's excess. tf_timing covers the calls of the plan in use. */
+ * read in place only when its median is at least 10 % lower). From 4 timed
+ * calls each on, the trial ends early after any ABBA block where every call
+ * of one plan beat every call of the other (by that margin). The other's
+ * buffers and communicators are freed inside the deciding call. Every
+ * call's C is exact, so the trial costs only the slower plan's excess.
+ * tf_timing covers the calls of the plan in use. */
 typedef struct {
     int trial;    /* 1 when the context has a runner-up (trial running or done) */
     int decided;  /* 1 when the trial is over */
     int chose_alternative; /* 1: the runner-up won */
     int calls;    /* timed tf_spmm calls per plan in the trial */
-    int calls_total; /* length of the trial: 2 + 2 x calls */
-    int calls_made; /* trial calls made so far (calls_total when decided) */
+    int calls_total; /* longest the trial can run: 2 + 2 x calls */
+    int calls_made; /* trial calls made so far (fewer than calls_total when
+                       the trial ended early) */
     double median[2]; /* median slowest-rank time per call: [0] the planner's
                          choice, [1] the runner-up (when decided) */
     char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
