@@ -272,7 +272,8 @@ typedef struct {
     char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
     /* How each moves its remote rows (tf_ctx_coll_transport). Where every
      * rank is on one node and ranks share processors, the runner-up is the
-     * planner's choice itself, read in place: "mpi" against "direct". */
+     * planner's choice itself, read in place: "shm" (or "mpi" where few
+     * nonzeros are remote) against "direct". */
     char transport[2][8];
 } tf_selection;
 
@@ -303,10 +304,10 @@ int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_B
  * or off, and where ranks share processors the start-up trial's choice),
  * "shm" (each receiver copies its collective
  * rows from its owners' B in shared memory, rounding them with bf16: every
- * rank on one node, TWOFACE_COLL_SHM not off, and no start-up trial where
- * ranks share processors), "mpi" (the neighbour exchange; on one node where
- * ranks share processors, the trial's other side) or "none" (no rank
- * receives through the collective). */
+ * rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
+ * exchange; on one node where ranks share processors and at most 10 % of
+ * the nonzeros are remote, the start-up trial's other side) or "none" (no
+ * rank receives through the collective). */
 const char *tf_ctx_coll_transport(const tf_ctx *ctx);
 
 /* Per-call breakdown, accumulated over tf_spmm calls since the context was
