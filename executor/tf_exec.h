@@ -299,10 +299,10 @@ int tf_coll_warm(tf_spmm_ctx *ctx);
  * auto), the same on every rank (collective, agreed). With every rank on
  * one node: direct reads peers' float32 B in place (tf_node_direct.c);
  * copy has the collective's receivers copy their rows (what direct falls
- * back to); trial lets the start-up trial choose between the
- * two (tf_select.c); auto is direct when the node's ranks x threads do not
- * exceed its processors and trial otherwise (docs/executor.md); off sends
- * messages. */
+ * back to); trial lets the start-up trial choose between in place and the
+ * copies, or the exchange where few nonzeros are remote (tf_select.c);
+ * auto is direct when the node's ranks x threads do not exceed its
+ * processors and trial otherwise (docs/executor.md); off sends messages. */
 enum { TF_SHM_OFF = 0, TF_SHM_COPY = 1, TF_SHM_DIRECT = 2, TF_SHM_TRIAL = 3, TF_SHM_AUTO = 4 };
 int tf_coll_shm_mode(MPI_Comm comm, int *mode);
 /* Allocates the window (nbrows x K elements of es bytes) and B: float32 B

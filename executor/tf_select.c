@@ -38,9 +38,10 @@
  * place is the MPI exchange when at most this share of the nonzeros is
  * remote, else the collective's copies: cnr-2000 (3 %) and luxembourg_osm
  * (6 %) ran faster through the exchange, the seven graphs of
- * ../shared/data with many remote rows through the copies, and a GCN on copter2 trained 4 % slower when the
- * trial kept the exchange, which there timed as fast as in place in the
- * trial's calls and ran slower than both afterwards. */
+ * ../shared/data with many remote rows through the copies, and a GCN on
+ * copter2 trained 4 % slower when the trial kept the exchange, which there
+ * timed as fast as in place in the trial's calls and ran slower than both
+ * afterwards. */
 #define XCHG_REMOTE_MAX 0.10
 /* The trial starts with one untimed call of each plan. */
 #define COLD_CALLS 2
@@ -110,10 +111,10 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
      * (docs/executor.md, "One node: B read in place"): the other context
      * first, the one reading in place beside it. The other is the MPI
      * exchange where few nonzeros are remote (remote_share), else the
-     * collective's copies. Both of those last hold an owner until its
-     * readers are done with its B, which on shared cores waits for their
-     * scheduler slices; the exchange's sends do not, but copy every moved
-     * row twice (cnr-2000, 3 % remote, P = 4 on 2 cores, K = 32: 0.83-0.91x
+     * collective's copies. The copies, like in place, hold an owner until
+     * its readers are done with its B, which on shared cores waits for
+     * their scheduler slices; the exchange's sends do not, but copy every
+     * moved row twice (cnr-2000, 3 % remote, P = 4 on 2 cores, K = 32: 0.83-0.91x
      * p2p against 0.98-1.06x for the copies; pubmed, K = 128: 0.97x against
      * 0.76-0.81x). */
     int mode = TF_SHM_AUTO, ttrial = 0, place = TF_PLACE_ANY;
@@ -139,7 +140,9 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
         st = tf_spmm_ctx_create(h, k, opt, ctx->use, TF_PLACE_ANY, &ctx->alt); /* agrees */
         if (st == TF_OK && !ctx->alt->direct) {
             /* Nothing to read in place (one rank, no remote rows, or
-             * the window's layout): the same on every rank. */
+             * the window's layout): the same on every rank. The planned
+             * context keeps its transport, the exchange where place has
+             * TF_PLACE_XCHG. */
             tf_spmm_ctx_destroy(ctx->alt);
             ctx->alt = NULL;
         } else if (st == TF_OK) {
@@ -195,6 +198,16 @@ int tf_context_free(tf_ctx *ctx)
  * neighbour's load fading) falls on both plans alike. */
 static int runs_alt(int i) { return i % 4 == 1 || i % 4 == 2; }
 
+/* The smallest and largest of v[0..n), n >= 1. */
+static void span(const double *v, int n, double *lo, double *hi)
+{
+    *lo = *hi = v[0];
+    for (int x = 1; x < n; x++) {
+        *lo = v[x] < *lo ? v[x] : *lo;
+        *hi = v[x] > *hi ? v[x] : *hi;
+    }
+}
+
 /* Calls per side after which a trial may end early, and how often it
  * looks (after every ABBA block). */
 #define EARLY_MIN 4
@@ -248,15 +261,9 @@ static int trial_step(tf_ctx *ctx, float *c)
     const double keep = 1.0 - ctx->margin;
     int which = 0;
     if (look) {
-        double min0 = mine[0], max0 = mine[0], min1 = other[0], max1 = other[0];
-        for (int x = 1; x < a; x++) {
-            min0 = mine[x] < min0 ? mine[x] : min0;
-            max0 = mine[x] > max0 ? mine[x] : max0;
-        }
-        for (int x = 1; x < b; x++) {
-            min1 = other[x] < min1 ? other[x] : min1;
-            max1 = other[x] > max1 ? other[x] : max1;
-        }
+        double min0, max0, min1, max1;
+        span(mine, a, &min0, &max0);
+        span(other, b, &min1, &max1);
         if (max1 < keep * min0)
             which = 1;
         else if (min1 >= keep * max0)
