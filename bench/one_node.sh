@@ -7,17 +7,20 @@
 # rotated from one process to the next), the transports' processes in turn.
 #
 # Per graph: one plan (twoface-plan defaults, -n P -k K), then ROUNDS
-# processes per transport. Per transport the table gives the median over
-# its processes of twoface's median time, of p2p's, and of the paired ratio
-# twoface / p2p, with the ratio's range, and the 1-minute load average
-# when the graph started.
+# processes per transport. Per transport the table gives the transports
+# twoface ran and in how many processes (auto: what the trials kept), the
+# median over its processes of twoface's median time, of p2p's, and of the
+# paired ratio twoface / p2p, with the ratio's range, and the 1-minute load
+# average when the graph started.
 #
 #   sh bench/one_node.sh                       # every graph of DATA, P 2, K 128
 #   P=4 GRAPHS="cnr-2000 soc-Slashdot0902" sh bench/one_node.sh
+#   P=4 COMM=bf16 TRANSPORTS=auto ROUNDS=8 sh bench/one_node.sh
 #
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
 # GRAPHS [every *.mtx.zst in DATA], P [2], K [128], ROUNDS [4] processes per
-# transport, ITER [20] timed rounds per process, TRANSPORTS [auto direct copy].
+# transport, ITER [20] timed rounds per process, TRANSPORTS [auto direct copy],
+# COMM [f32] the precision rows travel in (--comm, both algorithms).
 set -u
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data}
@@ -26,6 +29,7 @@ K=${K:-128}
 ROUNDS=${ROUNDS:-4}
 ITER=${ITER:-20}
 TRANSPORTS=${TRANSPORTS:-"auto direct copy"}
+COMM=${COMM:-f32}
 if [ -z "${GRAPHS:-}" ]; then
     GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
 fi
@@ -39,7 +43,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/one_node.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
-echo "one_node.sh: P=$P K=$K ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC'), $(getconf _NPROCESSORS_ONLN) processors" >&2
+echo "one_node.sh: P=$P K=$K COMM=$COMM ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC'), $(getconf _NPROCESSORS_ONLN) processors" >&2
 for g in $GRAPHS; do
     mtx=$DATA/$g.mtx.zst
     [ -f "$mtx" ] || { echo "one_node.sh: $mtx missing" >&2; exit 1; }
@@ -52,7 +56,7 @@ for g in $GRAPHS; do
         [ $((r % 2)) -eq 1 ] && algos=p2p,twoface
         for t in $TRANSPORTS; do
             TWOFACE_COLL_SHM=$t mpirun -n "$P" --bind-to none -x TWOFACE_COLL_SHM \
-                "$BUILD/bin/twoface-exec" "$plan" --algo "$algos" -k "$K" -i "$ITER" --check \
+                "$BUILD/bin/twoface-exec" "$plan" --algo "$algos" -k "$K" -i "$ITER" --comm "$COMM" --check \
                 --json >"$work/$g.$t.r$r.json" 2>"$work/$g.$t.r$r.err" ||
                 { echo "one_node.sh: $g $t round $r failed: $(head -1 "$work/$g.$t.r$r.err")" >&2; exit 1; }
         done
@@ -69,7 +73,7 @@ print("|---|---:|---:|---:|---|---:|---:|---|")
 for g in graphs:
     load = open("%s/%s.load" % (work, g)).read().strip()
     for t in transports:
-        tf, p2p, ratio, used = [], [], [], set()
+        tf, p2p, ratio, used = [], [], [], {}
         for r in range(rounds):
             rec = {}
             for line in open("%s/%s.%s.r%d.json" % (work, g, t, r)):
@@ -78,8 +82,10 @@ for g in graphs:
             tf.append(rec["twoface"]["median_s"] * 1e3)
             p2p.append(rec["p2p"]["median_s"] * 1e3)
             ratio.append(tf[-1] / p2p[-1])
-            used.add(rec["twoface"].get("coll_transport", "?"))
+            u = rec["twoface"].get("coll_transport", "?")
+            used[u] = used.get(u, 0) + 1
         print("| %s | %s | %s | %s | %s (%s) | %.2f | %.2f | %.3f (%.3f-%.3f) |" % (
-            g, P, K, load, t, ",".join(sorted(used)), statistics.median(tf),
+            g, P, K, load, t, ", ".join("%s %d" % (u, used[u]) for u in sorted(used)),
+            statistics.median(tf),
             statistics.median(p2p), statistics.median(ratio), min(ratio), max(ratio)))
 EOF

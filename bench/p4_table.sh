@@ -7,9 +7,12 @@
 # twoface-exec processes, each running twoface, allgather, shift (every
 # replication dividing P up to 4) and p2p interleaved on the same B (the
 # executor rotates their order every round), with the order of --algo itself
-# rotated from one process to the next. Each process gives a paired ratio:
-# twoface's median over the median of the fastest baseline of that same
-# process. The table shows the median of those ratios, their range, and the
+# changing from one process to the next: even processes rotate the list, odd
+# ones rotate it reversed, so that twoface is created before p2p in two of
+# every four processes (of two algorithms in one process, the one created
+# first ran 3-10 % apart from the other, docs/benchmarks.md). Each process
+# gives a paired ratio: twoface's median over the median of the fastest
+# baseline of that same process. The table shows the median of those ratios, their range, and the
 # 1-minute load average when the case started. "twoface ran": the classes
 # and the transport of the plan kept ("direct": read in place, "mpi": the
 # MPI exchange, "shm": the collective's copies; docs/executor.md), * where
@@ -20,8 +23,8 @@
 #
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
 # GRAPHS [every *.mtx.zst in DATA], KS [32 128 512], P [4], PLAN_ARGS [none]
-# more twoface-plan options (e.g. "--partition work"), ROUNDS [3]
-# processes per case, ITER [15] timed rounds per process, OUT [a temporary
+# more twoface-plan options (e.g. "--partition work"), ROUNDS [4]
+# processes per case (a multiple of 4 balances the order), ITER [15] timed rounds per process, OUT [a temporary
 # directory; the raw JSON stays there when given].
 # The last lines are the markdown table on stdout; progress goes to stderr.
 set -u
@@ -29,7 +32,7 @@ BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data}
 KS=${KS:-"32 128 512"}
 P=${P:-4}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-4}
 ITER=${ITER:-15}
 if [ -z "${GRAPHS:-}" ]; then
     GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
@@ -49,9 +52,12 @@ for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
 done
 load1() { cut -d' ' -f1 /proc/loadavg; }
 ALGOS="twoface allgather shift p2p"
-# The r-th rotation of ALGOS, comma separated.
+# The order of process r, comma separated: the (r / 2)-th rotation of ALGOS,
+# reversed when r is odd.
 rotated() {
-    echo $ALGOS | awk -v r="$1" '{ s = ""; for (i = 0; i < NF; i++) s = s (i ? "," : "") $((i + r) % NF + 1); print s }'
+    echo $ALGOS | awk -v r="$1" '{ q = int(r / 2); s = ""
+        for (i = 0; i < NF; i++) { j = (i + q) % NF; if (r % 2) j = NF - 1 - j; s = s (i ? "," : "") $(j + 1) }
+        print s }'
 }
 
 echo "p4_table.sh: P=$P KS=\"$KS\" PLAN_ARGS=\"${PLAN_ARGS:-}\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2

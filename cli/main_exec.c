@@ -52,6 +52,7 @@ typedef struct {
     float *bgen;               /* B of the round: generated, or read once from --b */
     float *cs[TF_ALGO_MAX];    /* one C per algorithm */
     double *times;             /* cap x nalg: slowest rank's seconds per timed call */
+    double *btimes;            /* cap x nalg: slowest rank's seconds to write B before it */
     int cap, warmup, timed;
     uint64_t last_seed;        /* the B of the last round (for --check) */
 } run;
@@ -61,6 +62,7 @@ typedef struct {
 static void run_free(run *r, int nplans)
 {
     free(r->times);
+    free(r->btimes);
     free(r->bgen);
     for (int x = 0; x < r->nalg; x++) {
         free(r->cs[x]);
@@ -234,7 +236,10 @@ static int alloc_buffers(run *r, const tf_exec_args *a)
     r->cap = a->time_budget > 0 ? (a->max_iters < 1024 ? a->max_iters : 1024) : a->iters;
     if (st == TF_OK) {
         r->times = malloc((size_t)r->cap * (size_t)r->nalg * sizeof *r->times);
-        st = tf_agree(r->comm, r->times ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory"));
+        r->btimes = malloc((size_t)r->cap * (size_t)r->nalg * sizeof *r->btimes);
+        st = tf_agree(r->comm, r->times && r->btimes
+                                   ? TF_OK
+                                   : tf_fail(TF_ERR_NOMEM, "out of memory"));
     }
     if (st) {
         say_error(a->b_path, tf_error_message());
@@ -284,11 +289,15 @@ static void run_rounds(run *r, const tf_exec_args *a)
             if (timed == r->cap) {
                 r->cap = r->cap * 2 < a->max_iters ? r->cap * 2 : a->max_iters;
                 double *t2 = realloc(r->times, (size_t)r->cap * (size_t)nalg * sizeof *t2);
-                if (!t2) {
+                if (t2)
+                    r->times = t2;
+                double *b2 = t2 ? realloc(r->btimes, (size_t)r->cap * (size_t)nalg * sizeof *b2)
+                                : NULL;
+                if (!b2) {
                     fprintf(stderr, PROG ": rank %d: out of memory for times\n", g_rank);
                     MPI_Abort(comm, 1);
                 }
-                r->times = t2;
+                r->btimes = b2;
             }
         }
         if (!a->b_path && nbrows > 0)
@@ -300,8 +309,14 @@ static void run_rounds(run *r, const tf_exec_args *a)
         for (int y = 0; y < nalg; y++) {
             int x = (y + round) % nalg;
             float *b = tf_algo_b(r->algs[x]);
+            /* Writing B is the caller's, but what it costs depends on the
+             * algorithm: where peers read this rank's rows in place or
+             * copy them straight from its B, the write first takes the
+             * cache lines back from their caches. Timed apart. */
+            double tb = MPI_Wtime();
             if (nbrows > 0)
                 memcpy(b, r->bgen, (size_t)nbrows * (size_t)k * sizeof *b);
+            tb = MPI_Wtime() - tb;
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
             int st = tf_algo_run(r->algs[x], r->cs[x]);
@@ -314,9 +329,10 @@ static void run_rounds(run *r, const tf_exec_args *a)
                 MPI_Abort(comm, 1);
             }
             if (round >= warmup) {
-                double tmax;
-                MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
-                r->times[(size_t)timed * nalg + x] = tmax;
+                double tt[2] = {t, tb};
+                MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, comm);
+                r->times[(size_t)timed * nalg + x] = tt[0];
+                r->btimes[(size_t)timed * nalg + x] = tt[1];
             }
         }
         if (round >= warmup)
@@ -382,7 +398,8 @@ static int finish_run(run *r, const tf_exec_args *a)
 
     tf_exec_report report = {.args = a, .h = r->hs[0], .algs = r->algs, .specs = specs,
                              .nalg = nalg, .k = k, .nranks = r->nranks, .timed = r->timed,
-                             .warmup = r->warmup, .times = r->times, .res = rep};
+                             .warmup = r->warmup, .times = r->times, .btimes = r->btimes,
+                             .res = rep};
     tf_exec_report_gather(&report, comm);
     if (g_rank == 0)
         tf_exec_report_print(&report);

@@ -120,6 +120,7 @@ static void print_json(const tf_exec_report *rp, int tf_idx)
             printf(", \"coll_transport\": \"%s\"", tf_algo_coll_transport(algs[x]));
         printf(", \"median_s\": %.9g, \"min_s\": %.9g, \"max_s\": %.9g", r->med, r->tmin,
                r->tmax);
+        printf(", \"b_write_s\": %.9g", r->b_write);
         if (tf_idx >= 0)
             printf(", \"ratio_to_twoface\": %.6g", r->med / rep[tf_idx].med);
         else
@@ -283,6 +284,9 @@ void tf_exec_report_print(tf_exec_report *rp)
         rep[x].med = tf_median(col, timed); /* sorts col */
         rep[x].tmin = col[0];
         rep[x].tmax = col[timed - 1];
+        for (int r = 0; r < timed; r++)
+            col[r] = rp->btimes[(size_t)r * nalg + x];
+        rep[x].b_write = tf_median(col, timed);
         if (specs[x].kind == TF_ALGO_TWOFACE && tf_idx < 0)
             tf_idx = x;
     }

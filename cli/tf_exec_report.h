@@ -11,6 +11,7 @@
 /* One algorithm, after the runs: what rank 0 prints. */
 typedef struct {
     double med, tmin, tmax;         /* seconds per SpMM, slowest rank of each call */
+    double b_write;                 /* median seconds to write B before a call, slowest rank */
     double det_max[10], det_mean[10]; /* 7 executor parts + comm + compute + bf16
                                          rounding (pack), per SpMM */
     double bytes_sum, bytes_max, bytes_coll_sum, bytes_fetch_sum;
@@ -29,6 +30,7 @@ typedef struct {
     int nalg, k, nranks;
     int timed, warmup;
     const double *times;    /* timed x nalg: slowest rank's seconds per call */
+    const double *btimes;   /* timed x nalg: the same for writing B before the call */
     tf_exec_result *res;    /* nalg; diff and err filled by the caller */
     double rss_max, rss_mean; /* peak resident memory per rank, MiB */
 } tf_exec_report;

@@ -26,14 +26,23 @@
  * exchange at 0.93x p2p against in place's 0.34x. */
 #define TRIAL_WORK ((double)(1 << 24))
 #define SELECT_CALLS_MAX 32
-/* In place against the exchange or the copies, where ranks share
- * processors: an owner reading in place returns only when its last reader
- * has computed, so each rank's SpMM also holds the lag with which its
- * readers began - a lag the trial's calls, early and interleaved, show less
- * of than a long run does (cnr-2000, P = 4 on 2 cores, K = 128: trial
- * medians 0.96-1.08x the copies', steady state 1.07x; where in place wins,
- * 0.34-0.87x). The other side stays unless in place is clearly faster. */
+/* In place against the MPI exchange, where ranks share processors and
+ * few nonzeros are remote: an owner reading in place returns only when its
+ * last reader has computed, so each rank's SpMM also holds the lag with
+ * which its readers began - a lag the trial's calls, early and
+ * interleaved, show less of than a long run does (cnr-2000, P = 4 on 2
+ * cores: trial medians 0.96-1.08x the copies', steady state 1.07x).
+ * The exchange stays unless in place is clearly faster. */
 #define DIRECT_MARGIN 0.10
+/* In place against the collective's copies, where many nonzeros are
+ * remote: the other way round. Every remote row the copies move is copied
+ * once more, and in place ran faster on every such graph of ../shared/data
+ * (0.34-0.55x p2p against 0.57-0.79x), yet the trial's calls showed less
+ * of that than a long run (email-Enron, K = 128: trial medians 0.81-0.94x
+ * the copies' in float32 and up to 1.12x in bf16, where processes forcing
+ * each gave 0.78-0.88x). The copies win only with a median 10 % below in
+ * place's. */
+#define COPIES_MARGIN (-0.10)
 /* Where ranks share processors, the trial's side that does not read in
  * place is the MPI exchange when at most this share of the nonzeros is
  * remote, else the collective's copies: cnr-2000 (3 %) and luxembourg_osm
@@ -51,8 +60,10 @@ struct tf_ctx {
     tf_spmm_ctx *alt; /* the runner-up while the trial runs (it shares use's window) */
     double *trial_t;  /* 2 x sel.calls call times on this rank, then the max */
     /* The runner-up wins only with a median below (1 - margin) x the
-     * planned one's: 0 against the plan's runner-up, DIRECT_MARGIN when
-     * the runner-up is the same plan read in place. */
+     * planned one's: 0 against the plan's runner-up; where the runner-up is
+     * the same plan read in place, DIRECT_MARGIN against the exchange and
+     * COPIES_MARGIN (negative: in place wins unless clearly slower)
+     * against the copies. */
     double margin;
     tf_selection sel;
 };
@@ -147,7 +158,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
             ctx->alt = NULL;
         } else if (st == TF_OK) {
             other = h;
-            ctx->margin = DIRECT_MARGIN;
+            ctx->margin = (place & TF_PLACE_XCHG) ? DIRECT_MARGIN : COPIES_MARGIN;
         }
     }
     /* The plan's runner-up, unless the SpMM reads in place: then both

@@ -252,8 +252,10 @@ int tf_context_free(tf_ctx *ctx);
  * context (at most) run both (both compute the same C from the same B): one
  * untimed call of each (the first call of a plan pays one-off costs), then
  * select_calls timed calls of each in ABBA order; each call is timed on its
- * slowest rank, and the plan with the lower median is kept (the same plan
- * read in place only when its median is at least 10 % lower). From 4 timed
+ * slowest rank, and the plan with the lower median is kept (where the other
+ * side is the same plan read in place: in place only when its median is at
+ * least 10 % below the MPI exchange's, the collective's copies only when
+ * theirs is at least 10 % below in place's). From 4 timed
  * calls each on, the trial ends early after any ABBA block where every call
  * of one plan beat every call of the other (by that margin). The other's
  * buffers and communicators are freed inside the deciding call. Every

@@ -48,6 +48,7 @@ for np in 1 2 3 4; do
             e = $0; sub(/.*"max_error": /, "", e); sub(/[,}].*/, "", e)
             if (!(d + 0 <= tol) || !(e + 0 <= tol) || $0 !~ /"check_passed": true/) bad++
             if ($0 !~ /"ratio_to_twoface": [0-9]/) bad++
+            if ($0 !~ /"b_write_s": [0-9]/) bad++
             if ($0 !~ /"bytes_per_rank": \{"max": [0-9]+, "mean": [0-9.e+]+\}/) bad++
             if ($0 ~ /"algo": "shift/ && $0 !~ /"replication": [0-9]/) bad++
             n++
