@@ -56,8 +56,8 @@ for g in $GRAPHS; do
         [ $((r % 2)) -eq 1 ] && algos=p2p,twoface
         for t in $TRANSPORTS; do
             TWOFACE_COLL_SHM=$t mpirun -n "$P" --bind-to none -x TWOFACE_COLL_SHM \
-                "$BUILD/bin/twoface-exec" "$plan" --algo "$algos" -k "$K" -i "$ITER" --comm "$COMM" --check \
-                --json >"$work/$g.$t.r$r.json" 2>"$work/$g.$t.r$r.err" ||
+                "$BUILD/bin/twoface-exec" "$plan" --algo "$algos" -k "$K" -i "$ITER" \
+                --comm "$COMM" --check --json >"$work/$g.$t.r$r.json" 2>"$work/$g.$t.r$r.err" ||
                 { echo "one_node.sh: $g $t round $r failed: $(head -1 "$work/$g.$t.r$r.err")" >&2; exit 1; }
         done
     done

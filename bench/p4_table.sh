@@ -9,11 +9,11 @@
 # executor rotates their order every round), with the order of --algo itself
 # changing from one process to the next: even processes rotate the list, odd
 # ones rotate it reversed, so that twoface is created before p2p in two of
-# every four processes (of two algorithms in one process, the one created
-# first ran 3-10 % apart from the other, docs/benchmarks.md). Each process
-# gives a paired ratio: twoface's median over the median of the fastest
-# baseline of that same process. The table shows the median of those ratios, their range, and the
-# 1-minute load average when the case started. "twoface ran": the classes
+# every four processes (on cnr-2000 the ratio moved 3-8 % with that order,
+# docs/benchmarks.md). Each process gives a paired ratio: twoface's median
+# over the median of the fastest baseline of that same process. The table
+# shows the median of those ratios, their range, and the 1-minute load
+# average when the case started. "twoface ran": the classes
 # and the transport of the plan kept ("direct": read in place, "mpi": the
 # MPI exchange, "shm": the collective's copies; docs/executor.md), * where
 # the start-up trial kept its runner-up.
@@ -24,8 +24,9 @@
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
 # GRAPHS [every *.mtx.zst in DATA], KS [32 128 512], P [4], PLAN_ARGS [none]
 # more twoface-plan options (e.g. "--partition work"), ROUNDS [4]
-# processes per case (a multiple of 4 balances the order), ITER [15] timed rounds per process, OUT [a temporary
-# directory; the raw JSON stays there when given].
+# processes per case (a multiple of 4 balances the order), ITER [15] timed
+# rounds per process, OUT [a temporary directory; the raw JSON stays there
+# when given].
 # The last lines are the markdown table on stdout; progress goes to stderr.
 set -u
 BUILD=${BUILD:-build}
