@@ -343,6 +343,37 @@ static int rows_match(const tf_handle *h, const tf_csr *a)
     return 1;
 }
 
+/* `reps` SpMMs of ctx, B from seed0 + rep, C filled with NaN before each
+ * (every entry must be written): the largest scaled error on this rank,
+ * INFINITY with *st set when an SpMM (or the buffer) fails. */
+static double run_calls(tf_ctx *ctx, tf_handle *h, const tf_csr *a, int k, uint64_t seed0,
+                        int reps, int *st)
+{
+    int64_t b0, nb, r0, nr;
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    tf_get_rows(h, &r0, &nr);
+    float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
+    *st = c ? TF_OK : TF_ERR_NOMEM;
+    double worst = c ? 0.0 : INFINITY;
+    for (int rep = 0; c && rep < reps; rep++) {
+        uint64_t seed = seed0 + (uint64_t)rep;
+        if (nb > 0)
+            tf_dense_fill(b, seed, b0, nb, k);
+        for (int64_t x = 0; x < nr * k; x++)
+            c[x] = NAN;
+        *st = tf_spmm(ctx, c);
+        if (*st) {
+            worst = INFINITY;
+            break;
+        }
+        double e = rank_error(h, a, k, seed, c);
+        if (!(e <= worst))
+            worst = e;
+    }
+    free(c);
+    return worst;
+}
+
 /* Creates a context, runs `reps` SpMMs with B from seed, returns the max
  * scaled error over ranks (INFINITY on failure, with *st set). */
 static double run_and_check(tf_handle *h, const tf_csr *a, int k, int threads, int tfetch,
@@ -357,28 +388,7 @@ static double run_and_check(tf_handle *h, const tf_csr *a, int k, int threads, i
     *st_out = st;
     if (st)
         return INFINITY;
-    int64_t b0, nb, r0, nr;
-    float *b = tf_b_rows(ctx, &b0, &nb);
-    tf_get_rows(h, &r0, &nr);
-    float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
-    double worst = 0.0;
-    for (int rep = 0; rep < reps; rep++) {
-        uint64_t seed = 1000 + (uint64_t)rep;
-        if (nb > 0)
-            tf_dense_fill(b, seed, b0, nb, k);
-        for (int64_t x = 0; x < nr * k; x++)
-            c[x] = NAN; /* every entry must be written */
-        st = tf_spmm(ctx, c);
-        if (st) {
-            *st_out = st;
-            worst = INFINITY;
-            break;
-        }
-        double e = rank_error(h, a, k, seed, c);
-        if (!(e <= worst))
-            worst = e;
-    }
-    free(c);
+    double worst = run_calls(ctx, h, a, k, 1000, reps, st_out);
     tf_context_free(ctx);
     MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int any_bad = *st_out != TF_OK;
@@ -829,24 +839,12 @@ START_TEST(shm_transport_setting)
         ck_assert_str_eq(sel.transport[0], "mpi");
         ck_assert_str_eq(sel.transport[1], "direct");
     }
-    int64_t b0, nb, r0, nr;
-    float *b = tf_b_rows(ctx, &b0, &nb);
-    tf_get_rows(h, &r0, &nr);
-    float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
-    double worst = 0.0;
-    int ok = c != NULL;
-    for (int it = 0; ok && it < sel.calls_total + 4; it++) {
-        if (nb > 0)
-            tf_dense_fill(b, 90 + (uint64_t)it, b0, nb, k);
-        ok = tf_spmm(ctx, c) == TF_OK;
-        double e = rank_error(h, &a, k, 90 + (uint64_t)it, c);
-        if (!(e <= worst))
-            worst = e;
-    }
+    int run_st = TF_OK;
+    double worst = run_calls(ctx, h, &a, k, 90, sel.calls_total + 4, &run_st);
+    const int ok = run_st == TF_OK;
     tf_selection_get(ctx, &sel);
     char used[16];
     snprintf(used, sizeof used, "%s", tf_ctx_coll_transport(ctx));
-    free(c);
     tf_context_free(ctx);
     tf_close(h);
     tf_csr_free(&a);
