@@ -1,5 +1,5 @@
 /* One interface over every SpMM strategy twoface-exec can run and compare
- * (docs/baselines.md, "Running them side by side"):
+ * (docs/baselines.md, "Side by side: `twoface-exec --algo`"):
  *
  *   twoface, fetch, collective   tf_spmm with a plan of that mode (twoface-plan --mode)
  *   allgather, shift(c), p2p     the baselines of tf_baseline.h, on the rows of A

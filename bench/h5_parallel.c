@@ -20,8 +20,10 @@
  * synced) and the file size. After the last round, rank 0 reads both files
  * back through the filters and checks every element.
  *
- * Build (the MPI flavour of HDF5; twoface itself links the serial one, and
- * one process must never load both):
+ * Build (the MPI flavour of HDF5, Debian's libhdf5-openmpi-dev, which the
+ * build does not install; twoface itself links the serial one, and one
+ * process must never load both):
+ *   apt-get install libhdf5-openmpi-dev
  *   mpicc -O2 -o h5_parallel bench/h5_parallel.c \
  *       $(pkg-config --cflags --libs hdf5-openmpi) -lzstd
  *   mpirun -n Q ./h5_parallel DIR ND P C [ROUNDS]

@@ -6,6 +6,7 @@
  *
  *   mpicc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -Iformat -o /tmp/mm_read_speed \
  *       bench/mm_read_speed.c format/tf_mm_read.c format/tf_csr.c format/tf_error.c \
+ *       format/tf_meminfo.c \
  *       -lzstd -lz -lm && /tmp/mm_read_speed
  *
  * Arguments: [FILE.mtx.zst [RUNS]]; default ../shared/data/soc-Slashdot0902.mtx.zst

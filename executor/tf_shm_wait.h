@@ -1,5 +1,6 @@
 /* A counter in shared memory that one process waits on and others add to,
- * waited for asleep (docs/executor.md, "Waiting on one node"). */
+ * waited for asleep (docs/executor.md, "One node: B read in place", its paragraph
+ * on waiting). */
 #ifndef TF_SHM_WAIT_H
 #define TF_SHM_WAIT_H
 
