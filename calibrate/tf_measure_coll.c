@@ -1,9 +1,13 @@
 /* alpha_coll and beta_coll: the collective half's exchange, done the way the
- * executor does it (executor/tf_collective.c): one MPI_Ineighbor_alltoallw
- * over a distributed-graph communicator, each block sent zero-copy from B's
- * memory allocated with MPI_Win_allocate through a hindexed datatype of
- * W-row stripes (adjacent stripes do not merge here, so the datatype engine
- * does the gathering it does for a real plan), received as contiguous rows.
+ * executor's zero-copy form does it (executor/tf_collective.c,
+ * TWOFACE_COLL_PACK=never): one MPI_Ineighbor_alltoallw over a
+ * distributed-graph communicator, each block sent from B's memory allocated
+ * with MPI_Win_allocate through a hindexed datatype of W-row stripes
+ * (adjacent stripes do not merge here, so the datatype engine does the
+ * gathering it does for a real plan), received as contiguous rows. The
+ * executor packs by default; the in-situ step (tf_measure_insitu.c) scales
+ * both coefficients by the collective half's measured / predicted time,
+ * which carries that copy.
  *
  * Two families of patterns, d = 1 .. P-1:
  *  - ring(d): every rank sends R rows to each of the next d ranks and

@@ -1,8 +1,8 @@
 /* One SpMM: C(my rows) = A(my rows) * B.
  *
  * Three parts of A feed C: the local part (my own B rows, CSR), the
- * collective part (rows multicast by MPI_Ineighbor_alltoallw into the
- * collective buffer, CSR) and the fetch part (runs of rows read by MPI_Rget
+ * collective part (rows sent by the neighbourhood exchange of
+ * tf_collective.c into the collective buffer, CSR) and the fetch part (runs of rows read by MPI_Rget
  * into the fetch buffer, CSC). On one node the last two can instead be read
  * where they lie (spmm_direct below, tf_node_direct.c). Otherwise two ways
  * to run them (docs/executor.md):

@@ -3,7 +3,8 @@
  * A (m x n, sparse) and C (m x K, dense) are split into contiguous row bands,
  * one per MPI rank; B (n x K, dense) into bands of its rows. A plan file made
  * by twoface-plan says, for every rank, which nonzeros are local, which are
- * served by a collective (rows of B multicast with MPI_Ineighbor_alltoallw)
+ * served by a collective (rows of B sent to every rank that needs them by a
+ * neighbourhood exchange, MPI_Ineighbor_alltoallv of packed rows by default)
  * and which by one-sided fetches (MPI_Rget of runs of B rows). This header is
  * the whole public API of the executor; docs/executor.md explains it.
  *
