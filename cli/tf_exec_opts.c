@@ -31,11 +31,13 @@ void tf_exec_usage(FILE *f)
             "                        twoface-plan --comm; the baselines follow it too);\n"
             "                        f32,bf16: every algorithm in both, interleaved\n"
             "  --json                one JSON object per algorithm on stdout\n"
-            "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS)\n"
+            "  --threads T           OpenMP threads per rank (default OMP_NUM_THREADS,\n"
+            "                        else the node's processors / its ranks)\n"
             "  --threads-fetch T     threads of the fetch group (default 1 if T >= 2;\n"
             "                        0 = one thread overlaps both halves)\n"
             "  --select-calls N      start-up trial of a plan carrying a runner-up: timed\n"
-            "                        SpMM calls per plan (default 4; -1 = no trial)\n"
+            "                        SpMM calls per plan (default 4, up to 32 where a\n"
+            "                        call is short; -1 = no trial)\n"
             "  --seed S              seed of the B generator (default 1; round r uses S + r)\n"
             "  -h, --help            this text\n");
 }

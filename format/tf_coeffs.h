@@ -1,6 +1,7 @@
 /* Cost-model coefficients (see docs/cost-model.md for every term).
  * All times in seconds; "byte" is a byte of B moved; "nnz-col" is one
- * nonzero multiplied into one column of B (one fused multiply-add). */
+ * nonzero multiplied into one column of B (one multiply and one add; the
+ * kernels do not fuse them, tf_kern_loops.h). */
 #ifndef TF_COEFFS_H
 #define TF_COEFFS_H
 
@@ -53,8 +54,9 @@ typedef struct {
                            tf_coeff_names, set from the plan's comm */
 } tf_coeffs;
 
-/* Documented defaults: measured on the development machine (2-core VM,
- * Open MPI 4.1 shared memory, 4 ranks) by a full twoface-calibrate run. */
+/* Documented defaults: the median of seven full twoface-calibrate runs on
+ * the development machine (2-core VM, Open MPI 4.1 shared memory, 4 ranks),
+ * each coefficient rounded to two digits (tf_coeffs.c). */
 void tf_coeffs_default(tf_coeffs *c);
 
 /* Number of coefficients and their names, for files and tables; threads is

@@ -173,7 +173,7 @@ typedef struct tf_plan {
 
     tf_stripe_table stripes;
 
-    /* Parts: ranks[i] holds rank first_rank + i; n_parts is nranks for a plan
+    /* Parts: parts[i] holds rank first_rank + i; n_parts is nranks for a plan
      * just built, 1 for a plan loaded by an executor rank, 0 for a header. */
     int32_t first_rank;
     int32_t n_parts;

@@ -26,11 +26,14 @@
  *   rank checksum  = start h = mix64(rank + 1); word() of row_begin, nrows,
  *                    brow_begin, nbrows, coll_buf_rows, fetch_buf_rows (as
  *                    two's complement 64-bit); array() of every rank dataset
- *                    in the order of rank_arrays[] below.
+ *                    in the order of tf_pl_rank_arrays[] below.
  *   summary        = start h = mix64(nranks + 1); array() of row_offsets,
  *                    brow_offsets, stripes/owner, stripes/first, stripes/rows,
- *                    stripes/recipients, stripes/fetchers, rank_stats (each
- *                    element as its fields in order, 8 bytes each), then,
+ *                    stripes/recipients, stripes/fetchers, rank_stats as
+ *                    P x 24 words (the 2.3 fields in order), then each later
+ *                    version's block of fields (2.4, 3.1, 3.3) as one more
+ *                    count-prefixed array only when one of them is not 0
+ *                    (tf_pl_summary_checksum below), then,
  *                    in a permuted plan only (2.2), perm and iperm; then,
  *                    in 3.0, array() of parts/ranks (every element as its 14
  *                    fields in order) and of parts/offsets (every element as

@@ -49,7 +49,9 @@
 
 /* Attributes stay in the object header rather than HDF5's "dense" storage
  * (a fractal heap and a B-tree, used by default beyond 8 attributes): read
- * with the header in one go and covered by its checksum. The root has 23. */
+ * with the header in one go and covered by its checksum. The root has 35
+ * (36 with transpose_of): 19 of the header, the TF_NCOEFFS coefficients and
+ * summary_checksum. */
 #define MAX_COMPACT_ATTRS 64
 #define MIN_DENSE_ATTRS 48
 

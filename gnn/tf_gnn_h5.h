@@ -2,7 +2,7 @@
  * scalar attributes on the root group and uncompressed double datasets, so
  * that plain h5dump reads every file without the plan's zstd plugin. Each
  * returns a tf_status; messages name the file and the object. HDF5's own
- * error stack printing is off while these run (tf_gnn_h5_quiet). */
+ * error stack printing is off while these run (quiet() in tf_gnn_h5.c). */
 #ifndef TF_GNN_H5_H
 #define TF_GNN_H5_H
 

@@ -9,7 +9,9 @@
  * the whole public API of the executor; docs/executor.md explains it.
  *
  * Typical use (every call collective over the communicator except tf_b_rows,
- * the getters and the error functions):
+ * the getters, the error functions and those marked Local: tf_check_backward,
+ * tf_even_rows, tf_exec_options_default, tf_timing_reset,
+ * tf_comm_precision_name):
  *
  *     tf_handle *h;  tf_ctx *ctx;
  *     if (tf_open("plan.h5", MPI_COMM_WORLD, &h)) { puts(tf_last_error()); ... }
@@ -208,8 +210,9 @@ int tf_get_comm_precision(const tf_handle *h);
 const char *tf_comm_precision_name(int comm);
 
 typedef struct {
-    /* OpenMP threads per rank for an SpMM, at most 4096; 0 =
-     * omp_get_max_threads(). */
+    /* OpenMP threads per rank for an SpMM, at most 4096; 0 = OMP_NUM_THREADS
+     * when it is set, else at most the node's processors divided by the
+     * plan's ranks on the node. */
     int threads;
     /* Threads of the fetch group; the others form the collective group.
      * -1 (default) = 1 when threads >= 2 and this rank fetches anything,

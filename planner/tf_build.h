@@ -16,7 +16,7 @@ int tf_build_parts(const tf_csr *a, const tf_analysis *an, tf_plan *plan);
  * p1 - p0), from their rows held in `a` with row row_base as its row 0, and
  * the stripe table's counts of the sparse stripes in `an`: everything but
  * the send schedules and statistics, which need the other ranks' parts
- * (the distributed planner exchanges them, tf_dist_build.h). */
+ * (the distributed planner exchanges them, tf_dist_planner.c). */
 int tf_build_parts_range(const tf_csr *a, int64_t row_base, int p0, int p1,
                          const tf_analysis *an, tf_plan *plan);
 

@@ -86,8 +86,9 @@ double tf_cost_sync(const tf_coeffs *c, int64_t fetch_peers);
 double tf_cost_fetch(const tf_coeffs *c, int k, int64_t requests, int64_t rows, int64_t nnz);
 
 /* Largest gap G of unwanted rows worth spanning in one fetch run: a gap of g
- * rows costs g*K*4 bytes of extra transfer, a separate run costs one more
- * request, so G = floor(alpha_fetch / (beta_fetch * K * 4)), capped. */
+ * rows costs g*K*e bytes of extra transfer (e: 4 bytes per value, 2 for a
+ * bf16 plan), a separate run costs one more request, so
+ * G = floor(alpha_fetch / (beta_fetch * K * e)), capped. */
 int tf_cost_gap(const tf_coeffs *c, int k);
 
 #define TF_MAX_GAP 256
