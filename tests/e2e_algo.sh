@@ -47,6 +47,7 @@ for np in 1 2 3 4; do
             d = $0; sub(/.*"max_diff_vs_first": /, "", d); sub(/[,}].*/, "", d)
             e = $0; sub(/.*"max_error": /, "", e); sub(/[,}].*/, "", e)
             if (!(d + 0 <= tol) || !(e + 0 <= tol) || $0 !~ /"check_passed": true/) bad++
+            if ($0 !~ /"max_diff_vs_first": [0-9]/ || $0 !~ /"max_error": [0-9]/) bad++
             if ($0 !~ /"ratio_to_twoface": [0-9]/) bad++
             if ($0 !~ /"b_write_s": [0-9]/) bad++
             if ($0 !~ /"bytes_per_rank": \{"max": [0-9]+, "mean": [0-9.e+]+\}/) bad++

@@ -36,6 +36,8 @@ if [ -x "$H5DUMP" ]; then
         bad "h5dump -a /comm: $("$H5DUMP" -a /comm "$work/bf.h5" 2>&1 | head -5)"
     "$H5DUMP" -a /format_version "$work/bf.h5" 2>&1 | grep -q '3, 3' && ok "format version 3.3" ||
         bad "format_version: $("$H5DUMP" -a /format_version "$work/bf.h5" 2>&1 | grep -A2 DATA)"
+else
+    bad "$H5DUMP is not built: the plan's attributes are unchecked"
 fi
 if "$PLAN" "$MATRIX" -n 4 --comm fp8 -o "$work/x.h5" -q 2>"$work/err.log"; then
     bad "twoface-plan --comm fp8 accepted"
@@ -141,6 +143,8 @@ if [ -x "$GCN" ] && "$PLAN" "$MATRIX" -n 3 -k 16 --normalize gcn -o "$work/g3.h5
         grep -q "expected f32, bf16 or plan" "$work/gcn.err" && ok "twoface-gcn --comm fp8: error" ||
             bad "twoface-gcn --comm fp8: $(head -3 "$work/gcn.err")"
     fi
+else
+    bad "the GCN section did not run: $GCN missing or planning g3.h5 failed"
 fi
 if run 2 "$work/f2.h5" --comm bf16,bf16 -i 1 >/dev/null 2>"$work/err.log"; then
     bad "twoface-exec --comm bf16,bf16 accepted"

@@ -578,6 +578,8 @@ if [ -x "$CAL" ]; then
     else
         bad "calibrate: gamma_fetch fit '$gfit', file '$gfile'; $(grep '^note' "$work/cal3.txt")"
     fi
+else
+    bad "$CAL is not built: its checks did not run"
 fi
 
 finish

@@ -117,8 +117,11 @@ if gcn 3 "$work/side.json" "$work/cora3.h5" $CORA --seed 3 --epochs 5 --patience
     --algo twoface,allgather,p2p; then
     grep '"algo":"p2p","epoch"' "$work/side.json" >"$work/side.p2p"
     grep '"algo":"twoface","epoch"' "$work/side.json" >"$work/side.tf"
+    grep '"algo":"allgather","epoch"' "$work/side.json" >"$work/side.ag"
     if [ "$(grep -c '"summary"' "$work/side.json")" -eq 3 ]; then
         same_losses "--algo twoface,allgather,p2p: p2p vs twoface" "$work/side.tf" "$work/side.p2p"
+        same_losses "--algo twoface,allgather,p2p: allgather vs twoface" "$work/side.tf" \
+            "$work/side.ag"
     else
         bad "--algo twoface,allgather,p2p: expected 3 summaries: $(head -c 300 "$work/side.json")"
     fi

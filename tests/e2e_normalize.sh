@@ -137,7 +137,7 @@ if plan_ok "cora --normalize gcn" "$CORA" -n 3 -k 16 --normalize gcn -o "$work/c
     grep -q '^matrix: normalize gcn; symmetric' "$work/out" &&
         ok "cora gcn: symmetric" || bad "cora gcn: $(grep '^matrix:' "$work/out")"
     check_ok "cora gcn" 3 "$work/cora.h5"
-    if command -v h5dump >/dev/null 2>&1; then
+    if command -v h5dump >/dev/null 2>&1 || { bad "h5dump is missing (hdf5-tools)"; false; }; then
         h5dump -a /normalization -a /symmetric -a /transposed "$work/cora.h5" >"$work/h5" 2>&1
         grep -q '"gcn"' "$work/h5" && grep -A8 'ATTRIBUTE "symmetric"' "$work/h5" | grep -q '(0): 1' &&
             ok "h5dump shows normalization gcn, symmetric 1" ||

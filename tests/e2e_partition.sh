@@ -93,8 +93,10 @@ if "$PLAN" "$MATRIX" -k 16 --transpose --bands-from "$work/m3.h5" -o "$work/t3.h
     else
         bad "--transpose --bands-from a metis plan, --check (exit $rc): $(head -c 600 "$work/err")"
     fi
-    if command -v h5dump >/dev/null 2>&1 &&
-       [ "$(h5dump -d /perm "$work/t3.h5" | grep -v HDF5)" = "$(h5dump -d /perm "$work/m3.h5" | grep -v HDF5)" ]; then
+    if pt=$(e2e_h5dump "$B/bin/twoface-h5dump" -d /perm "$work/t3.h5") &&
+       pm=$(e2e_h5dump "$B/bin/twoface-h5dump" -d /perm "$work/m3.h5") &&
+       printf '%s\n' "$pm" | grep -q '(0):' &&
+       [ "$(printf '%s\n' "$pt" | grep -v HDF5)" = "$(printf '%s\n' "$pm" | grep -v HDF5)" ]; then
         ok "--bands-from carried the permutation"
     else
         bad "the transposed plan's perm differs from the forward plan's"

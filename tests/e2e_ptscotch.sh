@@ -59,7 +59,10 @@ bands() {
 received() {
     sed -n 's/^totals: .* received \([0-9.]*\) MiB vs.*/\1/p' "$1"
 }
-nonempty() { # bounds...: every band has a row
+nonempty() { # P bounds...: P + 1 bounds, every band has a row
+    np_=$1
+    shift
+    [ $# -eq $((np_ + 1)) ] || return 1
     prev=
     for x in "$@"; do
         [ -n "$prev" ] && [ "$x" -le "$prev" ] && return 1
@@ -89,7 +92,7 @@ for q in 2 3 4; do
     if plan_and_check "cora P=4" "$CORA" "$q" 4; then
         b=$(bands "$work/d.h5")
         # shellcheck disable=SC2086
-        if nonempty $b; then ok "cora P=4 at Q = $q: every band has rows ($b)"
+        if nonempty 4 $b; then ok "cora P=4 at Q = $q: every band has rows ($b)"
         else bad "cora P=4 at Q = $q: an empty band ($b)"; fi
         dump "$work/d.h5" >"$work/first.txt"
         e2e_run_mpi "$q" "$PLAN" "$CORA" -q -n 4 --partition metis -o "$work/d2.h5" >/dev/null 2>&1
@@ -104,7 +107,7 @@ for q in 2 3 4; do
     plan_and_check "isolated vertices P=3" "$work/iso.mtx" "$q" 3
     b=$(bands "$work/d.h5")
     # shellcheck disable=SC2086
-    if nonempty $b; then ok "isolated vertices at Q = $q: every band has rows ($b)"
+    if nonempty 3 $b; then ok "isolated vertices at Q = $q: every band has rows ($b)"
     else bad "isolated vertices at Q = $q: an empty band ($b)"; fi
 done
 

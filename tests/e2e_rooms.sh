@@ -131,8 +131,9 @@ for root in list(edges):
 print('; '.join(out))
 EOF
 
-cycles=$(python3 "$work/scc.py" "$work/calls")
-if [ -z "$cycles" ]; then
+if ! cycles=$(python3 "$work/scc.py" "$work/calls"); then
+    bad "the circle search failed on the call graph: $cycles"
+elif [ -z "$cycles" ]; then
     ok "no two object files call each other, directly or in a circle"
 else
     bad "object files calling each other: $cycles"

@@ -60,18 +60,37 @@ e2e_cora_tools() {
     done
     [ -f "$MATRIX" ] || { bad "$MATRIX missing"; finish; }
 }
-# e2e_plan_dump H5DUMP FILE: the plan's h5dump without its first line (the
-# file name) and with creation dates replaced by "DATE", so that two writes
-# of one plan compare equal. A sanitized build's filter plugin needs the ASan
-# runtime inside h5dump.
-e2e_plan_dump() {
+# e2e_h5dump H5DUMP ARGS...: H5DUMP's output for ARGS, with the ASan runtime
+# inside it where a sanitized build's filter plugin needs it. When h5dump
+# fails or prints no data (a plugin it cannot load gives a header and an
+# exit status of 1), the output is one line naming the arguments instead and
+# the status is 1, so that two failed dumps of different files never
+# compare equal.
+e2e_h5dump() {
+    prog_=$1
+    shift
     h5env_=
     if nm -D "$B/hdf5-plugins/libh5zstd.so" 2>/dev/null | grep -q __asan_init; then
         h5env_="LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0"
     fi
     # shellcheck disable=SC2086
-    env $h5env_ "$1" "$2" |
-        sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/'
+    if out_=$(env $h5env_ "$prog_" "$@" 2>/dev/null) &&
+        printf '%s\n' "$out_" | grep -q 'DATA {'; then
+        printf '%s\n' "$out_"
+        return 0
+    fi
+    echo "e2e_h5dump: $prog_ $* failed or printed no data"
+    return 1
+}
+# e2e_plan_dump H5DUMP FILE: the plan's h5dump without its first line (the
+# file name) and with creation dates replaced by "DATE", so that two writes
+# of one plan compare equal; a failed dump gives e2e_h5dump's line, which
+# names the file.
+e2e_plan_dump() {
+    e2e_h5dump "$1" "$2" >"$2.dump.$$" || { cat "$2.dump.$$"; rm -f "$2.dump.$$"; return 1; }
+    sed -e 1d -e 's/"[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z"/"DATE"/' \
+        "$2.dump.$$"
+    rm -f "$2.dump.$$"
 }
 
 # The simulated cluster of the e2e_smpi_* scripts. Without SimGrid the script

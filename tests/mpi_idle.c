@@ -35,7 +35,39 @@ static void ring(int delay_ms)
     ck_assert_int_eq(tf_mpi_wait_idle(&sq, MPI_STATUS_IGNORE), MPI_SUCCESS);
 }
 
-START_TEST(late_message) { ring(20); }
+/* Rank 0 tells rank 1 that it is about to wait, and rank 1 sends 20 ms
+ * after hearing it: the message cannot be there before the wait has
+ * passed its spinning millisecond, however the ranks are scheduled. One
+ * rank sends to itself, so there it is the ring with a delay before the
+ * send. */
+START_TEST(late_message)
+{
+    if (g_size == 1) {
+        ring(20);
+        return;
+    }
+    if (g_rank == 0) {
+        int got = -1, go = 1;
+        MPI_Request rq;
+        ck_assert_int_eq(MPI_Irecv(&got, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &rq), MPI_SUCCESS);
+        ck_assert_int_eq(MPI_Send(&go, 1, MPI_INT, 1, 8, MPI_COMM_WORLD), MPI_SUCCESS);
+        double t0 = MPI_Wtime();
+        MPI_Status st;
+        ck_assert_int_eq(tf_mpi_wait_idle(&rq, &st), MPI_SUCCESS);
+        double dt = MPI_Wtime() - t0;
+        ck_assert_int_eq(got, 1001);
+        ck_assert_int_eq(st.MPI_SOURCE, 1);
+        ck_assert(rq == MPI_REQUEST_NULL);
+        ck_assert_msg(dt >= 0.010, "the wait returned after %.4f s: the message was not late", dt);
+    } else if (g_rank == 1) {
+        int go = 0, mine = 1001;
+        ck_assert_int_eq(MPI_Recv(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                         MPI_SUCCESS);
+        struct timespec d = {0, 20L * 1000000L};
+        nanosleep(&d, NULL);
+        ck_assert_int_eq(MPI_Send(&mine, 1, MPI_INT, 0, 7, MPI_COMM_WORLD), MPI_SUCCESS);
+    }
+}
 END_TEST
 
 START_TEST(message_already_there) { ring(0); }

@@ -93,11 +93,16 @@ START_TEST(explain_columns_named_and_in_mib)
             double row_mib = 4.0 * plan.k_planned / (1024.0 * 1024.0);
             ck_assert_int_eq(rank, p);
             ck_assert_int_eq(nl, s->nnz_local);
+            ck_assert_int_eq(nc, s->nnz_coll);
+            ck_assert_int_eq(nf, s->nnz_fetch);
+            ck_assert_int_eq(sc, s->stripes_coll);
             ck_assert_int_eq(sf, s->stripes_fetch);
             ck_assert_int_eq(req, s->fetch_requests);
             ck_assert_double_eq_tol(cin, s->coll_rows_recv * row_mib, 6e-4);
+            ck_assert_double_eq_tol(cout, s->coll_rows_sent * row_mib, 6e-4);
             ck_assert_double_eq_tol(fin, s->fetch_rows * row_mib, 6e-4);
             ck_assert_double_eq_tol(th, 1e3 * s->t_coll_half, 6e-4);
+            ck_assert_double_eq_tol(tfh, 1e3 * s->t_fetch_half, 6e-4);
             ck_assert_double_eq_tol(tt, 1e3 * s->t_total, 6e-4);
             row = strchr(row, '\n');
             ck_assert_ptr_nonnull(row);
