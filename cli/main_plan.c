@@ -1,4 +1,5 @@
 /* twoface-plan: the costly preprocessing, once per graph. */
+#include "tf_agree.h"
 #include "tf_bands_from.h"
 #include "tf_calib_file.h"
 #include "tf_cli.h"
@@ -228,6 +229,32 @@ static int over_limit(const mem_limit *l, const char *matrix, const char *phase,
     say( "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
             phase, nb, detail, lb, l->what,
             l->what[0] == '-' ? "" : "; set --max-memory to try anyway");
+    return 1;
+}
+
+/* over_limit on every rank of comm at once. A rank's limit is its node's
+ * memory over the ranks on that node, so nodes of another size or with
+ * another rank count can disagree: the ranks agree, and all stop, with the
+ * first failing rank's message (printed by rank 0), or all go on. */
+static int over_limit_all(MPI_Comm comm, const mem_limit *l, const char *matrix,
+                          const char *phase, double need, const char *detail)
+{
+    int me = 0, Q = 1, st = TF_OK;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &Q);
+    if (l->bytes > 0 && need > l->bytes) {
+        char nb[32], lb[32], who[48] = "";
+        fmt_bytes(need, nb, sizeof nb);
+        fmt_bytes(l->bytes, lb, sizeof lb);
+        if (Q > 1)
+            snprintf(who, sizeof who, " (rank %d of %d)", me, Q);
+        st = tf_fail(TF_ERR_NOMEM, "%s: %s needs about %s (%s), more than %s (%s)%s%s", matrix,
+                     phase, nb, detail, lb, l->what,
+                     l->what[0] == '-' ? "" : "; set --max-memory to try anyway", who);
+    }
+    if ((st = tf_agree(comm, st)) == TF_OK)
+        return 0;
+    say("twoface-plan: %s\n", tf_error_message());
     return 1;
 }
 
@@ -584,7 +611,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         char detail[160];
         snprintf(detail, sizeof detail, "%lld x %lld, %lld entries over %d ranks",
                  (long long)hdr.m, (long long)hdr.n, (long long)hdr.declared, Q);
-        if (over_limit(&lim, matrix, "reading", need, detail))
+        if (over_limit_all(comm, &lim, matrix, "reading", need, detail))
             return 1;
     }
     MPI_Barrier(comm);
@@ -630,7 +657,7 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         char detail[160];
         snprintf(detail, sizeof detail, "%lld x %lld, %lld nonzeros, %d ranks planned on %d",
                  (long long)a.m, (long long)a.n, (long long)a.nnz_total, o->nranks, Q);
-        if (over_limit(&lim, matrix, "planning", need > w ? need : w, detail)) {
+        if (over_limit_all(comm, &lim, matrix, "planning", need > w ? need : w, detail)) {
             tf_dcsr_free(&a);
             return 1;
         }

@@ -279,6 +279,8 @@ static int lookup_cols(MPI_Comm comm, const tf_dcsr *a, const int64_t *blk,
     int32_t *ask = NULL, *got = NULL;
     int st = c && pos ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
     int64_t *s = c, *r = c + Q, *sd = c + 2 * Q, *rd = c + 3 * Q;
+    /* Collectives follow: every rank goes on, or none. */
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int64_t e = 0; e < x->nnz; e++)
             s[tf_partition_owner(blk, Q, x->col[e])]++;
@@ -337,6 +339,9 @@ static int move_rows(MPI_Comm comm, const tf_dcsr *a, const int64_t *tgt, const 
     int st = rc && pos && dst ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory moving %lld rows",
                                                 (long long)nr);
     int64_t *zc = rc + 4 * Q; /* entries: send, recv, sdispl, rdispl */
+    /* Collectives follow, and dst is sized by this rank's rows: every rank
+     * goes on, or none. */
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int64_t i = 0; i < nr; i++) {
             dst[i] = tf_partition_owner(tgt, Q, newid[i]);

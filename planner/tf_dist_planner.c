@@ -35,15 +35,19 @@ static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64
         return st;
     if (total == 0)
         return tf_partition_rows(a->m, P, off);
+    int64_t *cand = malloc((size_t)P * sizeof *cand);
+    /* Collectives follow: every rank goes on, or none. */
+    if ((st = tf_agree(comm, cand ? TF_OK
+                                   : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P)))) {
+        free(cand);
+        return st;
+    }
     int64_t base = 0, mine = a->loc.nnz;
     MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
     int me;
     MPI_Comm_rank(comm, &me);
     if (me == 0)
         base = 0;
-    int64_t *cand = malloc((size_t)P * sizeof *cand);
-    if (!cand)
-        return tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
     for (int p = 0; p < P; p++) {
         int64_t target = (int64_t)(((__int128)total * (p + 1)) / P);
         cand[p] = INT64_MAX;
@@ -195,6 +199,8 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
     sched_rec *sb = NULL, *rb = NULL;
     int *holder = malloc((size_t)P * sizeof *holder);
     int st = q4 && holder ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    /* Collectives follow: every rank goes on, or none. */
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int x = 0; x < Q; x++)
             for (int p = first_part[x]; p < first_part[x + 1]; p++)
@@ -216,33 +222,34 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
             st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld schedule entries",
                          (long long)(stot + rtot));
     }
+    int64_t *pos = NULL;
+    if (st == TF_OK && !(pos = malloc((size_t)Q * sizeof *pos)))
+        st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
+    /* The buffers are sized by this rank's schedule entries: agree before
+     * the exchange, so that a rank short of memory leaves nobody waiting. */
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
-        int64_t *pos = malloc((size_t)Q * sizeof *pos);
-        if (!pos)
-            st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
-        else {
-            memcpy(pos, sd, (size_t)Q * sizeof *pos);
-            for (int i = 0; i < plan->n_parts; i++) {
-                const tf_rank_plan *rp = &plan->parts[i];
-                for (int64_t x = 0; x < rp->n_recv; x++)
-                    sb[pos[holder[rp->recv_src[x]]]++] =
-                        (sched_rec){0, rp->recv_src[x], rp->rank, rp->recv_first[x],
-                                    rp->recv_rows[x]};
-                for (int64_t x = 0; x < rp->n_runs; x++)
-                    if (x == 0 || rp->run_owner[x] != rp->run_owner[x - 1])
-                        sb[pos[holder[rp->run_owner[x]]]++] =
-                            (sched_rec){1, rp->run_owner[x], rp->rank, 0, 0};
-            }
-            free(pos);
-            for (int q = 0; q < Q; q++) {
-                s[q] *= (int64_t)sizeof(sched_rec);
-                r[q] *= (int64_t)sizeof(sched_rec);
-                sd[q] *= (int64_t)sizeof(sched_rec);
-                rd[q] *= (int64_t)sizeof(sched_rec);
-            }
-            st = tf_dist_alltoallv(comm, sb, s, sd, rb, r, rd);
+        memcpy(pos, sd, (size_t)Q * sizeof *pos);
+        for (int i = 0; i < plan->n_parts; i++) {
+            const tf_rank_plan *rp = &plan->parts[i];
+            for (int64_t x = 0; x < rp->n_recv; x++)
+                sb[pos[holder[rp->recv_src[x]]]++] =
+                    (sched_rec){0, rp->recv_src[x], rp->rank, rp->recv_first[x],
+                                rp->recv_rows[x]};
+            for (int64_t x = 0; x < rp->n_runs; x++)
+                if (x == 0 || rp->run_owner[x] != rp->run_owner[x - 1])
+                    sb[pos[holder[rp->run_owner[x]]]++] =
+                        (sched_rec){1, rp->run_owner[x], rp->rank, 0, 0};
         }
+        for (int q = 0; q < Q; q++) {
+            s[q] *= (int64_t)sizeof(sched_rec);
+            r[q] *= (int64_t)sizeof(sched_rec);
+            sd[q] *= (int64_t)sizeof(sched_rec);
+            rd[q] *= (int64_t)sizeof(sched_rec);
+        }
+        st = tf_dist_alltoallv(comm, sb, s, sd, rb, r, rd);
     }
+    free(pos);
     free(sb);
     for (int64_t t = 0; st == TF_OK && t < rtot; t++) {
         int q = rb[t].q;

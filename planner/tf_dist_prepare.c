@@ -41,6 +41,8 @@ static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const i
     double *ans = NULL;
     int st = c ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
     int64_t *s = c, *r = c + Q, *sd = c + 2 * Q, *rd = c + 3 * Q, rtot = 0;
+    /* Collectives follow: every rank goes on, or none. */
+    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int64_t u = 0; u < nneed; u++)
             s[tf_partition_owner(off, Q, need[u])]++;
@@ -52,6 +54,9 @@ static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const i
         if (!req || !ans)
             st = tf_fail(TF_ERR_NOMEM, "out of memory answering %lld lookups", (long long)rtot);
     }
+    /* The answers are sized by the lookups this rank serves: agree before
+     * the exchanges. */
+    st = tf_agree(comm, st);
     /* need is ascending, so it is already grouped by owner. */
     for (int q = 0; st == TF_OK && q < Q; q++) {
         s[q] *= 4, r[q] *= 4, sd[q] *= 4, rd[q] *= 4;

@@ -1,4 +1,5 @@
 #include "tf_dist_rows.h"
+#include "tf_agree.h"
 #include "tf_dist_comm.h"
 #include "tf_error.h"
 #include "tf_idle.h"
@@ -57,15 +58,13 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     int64_t *b = NULL;
     int64_t *len_s = NULL, *len_r = NULL;
     int st = counts_alloc(&rows, Q);
-    if (st == TF_OK && (st = counts_alloc(&nz, Q)) != TF_OK)
-        free(rows.send);
-    if (st)
-        return st;
-    b = malloc((size_t)Q * 4 * sizeof *b);
-    if (!b) {
+    if (st == TF_OK)
+        st = counts_alloc(&nz, Q);
+    if (st == TF_OK && !(b = malloc((size_t)Q * 4 * sizeof *b)))
         st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' counts", Q);
+    /* Collectives follow: every rank goes on, or none. */
+    if ((st = tf_agree(comm, st)))
         goto done;
-    }
     const int64_t r0 = in->row0, r1 = in->row0 + in->nrows;
     const int64_t *rp = in->loc.rowptr;
     for (int q = 0; q < Q; q++) {
@@ -93,18 +92,24 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     }
     int64_t rtot = displacements(&rows, Q), ztot = displacements(&nz, Q);
     int64_t mine = off[me + 1] - off[me];
-    if (rtot != mine) {
+    if (rtot != mine)
         st = tf_fail(TF_ERR_INTERNAL, "rank %d: received %lld rows for a band of %lld", me,
                      (long long)rtot, (long long)mine);
-        goto done;
+    /* Row lengths, then columns and values: whole rows keep their order.
+     * Everything this rank receives is allocated before the first transfer,
+     * and the ranks agree on it: the band's CSR is the largest allocation
+     * of a rank, and a rank that could not make it must not leave the others
+     * waiting for its rows. */
+    if (st == TF_OK) {
+        len_s = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *len_s);
+        len_r = malloc((size_t)(rtot ? rtot : 1) * sizeof *len_r);
+        if (!len_s || !len_r)
+            st = tf_fail(TF_ERR_NOMEM, "out of memory moving %lld rows", (long long)in->nrows);
     }
-    /* Row lengths, then columns and values: whole rows keep their order. */
-    len_s = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *len_s);
-    len_r = malloc((size_t)(rtot ? rtot : 1) * sizeof *len_r);
-    if (!len_s || !len_r) {
-        st = tf_fail(TF_ERR_NOMEM, "out of memory moving %lld rows", (long long)in->nrows);
+    if (st == TF_OK)
+        st = tf_csr_alloc(&out->loc, rtot, in->n, ztot);
+    if ((st = tf_agree(comm, st)))
         goto done;
-    }
     for (int64_t i = 0; i < in->nrows; i++)
         len_s[i] = rp[i + 1] - rp[i];
     int64_t *s8 = b, *r8 = b + Q, *sdb = b + 2 * Q, *rdb = b + 3 * Q;
@@ -116,8 +121,6 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
         goto done;
     free(len_s);
     len_s = NULL;
-    if ((st = tf_csr_alloc(&out->loc, rtot, in->n, ztot)))
-        goto done;
     for (int64_t i = 0; i < rtot; i++)
         out->loc.rowptr[i + 1] = out->loc.rowptr[i] + len_r[i];
     scale(nz.send, s8, Q, 4);
@@ -168,7 +171,8 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     triple *sb = NULL, *rb = NULL;
     int64_t *pos = NULL;
     int st = off ? counts_alloc(&c, Q) : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
-    if (st)
+    /* Collectives follow: every rank goes on, or none. */
+    if ((st = tf_agree(comm, st)))
         goto done;
     tf_dist_block_bounds(in->n, Q, off);
     const tf_csr *a = &in->loc;
@@ -180,10 +184,13 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     sb = malloc((size_t)(stot ? stot : 1) * sizeof *sb);
     rb = malloc((size_t)(rtot ? rtot : 1) * sizeof *rb);
     pos = malloc((size_t)Q * sizeof *pos);
-    if (!sb || !rb || !pos) {
+    if (!sb || !rb || !pos)
         st = tf_fail(TF_ERR_NOMEM, "out of memory transposing %lld nonzeros", (long long)a->nnz);
+    /* The buffers are sized by this rank's nonzeros: agree before the
+     * exchange, so that a rank short of memory leaves nobody waiting. After
+     * it, only the final agreement is collective. */
+    if ((st = tf_agree(comm, st)))
         goto done;
-    }
     memcpy(pos, c.sd, (size_t)Q * sizeof *pos);
     for (int64_t i = 0; i < in->nrows; i++)
         for (int64_t e = a->rowptr[i]; e < a->rowptr[i + 1]; e++) {

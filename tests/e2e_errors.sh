@@ -375,6 +375,28 @@ plan_fails "--max-memory 1K: reading refused" "reading needs about .* (--max-mem
     "$work/mem.h5" "$work/r.mtx" -n 3 --max-memory 1K
 plan_fails "--max-memory with a bad suffix" "--max-memory '12Q'" "$work/mem.h5" \
     "$work/r.mtx" -n 3 --max-memory 12Q
+# A limit that only one rank exceeds (nodes of other sizes, or another number
+# of ranks per node, give ranks other limits): every rank stops, none waits
+# for the others, and rank 0 prints the failing rank's line.
+cat >"$work/permem.sh" <<EOF2
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 2 ] && m=1K || m=4G
+exec "$PLAN" "\$@" --max-memory \$m
+EOF2
+mpi_run 3 "$work/run" sh "$work/permem.sh" "$work/r.mtx" -o "$work/mem3.h5" -q
+mrc=$?
+rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
+if [ $mrc -eq 124 ]; then
+    bad "a memory limit exceeded on one rank only: hang (killed after ${MPI_LIMIT} s)"
+elif [ "$rcs" = "1 1 1 " ] && [ "$lines" -eq 1 ] &&
+    grep -q "reading needs about .*(--max-memory) (rank 2 of 3)$" "$work/run/err.0" &&
+    [ -z "$(leftovers "$work/mem3.h5")" ]; then
+    ok "a memory limit exceeded on rank 2 only: every rank exits 1: $(cat "$work/run/err.0")"
+else
+    bad "a memory limit exceeded on one rank only: exit statuses $rcs, $lines stderr lines: $(cat \
+        "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+fi
 # A size line asking for ~2^31 rows: its row arrays alone need 48 GiB.
 printf '%s\n2147483647 2147483647 1\n1 1 1\n' "$banner" >"$work/huge.mtx"
 mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)
