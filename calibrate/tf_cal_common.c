@@ -22,13 +22,22 @@ double tf_cal_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void tf_cal_abort(MPI_Comm comm, const char *what)
+{
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    fprintf(stderr, "twoface-calibrate: rank %d: %s\n", rank, what);
+    fflush(stderr);
+    MPI_Abort(comm, 1);
+}
+
 int tf_cal_one_node(MPI_Comm comm)
 {
     MPI_Comm local;
     int n = 0, p = 0;
     MPI_Comm_size(comm, &p);
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
-        return 0;
+        tf_cal_abort(comm, "MPI_Comm_split_type failed");
     MPI_Comm_size(local, &n);
     MPI_Comm_free(&local);
     int mine = n == p, all = 0;

@@ -55,6 +55,12 @@ double tf_cal_now(void);
 /* 1 when every rank of comm shares this node. Collective. */
 int tf_cal_one_node(MPI_Comm comm);
 
+/* A communication of a measurement failed on this rank (the program asks
+ * MPI to return errors): the other ranks may be blocked waiting for it in
+ * that very exchange, so there is no agreeing; prints "what" and the last
+ * error with the rank, and ends the job (MPI_Abort). */
+void tf_cal_abort(MPI_Comm comm, const char *what);
+
 /* Turns each rank's (start, end) timestamps of n samples into the samples'
  * times, in start[]: on one node, the span from the earliest start to the
  * latest end over all ranks; across nodes (clocks not comparable), the

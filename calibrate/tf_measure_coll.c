@@ -255,8 +255,10 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
             double t0 = tf_cal_now();
             st = tf_xchg_start_w(&pt->x, wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
                                  pt->rcount, pt->rdispl, pt->rtype, &req);
-            if (st == TF_OK && MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                st = tf_fail(TF_ERR_MPI, "rank %d: MPI_Wait (collective measurement) failed", rank);
+            if (st != TF_OK)
+                tf_cal_abort(cfg->comm, tf_error_message());
+            if (MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                tf_cal_abort(cfg->comm, "collective measurement: MPI_Wait failed");
             double t1 = tf_cal_now();
             if (r >= 0) {
                 t[(size_t)r * npts + i] = t0;

@@ -45,12 +45,12 @@ static int fetch_runs(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P
             int err = MPI_Rget(buf + (size_t)r * pt->l * NET_K, pt->l, row, target, first * NET_K,
                                pt->l, row, win, &req[s]);
             if (err != MPI_SUCCESS)
-                return tf_fail(TF_ERR_MPI, "rank %d: MPI_Rget failed", rank);
+                tf_cal_abort(MPI_COMM_WORLD, "fetch measurement: MPI_Rget failed");
             inflight++;
         }
         int outc = 0;
         if (MPI_Waitsome(TF_CAL_MAX_REQ, req, &outc, idx, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            return tf_fail(TF_ERR_MPI, "rank %d: MPI_Waitsome failed", rank);
+            tf_cal_abort(MPI_COMM_WORLD, "fetch measurement: MPI_Waitsome failed");
         if (outc == MPI_UNDEFINED)
             break;
         for (int x = 0; x < outc; x++)

@@ -23,6 +23,7 @@
 #include "twoface.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +154,14 @@ static int run_interleaved(MPI_Comm comm, int k, int iters, const tf_coeffs *c,
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
             st = tf_spmm(r->ctx, cbuf);
+            if (st) {
+                /* Other ranks may be blocked inside the SpMM: there is no
+                 * agreeing any more (twoface.h: call MPI_Abort). */
+                fprintf(stderr, "twoface-calibrate: in-situ run: rank %d: SpMM failed: %s\n",
+                        rank, tf_error_message());
+                fflush(stderr);
+                MPI_Abort(comm, 1);
+            }
             double dt = MPI_Wtime() - t0, worst = dt;
             MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
             if (it >= 2)

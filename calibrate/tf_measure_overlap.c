@@ -52,15 +52,15 @@ static int post(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P, MPI_
         MPI_Aint first = (MPI_Aint)(h % (uint64_t)(OV_WIN_ROWS - OV_RUN_ROWS + 1));
         if (MPI_Rget(buf + (size_t)r * OV_RUN_ROWS * OV_K, OV_RUN_ROWS, row, target,
                      first * OV_K, OV_RUN_ROWS, row, win, &req[r]) != MPI_SUCCESS)
-            return tf_fail(TF_ERR_MPI, "rank %d: MPI_Rget failed", rank);
+            tf_cal_abort(MPI_COMM_WORLD, "overlap measurement: MPI_Rget failed");
     }
     return TF_OK;
 }
 
-static int wait_all(MPI_Request *req, int rank)
+static int wait_all(MPI_Request *req)
 {
     if (MPI_Waitall(OV_RUNS, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "rank %d: MPI_Waitall failed", rank);
+        tf_cal_abort(MPI_COMM_WORLD, "overlap measurement: MPI_Waitall failed");
     return TF_OK;
 }
 
@@ -76,7 +76,7 @@ static int sample(int what, MPI_Win win, MPI_Datatype row, float *buf, float *a,
     if (st == TF_OK && what != 0)
         busy(a, passes);
     if (st == TF_OK && what != 1)
-        st = wait_all(req, cfg->rank);
+        st = wait_all(req);
     *t = tf_cal_now() - t0;
     return st;
 }

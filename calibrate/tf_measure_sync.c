@@ -24,9 +24,10 @@ static int handshake(MPI_Comm comm, int me, int P, MPI_Request *rq, char *token)
             int peer = (me + P - d) % P;
             MPI_Isend(&token[0], 0, MPI_CHAR, peer, 7 + round, comm, &rq[n++]);
         }
-        int err = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS)
-            return tf_mpi_fail(err, "READY/DONE handshake (sync measurement)");
+        /* A failed handshake leaves its peers waiting for this rank's
+         * next round: no agreeing (tf_cal_abort). */
+        if (MPI_Waitall(n, rq, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            tf_cal_abort(comm, "sync measurement: MPI_Waitall of the READY/DONE handshake failed");
     }
     return TF_OK;
 }

@@ -102,16 +102,23 @@ static int check_outputs(const tf_gnn_cli *c, int nalgo)
     return TF_OK;
 }
 
-/* Collective, agreed: the trainers, and the state of --resume. */
-static int start_all(const tf_gnn_cli *c, side_by_side *s)
+/* Collective: the trainers, and the state of --resume. *agreed: as in
+ * train_all. */
+static int start_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
 {
     tf_gnn_train_opts to = {c->epochs, c->lr, c->patience};
     int st = TF_OK;
+    *agreed = 1;
     for (; s->ninit < s->n && !st; s->ninit++)
         st = tf_gnn_trainer_init(&s->t[s->ninit], &s->m[s->ninit], &to);
     st = tf_agree(s->m[0].comm, st);
     if (!st && c->resume)
         st = tf_gnn_ckpt_resume(&s->t[0], s->fingerprint, c->resume);
+    if (!st && c->resume) {
+        *agreed = 0; /* SpMMs and an Allreduce */
+        st = tf_gnn_model_eval(s->t[0].m, &s->t[0].r.eval);
+        *agreed = !st;
+    }
     return st;
 }
 
@@ -153,8 +160,14 @@ static int train_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
         st = tf_gnn_ckpt_save(&s->t[0], s->fingerprint, c->checkpoint);
     if (!st && c->save_model)
         st = tf_gnn_save_model(&s->t[0], s->fingerprint, s->normalization, c->save_model);
-    if (!st && c->predictions)
-        st = tf_gnn_save_predictions(&s->m[0], c->predictions);
+    if (!st && c->predictions) {
+        tf_gnn_eval e;
+        *agreed = 0; /* SpMMs and an Allreduce */
+        if (!(st = tf_gnn_model_eval(&s->m[0], &e))) {
+            *agreed = 1;
+            st = tf_gnn_save_predictions(&s->m[0], c->predictions);
+        }
+    }
     for (int k = 0; k < s->n && !st; k++) {
         tf_gnn_result res;
         *agreed = 0;
@@ -178,7 +191,7 @@ static int run(const tf_gnn_cli *c, int nranks)
     memset(&d, 0, sizeof d);
     memset(&s, 0, sizeof s);
     tf_algo_spec spec[MAX_ALGOS];
-    int nalgo = 0, made = 0;
+    int nalgo = 0, made = 0, started = 1;
     int st = open_plans(c, &fwd, &bwd);
     if (!st)
         st = tf_agree(tf_get_comm(fwd), parse_algos(c, fwd, spec, &nalgo));
@@ -203,9 +216,12 @@ static int run(const tf_gnn_cli *c, int nranks)
     if (!st) {
         s.fingerprint = tf_get_fingerprint(fwd);
         s.normalization = tf_get_normalization(fwd);
-        st = start_all(c, &s);
+        st = start_all(c, &s, &started);
     }
-    if (st) {
+    if (st && !started) { /* an SpMM or Allreduce failed: other ranks cannot know */
+        fprintf(stderr, PROG ": rank %d: %s\n", g_rank, tf_error_message());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    } else if (st) {
         fail(tf_error_message());
     } else {
         if (g_rank == 0 && !c->json && strcmp(tf_get_normalization(fwd), "none") == 0)
@@ -248,6 +264,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     tf_gnn_cli c;
     int st = tf_gnn_cli_parse(argc, argv, &c), rc;
+    /* The checks of the output folders, named pipes and OMP_NUM_THREADS look
+     * at this rank's node and environment: the ranks agree, so that none
+     * goes on alone into the collective opening of the plans. */
+    if (st != -1)
+        st = tf_agree(MPI_COMM_WORLD, st);
     if (st == -1) {
         if (g_rank == 0)
             tf_gnn_cli_usage(stdout);

@@ -20,8 +20,9 @@ void tf_gnn_ckpt_id_of(const tf_gnn_trainer *t, uint64_t fingerprint, tf_gnn_ckp
 int tf_gnn_ckpt_save(const tf_gnn_trainer *t, uint64_t fingerprint, const char *path);
 
 /* Puts the state of path into t (just initialised, before any epoch) and
- * resumes it (tf_gnn_trainer_resume): refused in one line if the checkpoint
- * belongs to another graph, model shape, feature width or training rule. */
+ * resumes it (tf_gnn_trainer_resume; the caller evaluates it): refused in
+ * one line, on every rank, if the checkpoint belongs to another graph, model
+ * shape, feature width or training rule. */
 int tf_gnn_ckpt_resume(tf_gnn_trainer *t, uint64_t fingerprint, const char *path);
 
 #endif

@@ -19,8 +19,11 @@
 int tf_gnn_save_model(const tf_gnn_trainer *t, uint64_t fingerprint, const char *normalization,
                       const char *path);
 
-/* Evaluates the model without dropout and writes every node's argmax class
- * (first on ties, as the accuracy counts it) and split. */
+/* Writes every node's argmax class (first on ties, as the accuracy counts
+ * it) and split, from the model's last evaluation without dropout: the
+ * caller runs tf_gnn_model_eval first (SpMMs and an Allreduce, whose
+ * failure only some ranks may see, unlike this function's, which every rank
+ * learns). */
 int tf_gnn_save_predictions(tf_gnn_model *m, const char *path);
 
 #endif

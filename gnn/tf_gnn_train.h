@@ -58,8 +58,10 @@ typedef struct {
 int tf_gnn_trainer_init(tf_gnn_trainer *t, tf_gnn_model *m, const tf_gnn_train_opts *o);
 /* After init, before the first epoch: continue after `epochs` epochs whose
  * weights, Adam and stopping state the caller has put into t (tf_gnn_ckpt.h);
- * stopped: early stopping had ended that run. Collective: evaluates the
- * weights, so that a run with nothing left to do still has its result. */
+ * stopped: early stopping had ended that run. Local. The caller then
+ * evaluates the weights (tf_gnn_model_eval into t->r.eval), so that a run
+ * with nothing left to do still has its result: that evaluation is SpMMs
+ * and an Allreduce, whose failure only some ranks may see. */
 int tf_gnn_trainer_resume(tf_gnn_trainer *t, int64_t epochs, int stopped);
 /* Collective: one epoch (only while !t->done); fills *ep. */
 int tf_gnn_trainer_epoch(tf_gnn_trainer *t, tf_gnn_epoch *ep);

@@ -278,4 +278,25 @@ if gcn 2 "$work/l.json" $C2 --epochs 3 --checkpoint "$work/link.h5" && [ -L "$wo
 else
     bad "--checkpoint through a link: $(head -c 300 "$work/l.json.err")"
 fi
+# A --checkpoint folder that only rank 0's node has (here: only rank 0 is
+# given one that exists): every rank stops with one line, none waits in the
+# collective opening of the plan.
+mkdir -p "$work/only0"
+cat >"$work/per_rank.sh" <<EOF2
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && d=$work/only0 || d=$work/nowhere
+exec "$GCN" "\$@" --checkpoint "\$d/ck.h5"
+EOF2
+timeout $MPI_LIMIT mpirun -n 2 --bind-to none sh "$work/per_rank.sh" "$work/cora2.h5" $RUN \
+    --epochs 2 >"$work/pr.out" 2>"$work/pr.err"
+rc=$?
+if [ $rc -eq 124 ]; then
+    bad "a --checkpoint folder missing on rank 1 only: hang (killed after $MPI_LIMIT s)"
+elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/pr.err")" -eq 1 ] &&
+    grep -q "^twoface-gcn: .*nowhere" "$work/pr.err" && [ ! -f "$work/only0/ck.h5" ]; then
+    ok "a --checkpoint folder missing on rank 1 only: every rank stops: $(grep '^twoface-gcn:' "$work/pr.err")"
+else
+    bad "a --checkpoint folder missing on rank 1 only (exit $rc): $(head -c 400 "$work/pr.err")"
+fi
+
 finish
