@@ -148,7 +148,7 @@ def read_labels(path, ids, n):
     for k, g in enumerate(ids):
         try:
             out[k] = int(words[g])
-        except ValueError:
+        except (ValueError, OverflowError):
             raise InputError(f'{path}:{g + 1}: expected an integer class, got {words[g]!r}')
         if out[k] < 0:
             raise InputError(f'{path}:{g + 1}: negative class {out[k]}')
@@ -526,6 +526,8 @@ def main(argv=None):
             split = read_split(a.split, ids, n)
     except InputError as e:
         msg = str(e)
+    except Exception as e:  # MemoryError and the like: the other ranks wait below
+        msg = f'rank {comm.rank}: reading the inputs: {type(e).__name__}: {e}'
     try:
         comm.agree(msg)
     except Exception as e:
@@ -599,13 +601,18 @@ def main(argv=None):
         states = rng_states()
         msg = None
         if comm.rank == 0:
-            st = dict(ident, format=CKPT_FORMAT, version=1, epoch=epochs, stopped=stopped,
-                      ranks=comm.size, weights=[W.detach().clone() for W in Ws],
-                      optimizer=opt.state_dict(), val_hist=list(val_hist), dropout_rng=states)
+            # Any failure here (a full disk is a RuntimeError of torch.save)
+            # must reach the agreement below, which the other ranks wait in.
             try:
+                st = dict(ident, format=CKPT_FORMAT, version=1, epoch=epochs, stopped=stopped,
+                          ranks=comm.size, weights=[W.detach().clone() for W in Ws],
+                          optimizer=opt.state_dict(), val_hist=list(val_hist),
+                          dropout_rng=states)
                 save_atomic(a.checkpoint, st)
             except (OSError, InputError) as e:
                 msg = f'--checkpoint {a.checkpoint}: {e}'
+            except Exception as e:
+                msg = f'--checkpoint {a.checkpoint}: {type(e).__name__}: {e}'
         comm.agree(msg)
 
     if a.resume:
@@ -667,6 +674,9 @@ def main(argv=None):
         if a.patience > 0 and epoch > a.patience and \
                 loss_ev[1] > np.mean(val_hist[-(a.patience + 1):-1]):
             stopped = True
+        # Every rank must stop at the same epoch: the losses are sums over
+        # ranks, but the regularisation term is summed by each rank's torch.
+        stopped = bool(comm.max(int(stopped)))
         if a.checkpoint and (epochs % a.checkpoint_every == 0 or stopped or epochs == a.epochs):
             try:
                 checkpoint(epochs, stopped)

@@ -10,6 +10,7 @@ import atexit
 import ctypes
 import operator
 import os
+import sys
 import time
 
 import numpy as np
@@ -415,8 +416,13 @@ def _multiply(plan, ctx, B, out):
         out = torch.empty((plan.nrows, k), dtype=torch.float32)
     st = lib.tf_spmm(ctx._ctx, out.data_ptr() if out.numel() else None)
     if st:
-        raise TwofaceError(_lib.last_error(st) + ' (an SpMM failure is not recoverable: '
-                           'call MPI.COMM_WORLD.Abort())', st)
+        # Other ranks may be blocked inside the SpMM: no agreement can follow
+        # (twoface.h), so this rank ends the job, as the C programs do.
+        sys.stderr.write(f'twoface: rank {plan.comm.Get_rank()}: SpMM failed: '
+                         f'{_lib.last_error(st)}\n')
+        sys.stderr.flush()
+        plan.comm.Abort(1)
+        raise TwofaceError(_lib.last_error(st), st)
     plan._seconds += time.perf_counter() - t0
     plan._calls += 1
     return out
