@@ -4,6 +4,7 @@
 #include "tf_error.h"
 #include "tf_exec.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,11 +23,16 @@ double tf_cal_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void tf_cal_abort(MPI_Comm comm, const char *what)
+void tf_cal_abort(MPI_Comm comm, const char *fmt, ...)
 {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
-    fprintf(stderr, "twoface-calibrate: rank %d: %s\n", rank, what);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "twoface-calibrate: rank %d: ", rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
     fflush(stderr);
     MPI_Abort(comm, 1);
 }

@@ -55,11 +55,11 @@ double tf_cal_now(void);
 /* 1 when every rank of comm shares this node. Collective. */
 int tf_cal_one_node(MPI_Comm comm);
 
-/* A communication of a measurement failed on this rank (the program asks
- * MPI to return errors): the other ranks may be blocked waiting for it in
- * that very exchange, so there is no agreeing; prints "what" and the last
- * error with the rank, and ends the job (MPI_Abort). */
-void tf_cal_abort(MPI_Comm comm, const char *what);
+/* A communication or an SpMM failed on this rank (the program asks MPI to
+ * return errors): the other ranks may be blocked waiting for it in that very
+ * exchange, so there is no agreeing; prints the message (printf format)
+ * with the rank and ends the job (MPI_Abort). */
+void tf_cal_abort(MPI_Comm comm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Turns each rank's (start, end) timestamps of n samples into the samples'
  * times, in start[]: on one node, the span from the earliest start to the

@@ -248,15 +248,14 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
 
     /* Interleaved sweep; repetition -1 warms up (connections, caches). */
     for (int r = -1; r < reps && st == TF_OK; r++) {
-        for (int i = 0; i < npts && st == TF_OK; i++) {
+        for (int i = 0; i < npts; i++) {
             coll_point *pt = &pts[i];
             MPI_Request req;
             MPI_Barrier(cfg->comm);
             double t0 = tf_cal_now();
-            st = tf_xchg_start_w(&pt->x, wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
-                                 pt->rcount, pt->rdispl, pt->rtype, &req);
-            if (st != TF_OK)
-                tf_cal_abort(cfg->comm, tf_error_message());
+            if (tf_xchg_start_w(&pt->x, wbuf, pt->scount, pt->sdispl, pt->stype, rbuf,
+                                pt->rcount, pt->rdispl, pt->rtype, &req) != TF_OK)
+                tf_cal_abort(cfg->comm, "%s", tf_error_message());
             if (MPI_Wait(&req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
                 tf_cal_abort(cfg->comm, "collective measurement: MPI_Wait failed");
             double t1 = tf_cal_now();
@@ -265,9 +264,6 @@ int tf_measure_coll(const tf_cal_config *cfg, tf_fit *fit)
                 te[(size_t)r * npts + i] = t1;
             }
         }
-        /* An MPI error is fatal by default; with MPI_ERRORS_RETURN, stop
-         * every rank at the same point instead of hanging. */
-        st = tf_cal_agree(cfg->comm, st);
     }
 
     if (st == TF_OK) {

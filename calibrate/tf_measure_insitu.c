@@ -154,14 +154,8 @@ static int run_interleaved(MPI_Comm comm, int k, int iters, const tf_coeffs *c,
             MPI_Barrier(comm);
             double t0 = MPI_Wtime();
             st = tf_spmm(r->ctx, cbuf);
-            if (st) {
-                /* Other ranks may be blocked inside the SpMM: there is no
-                 * agreeing any more (twoface.h: call MPI_Abort). */
-                fprintf(stderr, "twoface-calibrate: in-situ run: rank %d: SpMM failed: %s\n",
-                        rank, tf_error_message());
-                fflush(stderr);
-                MPI_Abort(comm, 1);
-            }
+            if (st) /* other ranks may be blocked inside the SpMM (twoface.h) */
+                tf_cal_abort(comm, "in-situ run: SpMM failed: %s", tf_error_message());
             double dt = MPI_Wtime() - t0, worst = dt;
             MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
             if (it >= 2)

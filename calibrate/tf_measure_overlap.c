@@ -44,7 +44,7 @@ static void busy(float *a, long passes)
     ov_sink = a[OV_BUSY / 2];
 }
 
-static int post(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P, MPI_Request *req)
+static void post(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P, MPI_Request *req)
 {
     for (int r = 0; r < OV_RUNS; r++) {
         int target = (rank + 1 + r % (P - 1)) % P;
@@ -54,31 +54,27 @@ static int post(MPI_Win win, MPI_Datatype row, float *buf, int rank, int P, MPI_
                      first * OV_K, OV_RUN_ROWS, row, win, &req[r]) != MPI_SUCCESS)
             tf_cal_abort(MPI_COMM_WORLD, "overlap measurement: MPI_Rget failed");
     }
-    return TF_OK;
 }
 
-static int wait_all(MPI_Request *req)
+static void wait_all(MPI_Request *req)
 {
     if (MPI_Waitall(OV_RUNS, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         tf_cal_abort(MPI_COMM_WORLD, "overlap measurement: MPI_Waitall failed");
-    return TF_OK;
 }
 
 /* One timed sample of what (0 gets, 1 compute, 2 both), after a barrier. */
-static int sample(int what, MPI_Win win, MPI_Datatype row, float *buf, float *a, long passes,
-                  const tf_cal_config *cfg, MPI_Request *req, double *t)
+static void sample(int what, MPI_Win win, MPI_Datatype row, float *buf, float *a, long passes,
+                   const tf_cal_config *cfg, MPI_Request *req, double *t)
 {
-    int st = TF_OK;
     MPI_Barrier(cfg->comm);
     double t0 = tf_cal_now();
     if (what != 1)
-        st = post(win, row, buf, cfg->rank, cfg->nranks, req);
-    if (st == TF_OK && what != 0)
+        post(win, row, buf, cfg->rank, cfg->nranks, req);
+    if (what != 0)
         busy(a, passes);
-    if (st == TF_OK && what != 1)
-        st = wait_all(req);
+    if (what != 1)
+        wait_all(req);
     *t = tf_cal_now() - t0;
-    return st;
 }
 
 int tf_measure_overlap(const tf_cal_config *cfg, double alpha_fetch, double *overlap)
@@ -113,27 +109,22 @@ int tf_measure_overlap(const tf_cal_config *cfg, double alpha_fetch, double *ove
     long passes = 1;
     if (st == TF_OK) {
         const int n0 = 5;
-        for (int r = 0; r < n0 && st == TF_OK; r++) {
-            st = sample(0, cw.win, cw.row, buf, a, 1, cfg, req, &col[0][r]);
-            if (st == TF_OK)
-                st = sample(1, cw.win, cw.row, buf, a, 1, cfg, req, &col[1][r]);
+        for (int r = 0; r < n0; r++) {
+            sample(0, cw.win, cw.row, buf, a, 1, cfg, req, &col[0][r]);
+            sample(1, cw.win, cw.row, buf, a, 1, cfg, req, &col[1][r]);
         }
-        st = tf_cal_agree(cfg->comm, st);
-        if (st == TF_OK) {
-            double v[2] = {tf_median(col[0], n0), tf_median(col[1], n0)}, m[2];
-            MPI_Allreduce(v, m, 2, MPI_DOUBLE, MPI_MAX, cfg->comm);
-            double p = m[1] > 0 ? m[0] / m[1] : 1.0;
-            passes = p < 1 ? 1 : p > 1e6 ? 1000000 : (long)llround(p);
-        }
+        double v[2] = {tf_median(col[0], n0), tf_median(col[1], n0)}, m[2];
+        MPI_Allreduce(v, m, 2, MPI_DOUBLE, MPI_MAX, cfg->comm);
+        double p = m[1] > 0 ? m[0] / m[1] : 1.0;
+        passes = p < 1 ? 1 : p > 1e6 ? 1000000 : (long)llround(p);
     }
     for (int r = -1; r < reps && st == TF_OK; r++) {
-        for (int w = 0; w < 3 && st == TF_OK; w++) {
+        for (int w = 0; w < 3; w++) {
             double t;
-            st = sample(w, cw.win, cw.row, buf, a, passes, cfg, req, &t);
+            sample(w, cw.win, cw.row, buf, a, passes, cfg, req, &t);
             if (r >= 0)
                 col[w][r] = t;
         }
-        st = tf_cal_agree(cfg->comm, st);
     }
     if (opened)
         tf_cal_window_close(&cw);

@@ -301,14 +301,8 @@ int tf_validate(MPI_Comm comm, int nplans, char *const *paths, const tf_validate
                 double t0 = tf_cal_now();
                 int s2 = tf_spmm(v[i].ctx, v[i].c);
                 double t1 = tf_cal_now();
-                if (s2) {
-                    /* Other ranks may be blocked inside the SpMM: there is
-                     * no agreeing any more (twoface.h: call MPI_Abort). */
-                    fprintf(stderr, "twoface-calibrate: %s: rank %d: SpMM failed: %s\n",
-                            paths[i], rank, tf_error_message());
-                    fflush(stderr);
-                    MPI_Abort(comm, 1);
-                }
+                if (s2) /* other ranks may be blocked inside the SpMM (twoface.h) */
+                    tf_cal_abort(comm, "%s: SpMM failed: %s", paths[i], tf_error_message());
                 if (it >= 0) {
                     v[i].wall[it] = t0;
                     v[i].wend[it] = t1;

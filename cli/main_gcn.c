@@ -112,9 +112,7 @@ static int start_all(const tf_gnn_cli *c, side_by_side *s, int *agreed)
     for (; s->ninit < s->n && !st; s->ninit++)
         st = tf_gnn_trainer_init(&s->t[s->ninit], &s->m[s->ninit], &to);
     st = tf_agree(s->m[0].comm, st);
-    if (!st && c->resume)
-        st = tf_gnn_ckpt_resume(&s->t[0], s->fingerprint, c->resume);
-    if (!st && c->resume) {
+    if (!st && c->resume && !(st = tf_gnn_ckpt_resume(&s->t[0], s->fingerprint, c->resume))) {
         *agreed = 0; /* SpMMs and an Allreduce */
         st = tf_gnn_model_eval(s->t[0].m, &s->t[0].r.eval);
         *agreed = !st;

@@ -217,18 +217,28 @@ static void limit_init(mem_limit *l, double max_memory)
     l->what = "the physical memory";
 }
 
+/* TF_OK, or the failure (TF_ERR_NOMEM and its message, ending with who)
+ * when `need` exceeds the limit. */
+static int limit_status(const mem_limit *l, const char *matrix, const char *phase, double need,
+                        const char *detail, const char *who)
+{
+    if (l->bytes <= 0 || need <= l->bytes)
+        return TF_OK;
+    char nb[32], lb[32];
+    fmt_bytes(need, nb, sizeof nb);
+    fmt_bytes(l->bytes, lb, sizeof lb);
+    return tf_fail(TF_ERR_NOMEM, "%s: %s needs about %s (%s), more than %s (%s)%s%s", matrix,
+                   phase, nb, detail, lb, l->what,
+                   l->what[0] == '-' ? "" : "; set --max-memory to try anyway", who);
+}
+
 /* Prints the error and returns 1 when `need` exceeds the limit. */
 static int over_limit(const mem_limit *l, const char *matrix, const char *phase, double need,
                       const char *detail)
 {
-    if (l->bytes <= 0 || need <= l->bytes)
+    if (limit_status(l, matrix, phase, need, detail, "") == TF_OK)
         return 0;
-    char nb[32], lb[32];
-    fmt_bytes(need, nb, sizeof nb);
-    fmt_bytes(l->bytes, lb, sizeof lb);
-    say( "twoface-plan: %s: %s needs about %s (%s), more than %s (%s)%s\n", matrix,
-            phase, nb, detail, lb, l->what,
-            l->what[0] == '-' ? "" : "; set --max-memory to try anyway");
+    say("twoface-plan: %s\n", tf_error_message());
     return 1;
 }
 
@@ -239,20 +249,13 @@ static int over_limit(const mem_limit *l, const char *matrix, const char *phase,
 static int over_limit_all(MPI_Comm comm, const mem_limit *l, const char *matrix,
                           const char *phase, double need, const char *detail)
 {
-    int me = 0, Q = 1, st = TF_OK;
+    int me = 0, Q = 1;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &Q);
-    if (l->bytes > 0 && need > l->bytes) {
-        char nb[32], lb[32], who[48] = "";
-        fmt_bytes(need, nb, sizeof nb);
-        fmt_bytes(l->bytes, lb, sizeof lb);
-        if (Q > 1)
-            snprintf(who, sizeof who, " (rank %d of %d)", me, Q);
-        st = tf_fail(TF_ERR_NOMEM, "%s: %s needs about %s (%s), more than %s (%s)%s%s", matrix,
-                     phase, nb, detail, lb, l->what,
-                     l->what[0] == '-' ? "" : "; set --max-memory to try anyway", who);
-    }
-    if ((st = tf_agree(comm, st)) == TF_OK)
+    char who[48] = "";
+    if (Q > 1)
+        snprintf(who, sizeof who, " (rank %d of %d)", me, Q);
+    if (tf_agree(comm, limit_status(l, matrix, phase, need, detail, who)) == TF_OK)
         return 0;
     say("twoface-plan: %s\n", tf_error_message());
     return 1;
