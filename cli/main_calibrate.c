@@ -9,6 +9,7 @@
  * Every rank parses the same arguments, so they agree on errors without
  * talking; failures later are agreed through tf_cal_agree. Every failure is
  * one line on stderr (rank 0) and a non-zero exit on every rank. */
+#include "tf_agree.h"
 #include "tf_calib_file.h"
 #include "tf_calibrate.h"
 #include "tf_cli.h"
@@ -464,7 +465,9 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
 
     args a;
-    if (parse_args(argc, argv, &a) != TF_OK) {
+    /* OMP_NUM_THREADS is this rank's environment: the ranks agree, so that
+     * none goes on alone into the measurements. */
+    if (tf_agree(comm, parse_args(argc, argv, &a)) != TF_OK) {
         say(tf_error_message());
         free(a.plans);
         return finish(2);

@@ -458,6 +458,11 @@ int main(int argc, char **argv)
 
     tf_exec_args a;
     int st = tf_exec_parse_args(argc, argv, &a);
+    /* OMP_NUM_THREADS and the output folder are this rank's environment
+     * and node: the ranks agree, so that none goes on alone into the
+     * collective opening of the plans. */
+    if (st != -1)
+        st = tf_agree(r.comm, st);
     int code;
     if (st == -1) {
         if (g_rank == 0)

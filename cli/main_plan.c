@@ -915,10 +915,6 @@ static int plan_main(int argc, char **argv)
             return 2;
         }
     }
-    if (tf_cli_omp_threads()) {
-        say( "twoface-plan: %s\n", tf_error_message());
-        return 2;
-    }
     /* Options that would change nothing are refused, as twoface-exec and
      * twoface-gcn refuse --replication without shift. */
     if (metis_opt && (o.partition != TF_PART_METIS || bands_from)) {
@@ -929,9 +925,20 @@ static int plan_main(int argc, char **argv)
             say( "twoface-plan: %s applies to --partition metis only\n", metis_opt);
         return 2;
     }
-    if (tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||
-        (optind < argc && (tf_cli_path("MATRIX", argv[optind]) ||
-                           tf_cli_not_fifo("MATRIX", argv[optind])))) {
+    int pre = tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||
+                      (optind < argc && tf_cli_path("MATRIX", argv[optind]))
+                  ? TF_ERR_ARG
+                  : TF_OK;
+    /* OMP_NUM_THREADS and whether MATRIX is a named FIFO are this rank's
+     * environment and node: under mpirun the ranks agree, so that none
+     * goes on alone into the collective reading. */
+    if (pre == TF_OK)
+        pre = tf_cli_omp_threads();
+    if (pre == TF_OK && optind < argc)
+        pre = tf_cli_not_fifo("MATRIX", argv[optind]);
+    if (mpi_on)
+        pre = tf_agree(MPI_COMM_WORLD, pre);
+    if (pre) {
         say( "twoface-plan: %s\n", tf_error_message());
         return 2;
     }

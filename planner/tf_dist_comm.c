@@ -18,8 +18,11 @@ int tf_dist_alltoallv(MPI_Comm comm, const void *sendbuf, const int64_t *send,
     for (int q = 0; q < Q; q++)
         nreq += (send[q] + PIECE - 1) / PIECE + (recv[q] + PIECE - 1) / PIECE;
     MPI_Request *req = malloc((size_t)(nreq ? nreq : 1) * sizeof *req);
+    /* The other ranks have posted their part already: a rank that cannot
+     * hold its requests exchanges without them rather than leave them
+     * waiting. */
     if (!req)
-        return tf_fail(TF_ERR_NOMEM, "out of memory for %lld MPI requests", (long long)nreq);
+        return tf_dist_alltoallv_pairwise(comm, sendbuf, send, sdispl, recvbuf, recv, rdispl);
     int64_t r = 0;
     int rc = MPI_SUCCESS;
     /* Receives first, then sends starting at the next rank, so that no
@@ -42,6 +45,34 @@ int tf_dist_alltoallv(MPI_Comm comm, const void *sendbuf, const int64_t *send,
         rc = MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE);
     free(req);
     return rc == MPI_SUCCESS ? TF_OK : tf_fail(TF_ERR_MPI, "an all-to-all exchange failed");
+}
+
+int tf_dist_alltoallv_pairwise(MPI_Comm comm, const void *sendbuf, const int64_t *send,
+                               const int64_t *sdispl, void *recvbuf, const int64_t *recv,
+                               const int64_t *rdispl)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    /* Step i sends to me + i and receives from me - i, so that in every
+     * step the ranks exchanging this way pair off among themselves, and
+     * the others have every message posted: no cycle of waits. The
+     * pieces and tags are those of tf_dist_alltoallv. */
+    for (int i = 0; i < Q; i++) {
+        int to = (me + i) % Q, from = (me - i + Q) % Q;
+        for (int64_t off = 0; off < send[to] || off < recv[from]; off += PIECE) {
+            int64_t ns = send[to] - off < PIECE ? send[to] - off : PIECE;
+            int64_t nr = recv[from] - off < PIECE ? recv[from] - off : PIECE;
+            int tag = (int)(off / PIECE);
+            const char *sp = ns > 0 ? (const char *)sendbuf + sdispl[to] + off : NULL;
+            char *rp = nr > 0 ? (char *)recvbuf + rdispl[from] + off : NULL;
+            if (MPI_Sendrecv(sp, ns > 0 ? (int)ns : 0, MPI_BYTE, ns > 0 ? to : MPI_PROC_NULL, tag,
+                             rp, nr > 0 ? (int)nr : 0, MPI_BYTE, nr > 0 ? from : MPI_PROC_NULL,
+                             tag, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                return tf_fail(TF_ERR_MPI, "an all-to-all exchange failed");
+        }
+    }
+    return TF_OK;
 }
 
 int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,

@@ -18,6 +18,13 @@ int tf_dist_alltoallv(MPI_Comm comm, const void *sendbuf, const int64_t *send,
                       const int64_t *sdispl, void *recvbuf, const int64_t *recv,
                       const int64_t *rdispl);
 
+/* The same exchange without a request per message: P steps of one
+ * MPI_Sendrecv per piece. tf_dist_alltoallv falls back on it when its
+ * requests do not fit in memory; it pairs with ranks running either. */
+int tf_dist_alltoallv_pairwise(MPI_Comm comm, const void *sendbuf, const int64_t *send,
+                               const int64_t *sdispl, void *recvbuf, const int64_t *recv,
+                               const int64_t *rdispl);
+
 /* recv[q] = what rank q passed as send[me]; also fills displacements from
  * the counts (element counts or bytes alike) and returns the totals. */
 int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,

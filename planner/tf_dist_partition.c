@@ -85,6 +85,13 @@ static int sym_rows(const tf_dcsr *a, const tf_dcsr *at, SCOTCH_Num **vert_out,
     return TF_OK;
 }
 
+static int scotch_fail(const char *what, const tf_dcsr *a, int64_t nedge, int nparts)
+{
+    return tf_fail(TF_ERR_INTERNAL, "%s failed on rows %lld-%lld (%lld graph edges) into %d parts",
+                   what, (long long)a->row0, (long long)(a->row0 + a->nrows), (long long)nedge,
+                   nparts);
+}
+
 /* PT-Scotch on the local rows' graph; part[] gets the local rows' parts. */
 static int scotch_parts(MPI_Comm comm, const tf_dcsr *a, SCOTCH_Num *vert, SCOTCH_Num *edge,
                         int64_t nedge, int nparts, int32_t *part)
@@ -130,19 +137,22 @@ static int scotch_parts(MPI_Comm comm, const tf_dcsr *a, SCOTCH_Num *vert, SCOTC
         else
             have_g = 1;
     }
-    if (!what && SCOTCH_dgraphBuild(&g, 0, (SCOTCH_Num)nr, (SCOTCH_Num)nr, vert, NULL, velo,
-                                    NULL, (SCOTCH_Num)nedge, (SCOTCH_Num)nedge, edge, NULL,
-                                    NULL) != 0)
+    /* dgraphBuild and dgraphPart are collective: the ranks agree on the
+     * local steps before each, so that none enters one alone. */
+    st = tf_agree(comm, what ? scotch_fail(what, a, nedge, nparts) : TF_OK);
+    if (st == TF_OK &&
+        SCOTCH_dgraphBuild(&g, 0, (SCOTCH_Num)nr, (SCOTCH_Num)nr, vert, NULL, velo, NULL,
+                           (SCOTCH_Num)nedge, (SCOTCH_Num)nedge, edge, NULL, NULL) != 0)
         what = "SCOTCH_dgraphBuild";
-    if (!what) {
+    if (st == TF_OK && !what) {
         if (SCOTCH_dgraphInit(&gc, comm) != 0)
             what = "SCOTCH_dgraphInit";
         else
             have_gc = 1;
     }
-    if (!what && SCOTCH_contextBindDgraph(&ctx, &g, &gc) != 0)
+    if (st == TF_OK && !what && SCOTCH_contextBindDgraph(&ctx, &g, &gc) != 0)
         what = "SCOTCH_contextBindDgraph";
-    if (!what) {
+    if (st == TF_OK && !what) {
         if (SCOTCH_stratInit(&strat) != 0)
             what = "SCOTCH_stratInit";
         else
@@ -150,15 +160,16 @@ static int scotch_parts(MPI_Comm comm, const tf_dcsr *a, SCOTCH_Num *vert, SCOTC
     }
     int Q;
     MPI_Comm_size(comm, &Q);
-    if (!what && SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)Q,
-                                            (SCOTCH_Num)nparts, TF_SCOTCH_IMBALANCE) != 0)
+    if (st == TF_OK && !what &&
+        SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)Q, (SCOTCH_Num)nparts,
+                                   TF_SCOTCH_IMBALANCE) != 0)
         what = "SCOTCH_stratDgraphMapBuild";
-    if (!what && SCOTCH_dgraphPart(&gc, (SCOTCH_Num)nparts, &strat, where) != 0)
+    if (st == TF_OK)
+        st = tf_agree(comm, what ? scotch_fail(what, a, nedge, nparts) : TF_OK);
+    if (st == TF_OK && SCOTCH_dgraphPart(&gc, (SCOTCH_Num)nparts, &strat, where) != 0)
         what = "SCOTCH_dgraphPart";
-    if (what)
-        st = tf_fail(TF_ERR_INTERNAL, "%s failed on rows %lld-%lld (%lld graph edges) into %d parts",
-                     what, (long long)a->row0, (long long)(a->row0 + nr), (long long)nedge,
-                     nparts);
+    if (st == TF_OK && what)
+        st = scotch_fail(what, a, nedge, nparts);
     for (int64_t i = 0; st == TF_OK && i < nr; i++) {
         if (where[i] < 0 || where[i] >= nparts)
             st = tf_fail(TF_ERR_INTERNAL, "PT-Scotch put row %lld into part %lld of %d",

@@ -397,6 +397,35 @@ else
     bad "a memory limit exceeded on one rank only: exit statuses $rcs, $lines stderr lines: $(cat \
         "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
 fi
+# A setting that only one rank's environment has wrong (OMP_NUM_THREADS set
+# per node): each program checks it before its first collective step, and
+# the ranks agree, so that none goes on alone into that step and waits.
+cat >"$work/omp1.sh" <<'EOF2'
+#!/bin/sh
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && export OMP_NUM_THREADS=100000
+exec "$@"
+EOF2
+for prog in plan exec calibrate; do
+    case $prog in
+    plan) set -- "$PLAN" "$work/r.mtx" -n 3 -o "$work/omp1.h5" -q; want=2 ;;
+    exec) set -- "$EXEC" "$good" -k 4; want=1 ;;
+    calibrate) set -- "$B/bin/twoface-calibrate" --quick -o "$work/omp1.txt"; want=2 ;;
+    esac
+    mpi_run 3 "$work/run" sh "$work/omp1.sh" "$@"
+    mrc=$?
+    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
+    if [ $mrc -eq 124 ]; then
+        bad "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
+    elif [ "$rcs" = "$want $want $want " ] && [ "$lines" -eq 1 ] &&
+        grep -q "OMP_NUM_THREADS=100000: at most 4096 OpenMP threads per process" "$work/run/err.0" &&
+        [ -z "$(leftovers "$work/omp1.h5")" ] && [ ! -e "$work/omp1.txt" ]; then
+        ok "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: every rank exits $want: $(cat "$work/run/err.0")"
+    else
+        bad "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
+            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+    fi
+done
 # A size line asking for ~2^31 rows: its row arrays alone need 48 GiB.
 printf '%s\n2147483647 2147483647 1\n1 1 1\n' "$banner" >"$work/huge.mtx"
 mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)

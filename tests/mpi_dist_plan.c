@@ -12,6 +12,7 @@
  * the twoface mode's last candidate both kept and dropped. */
 #include "tf_test.h"
 
+#include "tf_dist_comm.h"
 #include "tf_dist_planner.h"
 #include "tf_dist_prepare.h"
 #include "tf_dist_rows.h"
@@ -289,6 +290,40 @@ START_TEST(test_transpose)
     tf_dcsr_free(&dt);
     tf_csr_free(&a);
     tf_csr_free(&t);
+}
+END_TEST
+
+/* The exchange without requests (a rank that could not allocate them)
+ * beside ranks that post every message: every pairing of the two, bytes
+ * from rank q to rank p that say where they come from, and pairs that
+ * exchange nothing. */
+START_TEST(test_alltoallv_pairwise)
+{
+    int64_t *c = calloc((size_t)g_size * 4, sizeof *c);
+    int64_t *s = c, *r = c + g_size, *sd = c + 2 * g_size, *rd = c + 3 * g_size;
+    for (int q = 0; q < g_size; q++)
+        s[q] = (g_rank + 2 * q) % 3 == 0 ? 0 : 1 + (g_rank * 7 + q * 3) % 11;
+    int64_t stot = 0, rtot = 0;
+    ck_assert_int_eq(tf_dist_counts(MPI_COMM_WORLD, s, r, sd, rd, &stot, &rtot), TF_OK);
+    unsigned char *sb = malloc((size_t)stot + 1), *rb = malloc((size_t)rtot + 1);
+    for (int q = 0; q < g_size; q++)
+        for (int64_t i = 0; i < s[q]; i++)
+            sb[sd[q] + i] = (unsigned char)(g_rank * 31 + q * 5 + i);
+    for (int mode = 0; mode < 3; mode++) {
+        /* 0: every rank without requests; 1, 2: the odd or the even ones. */
+        int pairwise = mode == 0 || g_rank % 2 == mode - 1;
+        memset(rb, 0xff, (size_t)rtot + 1);
+        int st = pairwise ? tf_dist_alltoallv_pairwise(MPI_COMM_WORLD, sb, s, sd, rb, r, rd)
+                          : tf_dist_alltoallv(MPI_COMM_WORLD, sb, s, sd, rb, r, rd);
+        int ok = st == TF_OK && rb[rtot] == 0xff;
+        for (int q = 0; q < g_size; q++)
+            for (int64_t i = 0; i < r[q]; i++)
+                ok = ok && rb[rd[q] + i] == (unsigned char)(q * 31 + g_rank * 5 + i);
+        ck_assert_msg(all_true(ok), "mode %d: rank %d got other bytes", mode, g_rank);
+    }
+    free(sb);
+    free(rb);
+    free(c);
 }
 END_TEST
 
@@ -579,6 +614,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("dist_plan");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_transpose);
+    tcase_add_test(tc, test_alltoallv_pairwise);
     tcase_add_test(tc, test_redistribute);
     tcase_add_test(tc, test_plans_nnz);
     tcase_add_test(tc, test_plans_work);

@@ -25,9 +25,32 @@ from ._rows import guarded
 _live = []
 
 
+# Set when the program ends on an exception nobody caught (sys.excepthook,
+# which Python calls before the exit handlers).
+_uncaught = False
+_excepthook = sys.excepthook
+
+
+def _note_uncaught(kind, value, tb):
+    global _uncaught
+    _uncaught = True
+    _excepthook(kind, value, tb)
+
+
+sys.excepthook = _note_uncaught
+
+
 def _free_live():
     if MPI.Is_finalized():  # the program finalised MPI itself: nothing can be freed
         return
+    if _uncaught and _live and MPI.COMM_WORLD.Get_size() > 1:
+        # The other ranks may not have failed, and may wait for this one in
+        # an SpMM: freeing, which is collective, would wait for them in turn.
+        sys.stderr.write(f'twoface: rank {MPI.COMM_WORLD.Get_rank()} ends on an uncaught '
+                         'exception with plans open: aborting the job, as the other ranks '
+                         'cannot know\n')
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)
     while _live:
         obj = _live[-1]
         obj._release()
