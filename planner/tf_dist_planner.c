@@ -187,9 +187,14 @@ typedef struct {
 /* The send schedules and the owner-side statistics, which need the other
  * ranks' receive schedules, then every rank's statistics on every rank.
  * Records reach q's holder from the planning ranks in rank order, each in
- * ascending receiver: the serial order (build_send, tf_build.c). */
-static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
+ * ascending receiver: the serial order (build_send, tf_build.c). st_in: the
+ * parts' build, agreed on with this function's first allocations. Returns
+ * an agreed status; the final MPI_Allgatherv's own goes to *gather_st, for
+ * the caller's next agreement (every rank goes on to its collectives). */
+static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part, int st_in,
+                           int *gather_st)
 {
+    *gather_st = TF_OK;
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
@@ -198,8 +203,11 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
     int64_t *s = q4, *r = q4 + Q, *sd = q4 + 2 * Q, *rd = q4 + 3 * Q, stot = 0, rtot = 0;
     sched_rec *sb = NULL, *rb = NULL;
     int *holder = malloc((size_t)P * sizeof *holder);
-    int st = q4 && holder ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
-    /* Collectives follow: every rank goes on, or none. */
+    int st = st_in ? st_in
+             : q4 && holder ? TF_OK
+                            : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    /* Collectives follow: every rank goes on, or none (the parts' build
+     * included: one agreement for both). */
     st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int x = 0; x < Q; x++)
@@ -282,7 +290,6 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
     free(rb);
     for (int i = 0; st == TF_OK && i < plan->n_parts; i++)
         tf_build_send_stats(plan, &plan->parts[i]);
-    st = tf_agree(comm, st);
     /* Every rank's statistics everywhere (P entries: the plan's summary). */
     int *bc = NULL, *bd = NULL;
     tf_rank_stats *mine = NULL;
@@ -304,8 +311,7 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part)
             mine[i] = plan->parts[i].stats;
         if (MPI_Allgatherv(mine, bc[me], MPI_BYTE, plan->all_stats, bc, bd, MPI_BYTE, comm) !=
             MPI_SUCCESS)
-            st = tf_fail(TF_ERR_MPI, "MPI_Allgatherv of rank statistics failed");
-        st = tf_agree(comm, st);
+            *gather_st = tf_fail(TF_ERR_MPI, "MPI_Allgatherv of rank statistics failed");
     }
     free(bc);
     free(bd);
@@ -344,9 +350,8 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
                   : tf_build_parts_range(&a->loc, a->row0, first_part[me], first_part[me + 1],
                                          an, out);
     }
-    st = tf_agree(comm, st);
-    if (st == TF_OK)
-        st = build_send_dist(comm, out, first_part);
+    int gather_st;
+    st = build_send_dist(comm, out, first_part, st, &gather_st);
     if (st == TF_OK) {
         tf_stripe_table *t = &out->stripes;
         void *rbuf = me == 0 ? MPI_IN_PLACE : t->recipients;
@@ -356,7 +361,7 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
             MPI_Reduce(fbuf, t->fetchers, (int)t->n, MPI_INT32_T, MPI_SUM, 0, comm) !=
                 MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Reduce of the stripe table failed");
-        st = tf_agree(comm, st);
+        st = tf_agree(comm, gather_st ? gather_st : st);
     }
     if (st)
         tf_plan_free(out);
