@@ -46,16 +46,28 @@
  * error, so only rank 0 speaks (simulated ranks share one process, so
  * closing the others' stderr is not an option). */
 static int quiet_rank;
+/* While the options are parsed, what say() says is also recorded as the
+ * error, so that the ranks can agree on it: a rank given other arguments
+ * (other argument vectors per rank, by a wrapper or MPMD) then stops every
+ * rank. parse_said: rank 0 has printed it already. */
+static int parsing = 1, parse_said;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-    if (quiet_rank)
-        return;
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (parsing) {
+        const char *msg = strncmp(buf, "twoface-plan: ", 14) == 0 ? buf + 14 : buf;
+        size_t n = strlen(msg);
+        tf_fail(TF_ERR_ARG, "%.*s", (int)(n && msg[n - 1] == '\n' ? n - 1 : n), msg);
+        parse_said = !quiet_rank;
+    }
+    if (!quiet_rank)
+        fputs(buf, stderr);
 }
 
 static void usage(FILE *f)
@@ -159,6 +171,41 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 #define MIB (1024.0 * 1024.0)
 
 /* "123", "64K", "1.5G", "2GiB": K/M/G/T are powers of 1024. */
+static uint64_t mix(uint64_t h, int64_t v)
+{
+    h ^= (uint64_t)v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+/* The options that make the plan, the same on every rank: with other ones
+ * the ranks would build parts of different plans, or take other paths
+ * through the collectives (--svg gathers the statistics). Paths,
+ * --max-memory and what is printed may differ per rank (each node its own
+ * copies and memory). */
+static int same_options_everywhere(const tf_plan_options *o, int normalization, int transpose,
+                                   int level, int threads, int bands, int calib, int svg)
+{
+    const int64_t v[] = {o->nranks, o->k, o->mode, o->stripe_width, o->gap, o->partition,
+                         o->coll_rows, o->no_alternative, o->comm, o->metis.balance,
+                         o->metis.objective, normalization, transpose, level, threads,
+                         bands, calib, svg};
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        h = mix(h, v[i]);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    uint64_t h0 = h;
+    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    int st = h == h0 ? TF_OK
+                     : tf_fail(TF_ERR_ARG, "rank %d was given other planning options than rank "
+                               "0 (-n, -k, --mode, --stripe-width, --gap, --partition, "
+                               "--collective-rows, --no-alternative, --comm, --metis-*, "
+                               "--normalize, --transpose, --zstd-level, --threads, "
+                               "--bands-from, --calibration, --svg): every rank must get the same",
+                               rank);
+    return tf_agree(MPI_COMM_WORLD, st);
+}
+
 static int parse_bytes(const char *opt, const char *s, double *out)
 {
     char *end;
@@ -827,43 +874,44 @@ static int plan_main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     int c;
     opterr = 0; /* tf_cli_getopt_error says it in one line */
-    while ((c = getopt_long(argc, argv, ":n:o:k:qh", longopts, NULL)) != -1) {
+    int perr = 0;
+    while (!perr && (c = getopt_long(argc, argv, ":n:o:k:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_int("-n", optarg, 1, 1 << 20, &o.nranks))
-                return 2;
+                perr = 1;
             break;
         case 'o': out_path = optarg; break;
         case 'k':
             if (parse_int("-k", optarg, 1, 1 << 20, &o.k))
-                return 2;
+                perr = 1;
             break;
         case O_CALIB: calib = optarg; break;
         case O_MODE:
             if (tf_mode_parse(optarg, &o.mode)) {
                 say( "twoface-plan: %s\n", tf_error_message());
-                return 2;
+                perr = 1;
             }
             break;
         case O_WIDTH:
             if (parse_int("--stripe-width", optarg, 1, 1 << 24, &o.stripe_width))
-                return 2;
+                perr = 1;
             break;
         case O_GAP:
             if (parse_int("--gap", optarg, 0, 1 << 24, &o.gap))
-                return 2;
+                perr = 1;
             break;
         case O_CROWS:
             if (tf_coll_rows_parse(optarg, &o.coll_rows)) {
                 say( "twoface-plan: %s\n", tf_error_message());
-                return 2;
+                perr = 1;
             }
             break;
         case O_PART:
             partition_given = 1;
             if (tf_partition_parse(optarg, &o.partition)) {
                 say( "twoface-plan: %s\n", tf_error_message());
-                return 2;
+                perr = 1;
             }
             break;
         case O_MBAL:
@@ -874,14 +922,14 @@ static int plan_main(int argc, char **argv)
                 say( "twoface-plan: %s %s\n",
                         c == O_MBAL ? "--metis-balance:" : "--metis-objective:",
                         tf_error_message());
-                return 2;
+                perr = 1;
             }
             break;
         case O_EXPLAIN: explain = 1; break;
         case O_NORM:
             if (tf_norm_parse(optarg, &normalization)) {
                 say( "twoface-plan: --normalize: %s\n", tf_error_message());
-                return 2;
+                perr = 1;
             }
             break;
         case O_TRANSPOSE: transpose = 1; break;
@@ -889,22 +937,22 @@ static int plan_main(int argc, char **argv)
         case O_NOALT: o.no_alternative = 1; break;
         case O_COMM:
             if (tf_prec_parse(optarg, &o.comm)) {
-                fprintf(stderr, "twoface-plan: --comm: %s\n", tf_error_message());
-                return 2;
+                say("twoface-plan: --comm: %s\n", tf_error_message());
+                perr = 1;
             }
             break;
         case O_SVG: svg = optarg; break;
         case O_LEVEL:
             if (parse_int("--zstd-level", optarg, 0, 22, &level))
-                return 2;
+                perr = 1;
             break;
         case O_THREADS:
             if (parse_int("--threads", optarg, 1, 4096, &threads))
-                return 2;
+                perr = 1;
             break;
         case O_MAXMEM:
             if (parse_bytes("--max-memory", optarg, &max_memory))
-                return 2;
+                perr = 1;
             break;
         case 'q': quiet = 1; break;
         case O_JSON: json = 1; break;
@@ -912,36 +960,47 @@ static int plan_main(int argc, char **argv)
         default:
             tf_cli_getopt_error(c, argv, longopts);
             say( "twoface-plan: %s\n", tf_error_message());
-            return 2;
+            perr = 1;
         }
     }
     /* Options that would change nothing are refused, as twoface-exec and
      * twoface-gcn refuse --replication without shift. */
-    if (metis_opt && (o.partition != TF_PART_METIS || bands_from)) {
+    if (!perr && metis_opt && (o.partition != TF_PART_METIS || bands_from)) {
         if (bands_from)
             say( "twoface-plan: %s: METIS does not run with --bands-from (the forward plan "
                  "gives the bands)\n", metis_opt);
         else
             say( "twoface-plan: %s applies to --partition metis only\n", metis_opt);
-        return 2;
+        perr = 1;
     }
-    int pre = tf_cli_path("--calibration", calib) || tf_cli_path("--bands-from", bands_from) ||
+    int pre = perr || tf_cli_path("--calibration", calib) ||
+                      tf_cli_path("--bands-from", bands_from) ||
                       (optind < argc && tf_cli_path("MATRIX", argv[optind]))
                   ? TF_ERR_ARG
                   : TF_OK;
     /* OMP_NUM_THREADS and whether MATRIX is a named FIFO are this rank's
      * environment and node: under mpirun the ranks agree, so that none
      * goes on alone into the collective reading. */
+    if (pre == TF_OK && (optind != argc - 1 || !out_path))
+        pre = tf_fail(TF_ERR_ARG, "%s (--help lists the options)",
+                      optind >= argc ? "missing MATRIX"
+                      : optind < argc - 1 ? "more than one MATRIX given"
+                                          : "missing -o PLAN.h5");
     if (pre == TF_OK)
         pre = tf_cli_omp_threads();
     if (pre == TF_OK && optind < argc)
         pre = tf_cli_not_fifo("MATRIX", argv[optind]);
     if (mpi_on)
         pre = tf_agree(MPI_COMM_WORLD, pre);
+    if (pre == TF_OK && mpi_on)
+        pre = same_options_everywhere(&o, normalization, transpose, level, threads,
+                                      bands_from != NULL, calib != NULL, svg != NULL);
     if (pre) {
-        say( "twoface-plan: %s\n", tf_error_message());
+        if (!parse_said)
+            say( "twoface-plan: %s\n", tf_error_message());
         return 2;
     }
+    parsing = 0;
     /* The forward plan's header first: cheap, and it gives the ranks. */
     tf_plan fwd;
     memset(&fwd, 0, sizeof fwd);

@@ -56,11 +56,14 @@ static int64_t sum(MPI_Comm comm, int64_t v)
 }
 
 /* The ranks on this node that share its memory (1 under an explicit limit),
- * counted once: a collective, so every rank calls it or none. */
+ * counted once: a collective, so every rank calls it or none, also a rank
+ * with a limit of its own (--max-memory may be given on some nodes only). */
 static void count_sharers(ctx *c)
 {
-    if (!c->sharers)
-        c->sharers = c->max_memory == 0 ? tf_node_ranks(c->comm) : 1;
+    if (!c->sharers) {
+        int node = tf_node_ranks(c->comm);
+        c->sharers = c->max_memory == 0 ? node : 1;
+    }
 }
 
 /* The band's row arrays follow the size line's rows, not the file's bytes
@@ -74,7 +77,9 @@ static int check_band(ctx *c)
     int64_t r0 = tf_dcsr_block(c->h.m, c->Q, c->rank);
     int64_t r1 = tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
     int64_t need = (r1 - r0 + 1) * TF_CSR_BUILD_ROW_BYTES;
-    if (c->max_memory == 0 && tf_agree(c->comm, tf_mem_check(need * c->Q, 0)) == TF_OK)
+    /* Every rank agrees, with a limit of its own or without. */
+    if (tf_agree(c->comm, c->max_memory == 0 ? tf_mem_check(need * c->Q, 0)
+                                             : tf_mem_check(need, c->max_memory)) == TF_OK)
         return TF_OK;
     count_sharers(c);
     int st = tf_mem_check(need * c->sharers, c->max_memory);

@@ -426,6 +426,45 @@ for prog in plan exec calibrate; do
             "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
     fi
 done
+# Another argument vector on rank 1 only (a wrapper or an MPMD launch): a bad
+# option, other planning options, or a memory limit of its own node (which
+# may differ per rank and is not an error).
+cat >"$work/arg1.sh" <<'EOF2'
+#!/bin/sh
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && exec "$@" $EXTRA
+exec "$@"
+EOF2
+for extra in "--bogus|unknown option '--bogus'" \
+    "--mode fetch|rank 1 was given other planning options than rank 0" \
+    "--svg $work/s1.svg|rank 1 was given other planning options than rank 0"; do
+    EXTRA=${extra%%|*}
+    export EXTRA
+    mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
+    mrc=$?
+    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
+    if [ $mrc -eq 124 ]; then
+        bad "twoface-plan, $EXTRA on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
+    elif [ "$rcs" = "2 2 2 " ] && [ "$lines" -eq 1 ] &&
+        grep -q "${extra#*|}" "$work/run/err.0" && [ -z "$(leftovers "$work/arg1.h5")" ]; then
+        ok "twoface-plan, $EXTRA on rank 1 only: every rank exits 2: $(cat "$work/run/err.0")"
+    else
+        bad "twoface-plan, $EXTRA on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
+            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+    fi
+done
+EXTRA="--max-memory 4G"
+export EXTRA
+mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
+mrc=$?
+rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+if [ "$rcs" = "0 0 0 " ] && "$B/bin/twoface-h5dump" "$work/arg1.h5" >/dev/null 2>&1; then
+    ok "twoface-plan, --max-memory on rank 1 only (a node's own limit): planned"
+else
+    bad "twoface-plan, --max-memory on rank 1 only: mpirun $mrc, exit statuses $rcs: $(cat \
+        "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+fi
+unset EXTRA
 # A size line asking for ~2^31 rows: its row arrays alone need 48 GiB.
 printf '%s\n2147483647 2147483647 1\n1 1 1\n' "$banner" >"$work/huge.mtx"
 mem_kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null)
