@@ -175,6 +175,25 @@ static int parse_args(int argc, char **argv, args *a)
     return tf_cli_omp_threads();
 }
 
+/* The options that decide what is measured, the same on every rank: with
+ * others the ranks would run other measurements and wait in different
+ * calls. The paths may differ per rank. */
+static int same_options(MPI_Comm comm, const args *a)
+{
+    const int64_t v[] = {a->output != NULL, a->quick, a->threads, a->json, a->iters,
+                         a->warmup, a->help, a->no_insitu, a->reps, a->nk, a->validate,
+                         a->nplans};
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        h = tf_agree_mix(h, (uint64_t)v[i]);
+    for (int i = 0; i < a->nk; i++)
+        h = tf_agree_mix(h, (uint64_t)a->k[i]);
+    return tf_agree_same(comm, h,
+                         "was given other options than rank 0 (-o, --quick, --threads, "
+                         "--json, -i, --warmup, --help, --no-insitu, --reps, -k, --validate "
+                         "and its plans' count): every rank must get the same");
+}
+
 /* Provenance values are one line with no '#', which starts a comment in a
  * calibration file. */
 static void prov_set(tf_calibration *cal, const char *key, const char *val)
@@ -467,7 +486,7 @@ int main(int argc, char **argv)
     args a;
     /* OMP_NUM_THREADS is this rank's environment: the ranks agree, so that
      * none goes on alone into the measurements. */
-    if (tf_agree(comm, parse_args(argc, argv, &a)) != TF_OK) {
+    if (tf_agree(comm, parse_args(argc, argv, &a)) != TF_OK || same_options(comm, &a) != TF_OK) {
         say(tf_error_message());
         free(a.plans);
         return finish(2);

@@ -171,12 +171,6 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 #define MIB (1024.0 * 1024.0)
 
 /* "123", "64K", "1.5G", "2GiB": K/M/G/T are powers of 1024. */
-static uint64_t mix(uint64_t h, int64_t v)
-{
-    h ^= (uint64_t)v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h;
-}
-
 /* The options that make the plan, the same on every rank: with other ones
  * the ranks would build parts of different plans, or take other paths
  * through the collectives (--svg gathers the statistics). Paths,
@@ -191,19 +185,13 @@ static int same_options_everywhere(const tf_plan_options *o, int normalization, 
                          bands, calib, svg};
     uint64_t h = 0;
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = mix(h, v[i]);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    uint64_t h0 = h;
-    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    int st = h == h0 ? TF_OK
-                     : tf_fail(TF_ERR_ARG, "rank %d was given other planning options than rank "
-                               "0 (-n, -k, --mode, --stripe-width, --gap, --partition, "
-                               "--collective-rows, --no-alternative, --comm, --metis-*, "
-                               "--normalize, --transpose, --zstd-level, --threads, "
-                               "--bands-from, --calibration, --svg): every rank must get the same",
-                               rank);
-    return tf_agree(MPI_COMM_WORLD, st);
+        h = tf_agree_mix(h, (uint64_t)v[i]);
+    return tf_agree_same(MPI_COMM_WORLD, h,
+                         "was given other planning options than rank 0 (-n, -k, --mode, "
+                         "--stripe-width, --gap, --partition, --collective-rows, "
+                         "--no-alternative, --comm, --metis-*, --normalize, --transpose, "
+                         "--zstd-level, --threads, --bands-from, --calibration, --svg): every "
+                         "rank must get the same");
 }
 
 static int parse_bytes(const char *opt, const char *s, double *out)

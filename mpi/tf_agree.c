@@ -32,6 +32,16 @@ int tf_agree(MPI_Comm comm, int status)
     return tf_agree_adopt(comm, first, status);
 }
 
+int tf_agree_same(MPI_Comm comm, uint64_t hash, const char *what)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    uint64_t h0 = hash;
+    if (MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
+        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of the options' hash failed"));
+    return tf_agree(comm, h0 == hash ? TF_OK : tf_fail(TF_ERR_ARG, "rank %d %s", rank, what));
+}
+
 int tf_agree_adopt(MPI_Comm comm, int first, int status)
 {
     int rank;

@@ -6,6 +6,7 @@
 #define TF_AGREE_H
 
 #include <mpi.h>
+#include <stdint.h>
 
 /* Agreement: every rank passes its status; if any failed, every rank gets the
  * lowest failing rank's status and message (recorded with tf_fail) and the
@@ -23,6 +24,17 @@ int tf_agree_note_io(MPI_Comm comm, int status);
  * (TF_ERR_INTERNAL if that is TF_OK) and message, recorded with tf_fail, and
  * returns it. Collective over comm; `first` is the same on every rank. */
 int tf_agree_adopt(MPI_Comm comm, int first, int status);
+
+/* Options that every rank must have alike (they decide the collectives each
+ * rank takes part in), hashed by the caller with tf_agree_mix: a rank whose
+ * hash differs from rank 0's fails with TF_ERR_ARG "rank R <what>", and the
+ * ranks agree. Collective over comm. */
+int tf_agree_same(MPI_Comm comm, uint64_t hash, const char *what);
+
+static inline uint64_t tf_agree_mix(uint64_t h, uint64_t v)
+{
+    return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+}
 
 /* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
  * <MPI's error string>". */

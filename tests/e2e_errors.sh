@@ -453,6 +453,30 @@ for extra in "--bogus|unknown option '--bogus'" \
             "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
     fi
 done
+# The same for the other programs: options that decide their collectives.
+for case in "exec|-i 3|1|$EXEC $good -k 4" \
+    "calibrate|--reps 3|2|$B/bin/twoface-calibrate --quick -o $work/arg1.txt"; do
+    prog=${case%%|*}
+    rest=${case#*|}
+    EXTRA=${rest%%|*}
+    rest=${rest#*|}
+    want=${rest%%|*}
+    export EXTRA
+    # shellcheck disable=SC2086 # the command's words
+    mpi_run 3 "$work/run" sh "$work/arg1.sh" ${rest#*|}
+    mrc=$?
+    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
+    if [ $mrc -eq 124 ]; then
+        bad "twoface-$prog, $EXTRA on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
+    elif [ "$rcs" = "$want $want $want " ] && [ "$lines" -eq 1 ] &&
+        grep -q "rank 1 was given other options than rank 0" "$work/run/err.0"; then
+        ok "twoface-$prog, $EXTRA on rank 1 only: every rank exits $want: $(cat "$work/run/err.0")"
+    else
+        bad "twoface-$prog, $EXTRA on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
+            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+    fi
+done
 EXTRA="--max-memory 4G"
 export EXTRA
 mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q

@@ -298,5 +298,23 @@ elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/pr.err")" -eq 1 ] &&
 else
     bad "a --checkpoint folder missing on rank 1 only (exit $rc): $(head -c 400 "$work/pr.err")"
 fi
+# Other training options on rank 1 only (a wrapper or an MPMD launch): the
+# ranks would stop at other epochs; every rank stops at once with one line.
+cat >"$work/lr1.sh" <<EOF2
+#!/bin/sh
+[ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && exec "$GCN" "\$@" --lr 0.1
+exec "$GCN" "\$@"
+EOF2
+timeout $MPI_LIMIT mpirun -n 2 --bind-to none sh "$work/lr1.sh" "$work/cora2.h5" $RUN \
+    --epochs 2 >"$work/lr.out" 2>"$work/lr.err"
+rc=$?
+if [ $rc -eq 124 ]; then
+    bad "--lr on rank 1 only: hang (killed after $MPI_LIMIT s)"
+elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/lr.err")" -eq 1 ] &&
+    grep -q "^twoface-gcn: rank 1 was given other options than rank 0" "$work/lr.err"; then
+    ok "--lr on rank 1 only: every rank stops: $(grep '^twoface-gcn:' "$work/lr.err" | cut -c1-90)..."
+else
+    bad "--lr on rank 1 only (exit $rc): $(head -c 400 "$work/lr.err")"
+fi
 
 finish
