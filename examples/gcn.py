@@ -32,6 +32,7 @@ interruption.
 """
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -492,6 +493,25 @@ def main(argv=None):
         import twoface
         from twoface import MPI
         comm = Ranks(MPI.COMM_WORLD)
+        # The options that shape the training must be alike on every rank
+        # (a wrapper or an MPMD launch may give one rank others): the ranks
+        # would otherwise stop at other epochs and wait in different calls.
+        # Paths and threads may differ (each node its own copies).
+        shape = {k: v for k, v in vars(a).items()
+                 if k not in ('plan', 'backward_plan', 'features', 'labels', 'split',
+                              'checkpoint', 'resume', 'threads')}
+        shape.update({k: getattr(a, k) is not None
+                      for k in ('backward_plan', 'features', 'labels', 'split', 'checkpoint',
+                                'resume')})
+        digest = int.from_bytes(hashlib.sha256(repr(sorted(shape.items())).encode())
+                                .digest()[:7], 'little')
+        first = MPI.COMM_WORLD.bcast(digest, root=0)
+        try:
+            comm.agree(None if digest == first else
+                       'given other options than rank 0: every rank must get the same '
+                       '(paths and --threads may differ)')
+        except twoface.TwofaceError as e:
+            sys.exit(f'gcn.py: {e}')
         try:
             plan = twoface.Plan(a.plan)
             if a.backward_plan:

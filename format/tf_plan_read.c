@@ -870,10 +870,14 @@ int tf_plan_read(const char *path, int rank, tf_plan *out)
     memset(out, 0, sizeof *out);
     if (!path || rank < TF_PLAN_READ_ALL)
         return tf_fail(TF_ERR_ARG, "tf_plan_read: bad path or rank %d", rank);
+    /* A named pipe would block open() until a writer comes, while the other
+     * ranks wait for this one; HDF5 cannot read one anyway (it seeks). */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode))
+        return tf_fail(TF_ERR_IO, "%s: a named pipe, not a plan file", path);
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return tf_fail(TF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
     int isdir = fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode);
     int hdf5 = !isdir && has_hdf5_signature(fd, sb.st_size);
     close(fd);

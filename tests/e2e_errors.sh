@@ -277,6 +277,12 @@ rm -f "$work/b_copy.2.h5"
 exec_fails "B file missing on one rank" 3 \
     "b_copy.2.h5: cannot open for reading (rank 2; 1 of 3 ranks cannot read it)" \
     "$EXEC_SAVED" "$good" --b "$work/b_copy.@R@.h5"
+# A named pipe would block the opening rank until a writer came.
+cp "$good" "$work/pc.0.h5" && cp "$good" "$work/pc.2.h5" && mkfifo "$work/pc.1.h5"
+exec_fails "the plan a named pipe on rank 1 only" 3 \
+    "pc.1.h5: a named pipe, not a plan file (rank 1; 1 of 3 ranks cannot read it)" \
+    "$EXEC_SAVED" "$work/pc.@R@.h5"
+rm -f "$work/pc.0.h5" "$work/pc.1.h5" "$work/pc.2.h5"
 EXEC=$EXEC_SAVED
 
 # ---- 4b. A run that would not fit in the node's memory ------------------------

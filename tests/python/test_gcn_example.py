@@ -150,3 +150,24 @@ def test_gcn_resume_gives_the_same_loss_lines(tmp_path):
                                  '--epochs', '12', '--resume', ck)
     assert rc != 0
     assert err.count('the checkpoint was made with another layers 3 (this run: 2)') == 2, err
+
+
+def test_gcn_other_options_on_one_rank_stop_every_rank(tmp_path):
+    """--epochs 5 on rank 1 only (a wrapper or an MPMD launch): the ranks would
+    stop at other epochs and wait in different calls; every rank stops at once
+    with the reason instead (a hang fails in tfutil)."""
+    A = tfutil.random_sparse(45, 45, 0.08, seed=9, symmetric=True)
+    mtx = str(tmp_path / 'g.mtx')
+    pattern_mtx(mtx, A)
+    plan = tfutil.plan(mtx, 2, str(tmp_path / 'g.h5'), '--normalize', 'gcn')
+    wrapper = tmp_path / 'rank1_epochs.py'
+    wrapper.write_text('import os, runpy, sys\n'
+                       'if os.environ.get("OMPI_COMM_WORLD_RANK") == "1":\n'
+                       '    sys.argv += ["--epochs", "5"]\n'
+                       f'sys.argv[0] = {EXAMPLE!r}\n'
+                       f'runpy.run_path({EXAMPLE!r}, run_name="__main__")\n')
+    rc, out, err = tfutil.mpirun(2, str(wrapper), plan, *ARGS)
+    assert rc != 0, f'the job exited 0: {err[-2000:]}'
+    assert 'gcn.py: rank 1: given other options than rank 0: every rank must get the same' \
+        in err, err[-2000:]
+    assert '"summary"' not in out
