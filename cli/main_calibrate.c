@@ -183,9 +183,7 @@ static int same_options(MPI_Comm comm, const args *a)
     const int64_t v[] = {a->output != NULL, a->quick, a->threads, a->json, a->iters,
                          a->warmup, a->help, a->no_insitu, a->reps, a->nk, a->validate,
                          a->nplans};
-    uint64_t h = 0;
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = tf_agree_mix(h, (uint64_t)v[i]);
+    uint64_t h = tf_agree_mix_ints(0, v, sizeof v / sizeof v[0]);
     for (int i = 0; i < a->nk; i++)
         h = tf_agree_mix(h, (uint64_t)a->k[i]);
     return tf_agree_same(comm, h,

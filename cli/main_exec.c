@@ -40,29 +40,19 @@ static int g_rank = 0;
 
 static void say_error(const char *what, const char *msg) { tf_exec_say_error(g_rank, what, msg); }
 
-static uint64_t mix_str(uint64_t h, const char *s)
-{
-    h = tf_agree_mix(h, s != NULL);
-    for (; s && *s; s++)
-        h = tf_agree_mix(h, (unsigned char)*s);
-    return h;
-}
-
 /* The options that decide which SpMMs run, how often and on what, the same
  * on every rank: with others the ranks would wait in different calls. The
  * files may differ per rank (each node its own copies), and so may the
  * threads (each rank's own). */
 static int same_options(MPI_Comm comm, const tf_exec_args *a)
 {
-    uint64_t h = mix_str(mix_str(0, a->algo), a->replication), t;
-    memcpy(&t, &a->time_budget, sizeof t);
-    const int64_t v[] = {a->nplans,       a->k,         a->iters,  a->warmup,
-                         a->max_iters,    a->b_path != NULL, a->c_path != NULL, a->check,
-                         a->json,         a->select_calls, a->comm, a->comm2,
+    uint64_t h = tf_agree_mix_str(tf_agree_mix_str(0, a->algo), a->replication);
+    const int64_t v[] = {a->nplans,        a->k,         a->iters,           a->warmup,
+                         a->max_iters,     a->check,     a->b_path != NULL,  a->c_path != NULL,
+                         a->json,          a->comm,      a->comm2,           a->select_calls,
                          (int64_t)a->seed};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = tf_agree_mix(h, (uint64_t)v[i]);
-    return tf_agree_same(comm, tf_agree_mix(h, t),
+    h = tf_agree_mix_ints(h, v, sizeof v / sizeof v[0]);
+    return tf_agree_same(comm, tf_agree_mix_double(h, a->time_budget),
                          "was given other options than rank 0 (PLAN count, --algo, "
                          "--replication, -k, -i, --warmup, --time, --b, --c-out, --check, "
                          "--json, --select-calls, --comm, --seed): every rank must get the same");

@@ -248,38 +248,22 @@ static int run(const tf_gnn_cli *c, int nranks)
     return st ? 1 : 0;
 }
 
-static uint64_t mix_str(uint64_t h, const char *s)
-{
-    h = tf_agree_mix(h, s != NULL);
-    for (; s && *s; s++)
-        h = tf_agree_mix(h, (unsigned char)*s);
-    return h;
-}
-
-static uint64_t mix_double(uint64_t h, double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return tf_agree_mix(h, b);
-}
-
 /* The options that shape the training, the same on every rank: with others
  * the ranks would train other models, or stop at other epochs and wait in
  * different calls. The files may differ per rank (each node its own
  * copies), and so may the threads. */
 static int same_options(const tf_gnn_cli *c)
 {
-    uint64_t h = mix_str(mix_str(0, c->algo), c->replication);
-    h = mix_double(mix_double(mix_double(h, c->lr), c->weight_decay), c->dropout);
+    uint64_t h = tf_agree_mix_str(tf_agree_mix_str(0, c->algo), c->replication);
+    h = tf_agree_mix_double(tf_agree_mix_double(h, c->lr), c->weight_decay);
+    h = tf_agree_mix_double(h, c->dropout);
     const int64_t v[] = {c->backward_plan != NULL, c->features != NULL, c->labels != NULL,
                          c->split != NULL, c->random_features, c->random_classes,
                          c->random_split, c->hidden, c->layers, c->epochs, c->patience,
                          (int64_t)c->seed, c->every, c->comm, c->json, c->checkpoint != NULL,
                          c->checkpoint_every, c->resume != NULL, c->save_model != NULL,
                          c->predictions != NULL};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = tf_agree_mix(h, (uint64_t)v[i]);
-    return tf_agree_same(MPI_COMM_WORLD, h,
+    return tf_agree_same(MPI_COMM_WORLD, tf_agree_mix_ints(h, v, sizeof v / sizeof v[0]),
                          "was given other options than rank 0 (the inputs given, --hidden, "
                          "--layers, --epochs, --lr, --weight-decay, --dropout, --patience, "
                          "--seed, --algo, --replication, --every, --comm, --json, "

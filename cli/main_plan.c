@@ -183,10 +183,7 @@ static int same_options_everywhere(const tf_plan_options *o, int normalization, 
                          o->coll_rows, o->no_alternative, o->comm, o->metis.balance,
                          o->metis.objective, normalization, transpose, level, threads,
                          bands, calib, svg};
-    uint64_t h = 0;
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = tf_agree_mix(h, (uint64_t)v[i]);
-    return tf_agree_same(MPI_COMM_WORLD, h,
+    return tf_agree_same(MPI_COMM_WORLD, tf_agree_mix_ints(0, v, sizeof v / sizeof v[0]),
                          "was given other planning options than rank 0 (-n, -k, --mode, "
                          "--stripe-width, --gap, --partition, --collective-rows, "
                          "--no-alternative, --comm, --metis-*, --normalize, --transpose, "

@@ -42,6 +42,28 @@ int tf_agree_same(MPI_Comm comm, uint64_t hash, const char *what)
     return tf_agree(comm, h0 == hash ? TF_OK : tf_fail(TF_ERR_ARG, "rank %d %s", rank, what));
 }
 
+uint64_t tf_agree_mix_ints(uint64_t h, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = tf_agree_mix(h, (uint64_t)v[i]);
+    return h;
+}
+
+uint64_t tf_agree_mix_str(uint64_t h, const char *s)
+{
+    h = tf_agree_mix(h, s != NULL);
+    for (; s && *s; s++)
+        h = tf_agree_mix(h, (unsigned char)*s);
+    return h;
+}
+
+uint64_t tf_agree_mix_double(uint64_t h, double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return tf_agree_mix(h, b);
+}
+
 int tf_agree_adopt(MPI_Comm comm, int first, int status)
 {
     int rank;

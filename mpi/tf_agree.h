@@ -6,6 +6,7 @@
 #define TF_AGREE_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Agreement: every rank passes its status; if any failed, every rank gets the
@@ -35,6 +36,11 @@ static inline uint64_t tf_agree_mix(uint64_t h, uint64_t v)
 {
     return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
 }
+
+/* The same over n integers, a string (NULL apart from ""), a double's bits. */
+uint64_t tf_agree_mix_ints(uint64_t h, const int64_t *v, size_t n);
+uint64_t tf_agree_mix_str(uint64_t h, const char *s);
+uint64_t tf_agree_mix_double(uint64_t h, double d);
 
 /* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
  * <MPI's error string>". */

@@ -403,6 +403,27 @@ else
     bad "a memory limit exceeded on one rank only: exit statuses $rcs, $lines stderr lines: $(cat \
         "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
 fi
+# ranks_fail NAME WANT PATTERN OUT CMD...: CMD on 3 ranks must stop on every
+# rank with status WANT, one stderr line in all (rank 0's) containing
+# PATTERN, and leave neither OUT nor OUT's temporaries.
+ranks_fail() {
+    name=$1 want=$2 pattern=$3 out=$4
+    shift 4
+    mpi_run 3 "$work/run" "$@"
+    mrc=$?
+    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
+    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
+    if [ $mrc -eq 124 ]; then
+        bad "$name: hang (killed after ${MPI_LIMIT} s)"
+    elif [ "$rcs" = "$want $want $want " ] && [ "$lines" -eq 1 ] &&
+        grep -q -- "$pattern" "$work/run/err.0" && [ -z "$(leftovers "$out")" ]; then
+        ok "$name: every rank exits $want: $(cat "$work/run/err.0")"
+    else
+        bad "$name: exit statuses $rcs, $lines stderr lines: $(cat "$work/run/err.0" \
+            "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
+    fi
+}
+
 # A setting that only one rank's environment has wrong (OMP_NUM_THREADS set
 # per node): each program checks it before its first collective step, and
 # the ranks agree, so that none goes on alone into that step and waits.
@@ -411,78 +432,37 @@ cat >"$work/omp1.sh" <<'EOF2'
 [ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && export OMP_NUM_THREADS=100000
 exec "$@"
 EOF2
-for prog in plan exec calibrate; do
-    case $prog in
-    plan) set -- "$PLAN" "$work/r.mtx" -n 3 -o "$work/omp1.h5" -q; want=2 ;;
-    exec) set -- "$EXEC" "$good" -k 4; want=1 ;;
-    calibrate) set -- "$B/bin/twoface-calibrate" --quick -o "$work/omp1.txt"; want=2 ;;
-    esac
-    mpi_run 3 "$work/run" sh "$work/omp1.sh" "$@"
-    mrc=$?
-    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
-    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
-    if [ $mrc -eq 124 ]; then
-        bad "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
-    elif [ "$rcs" = "$want $want $want " ] && [ "$lines" -eq 1 ] &&
-        grep -q "OMP_NUM_THREADS=100000: at most 4096 OpenMP threads per process" "$work/run/err.0" &&
-        [ -z "$(leftovers "$work/omp1.h5")" ] && [ ! -e "$work/omp1.txt" ]; then
-        ok "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: every rank exits $want: $(cat "$work/run/err.0")"
-    else
-        bad "twoface-$prog, OMP_NUM_THREADS too large on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
-            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
-    fi
-done
+omp="OMP_NUM_THREADS=100000: at most 4096 OpenMP threads per process"
+ranks_fail "twoface-plan, OMP_NUM_THREADS too large on rank 1 only" 2 "$omp" "$work/omp1.h5" \
+    sh "$work/omp1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/omp1.h5" -q
+ranks_fail "twoface-exec, OMP_NUM_THREADS too large on rank 1 only" 1 "$omp" "$work/omp1.h5" \
+    sh "$work/omp1.sh" "$EXEC" "$good" -k 4
+ranks_fail "twoface-calibrate, OMP_NUM_THREADS too large on rank 1 only" 2 "$omp" \
+    "$work/omp1.txt" sh "$work/omp1.sh" "$B/bin/twoface-calibrate" --quick -o "$work/omp1.txt"
+
 # Another argument vector on rank 1 only (a wrapper or an MPMD launch): a bad
-# option, other planning options, or a memory limit of its own node (which
-# may differ per rank and is not an error).
+# option, options that decide the collectives, or a memory limit of its own
+# node (which may differ per rank and is not an error).
 cat >"$work/arg1.sh" <<'EOF2'
 #!/bin/sh
 [ "${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && exec "$@" $EXTRA
 exec "$@"
 EOF2
+other="rank 1 was given other options than rank 0"
 for extra in "--bogus|unknown option '--bogus'" \
     "--mode fetch|rank 1 was given other planning options than rank 0" \
     "--svg $work/s1.svg|rank 1 was given other planning options than rank 0"; do
     EXTRA=${extra%%|*}
     export EXTRA
-    mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
-    mrc=$?
-    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
-    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
-    if [ $mrc -eq 124 ]; then
-        bad "twoface-plan, $EXTRA on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
-    elif [ "$rcs" = "2 2 2 " ] && [ "$lines" -eq 1 ] &&
-        grep -q "${extra#*|}" "$work/run/err.0" && [ -z "$(leftovers "$work/arg1.h5")" ]; then
-        ok "twoface-plan, $EXTRA on rank 1 only: every rank exits 2: $(cat "$work/run/err.0")"
-    else
-        bad "twoface-plan, $EXTRA on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
-            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
-    fi
+    ranks_fail "twoface-plan, $EXTRA on rank 1 only" 2 "${extra#*|}" "$work/arg1.h5" \
+        sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
 done
-# The same for the other programs: options that decide their collectives.
-for case in "exec|-i 3|1|$EXEC $good -k 4" \
-    "calibrate|--reps 3|2|$B/bin/twoface-calibrate --quick -o $work/arg1.txt"; do
-    prog=${case%%|*}
-    rest=${case#*|}
-    EXTRA=${rest%%|*}
-    rest=${rest#*|}
-    want=${rest%%|*}
-    export EXTRA
-    # shellcheck disable=SC2086 # the command's words
-    mpi_run 3 "$work/run" sh "$work/arg1.sh" ${rest#*|}
-    mrc=$?
-    rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
-    lines=$(cat "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | grep -c .)
-    if [ $mrc -eq 124 ]; then
-        bad "twoface-$prog, $EXTRA on rank 1 only: hang (killed after ${MPI_LIMIT} s)"
-    elif [ "$rcs" = "$want $want $want " ] && [ "$lines" -eq 1 ] &&
-        grep -q "rank 1 was given other options than rank 0" "$work/run/err.0"; then
-        ok "twoface-$prog, $EXTRA on rank 1 only: every rank exits $want: $(cat "$work/run/err.0")"
-    else
-        bad "twoface-$prog, $EXTRA on rank 1 only: exit statuses $rcs, $lines stderr lines: $(cat \
-            "$work/run/err.0" "$work/run/err.1" "$work/run/err.2" 2>/dev/null | head -c 400)"
-    fi
-done
+EXTRA="-i 3"
+ranks_fail "twoface-exec, $EXTRA on rank 1 only" 1 "$other" "$work/arg1.h5" \
+    sh "$work/arg1.sh" "$EXEC" "$good" -k 4
+EXTRA="--reps 3"
+ranks_fail "twoface-calibrate, $EXTRA on rank 1 only" 2 "$other" "$work/arg1.txt" \
+    sh "$work/arg1.sh" "$B/bin/twoface-calibrate" --quick -o "$work/arg1.txt"
 EXTRA="--max-memory 4G"
 export EXTRA
 mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
