@@ -468,7 +468,7 @@ export EXTRA
 mpi_run 3 "$work/run" sh "$work/arg1.sh" "$PLAN" "$work/r.mtx" -n 3 -o "$work/arg1.h5" -q
 mrc=$?
 rcs=$(cat "$work/run/rc.0" "$work/run/rc.1" "$work/run/rc.2" 2>/dev/null | tr '\n' ' ')
-if [ "$rcs" = "0 0 0 " ] && "$B/bin/twoface-h5dump" "$work/arg1.h5" >/dev/null 2>&1; then
+if [ "$rcs" = "0 0 0 " ] && e2e_h5dump "$B/bin/twoface-h5dump" "$work/arg1.h5" >/dev/null; then
     ok "twoface-plan, --max-memory on rank 1 only (a node's own limit): planned"
 else
     bad "twoface-plan, --max-memory on rank 1 only: mpirun $mrc, exit statuses $rcs: $(cat \
