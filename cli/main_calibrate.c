@@ -186,10 +186,11 @@ static int same_options(MPI_Comm comm, const args *a)
     uint64_t h = tf_agree_mix_ints(0, v, sizeof v / sizeof v[0]);
     for (int i = 0; i < a->nk; i++)
         h = tf_agree_mix(h, (uint64_t)a->k[i]);
-    return tf_agree_same(comm, h,
-                         "was given other options than rank 0 (-o, --quick, --threads, "
+    return tf_agree_same(comm, h, TF_ERR_ARG,
+                         "rank %d was given other options than rank 0 (-o, --quick, --threads, "
                          "--json, -i, --warmup, --help, --no-insitu, --reps, -k, --validate "
-                         "and its plans' count): every rank must get the same");
+                         "and its plans' count): every rank must get the same",
+                         g_rank);
 }
 
 /* Provenance values are one line with no '#', which starts a comment in a

@@ -52,10 +52,11 @@ static int same_options(MPI_Comm comm, const tf_exec_args *a)
                          a->json,          a->comm,      a->comm2,           a->select_calls,
                          (int64_t)a->seed};
     h = tf_agree_mix_ints(h, v, sizeof v / sizeof v[0]);
-    return tf_agree_same(comm, tf_agree_mix_double(h, a->time_budget),
-                         "was given other options than rank 0 (PLAN count, --algo, "
+    return tf_agree_same(comm, tf_agree_mix_double(h, a->time_budget), TF_ERR_ARG,
+                         "rank %d was given other options than rank 0 (PLAN count, --algo, "
                          "--replication, -k, -i, --warmup, --time, --b, --c-out, --check, "
-                         "--json, --select-calls, --comm, --seed): every rank must get the same");
+                         "--json, --select-calls, --comm, --seed): every rank must get the same",
+                         g_rank);
 }
 
 /* What a run holds, from the plans to the timings; run_free releases it. */

@@ -264,11 +264,13 @@ static int same_options(const tf_gnn_cli *c)
                          c->checkpoint_every, c->resume != NULL, c->save_model != NULL,
                          c->predictions != NULL};
     return tf_agree_same(MPI_COMM_WORLD, tf_agree_mix_ints(h, v, sizeof v / sizeof v[0]),
-                         "was given other options than rank 0 (the inputs given, --hidden, "
+                         TF_ERR_ARG,
+                         "rank %d was given other options than rank 0 (the inputs given, --hidden, "
                          "--layers, --epochs, --lr, --weight-decay, --dropout, --patience, "
                          "--seed, --algo, --replication, --every, --comm, --json, "
                          "--checkpoint, --checkpoint-every, --resume, --save-model, "
-                         "--predictions): every rank must get the same");
+                         "--predictions): every rank must get the same",
+                         g_rank);
 }
 
 int main(int argc, char **argv)

@@ -145,12 +145,32 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 {
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    uint64_t h0 = h;
-    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    int st = h == h0 ? TF_OK
-                     : tf_fail(TF_ERR_FORMAT, "%s %s: rank %d's copy differs from rank 0's: "
-                               "every rank must read the same file", opt, path, rank);
-    return tf_agree(MPI_COMM_WORLD, st);
+    return tf_agree_same(MPI_COMM_WORLD, h, TF_ERR_FORMAT,
+                         "%s %s: rank %d's copy differs from rank 0's: every rank must read "
+                         "the same file", opt, path, rank);
+}
+
+/* The options that make the plan, the same on every rank: with other ones
+ * the ranks would build parts of different plans, or take other paths
+ * through the collectives (--svg gathers the statistics). Paths,
+ * --max-memory and what is printed may differ per rank (each node its own
+ * copies and memory). */
+static int same_options_everywhere(const tf_plan_options *o, int normalization, int transpose,
+                                   int level, int threads, int bands, int calib, int svg)
+{
+    const int64_t v[] = {o->nranks, o->k, o->mode, o->stripe_width, o->gap, o->partition,
+                         o->coll_rows, o->no_alternative, o->comm, o->metis.balance,
+                         o->metis.objective, normalization, transpose, level, threads,
+                         bands, calib, svg};
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return tf_agree_same(MPI_COMM_WORLD, tf_agree_mix_ints(0, v, sizeof v / sizeof v[0]),
+                         TF_ERR_ARG,
+                         "rank %d was given other planning options than rank 0 (-n, -k, --mode, "
+                         "--stripe-width, --gap, --partition, --collective-rows, "
+                         "--no-alternative, --comm, --metis-*, --normalize, --transpose, "
+                         "--zstd-level, --threads, --bands-from, --calibration, --svg): every "
+                         "rank must get the same", rank);
 }
 
 /* ---- Memory estimates ----------------------------------------------------
@@ -171,26 +191,6 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 #define MIB (1024.0 * 1024.0)
 
 /* "123", "64K", "1.5G", "2GiB": K/M/G/T are powers of 1024. */
-/* The options that make the plan, the same on every rank: with other ones
- * the ranks would build parts of different plans, or take other paths
- * through the collectives (--svg gathers the statistics). Paths,
- * --max-memory and what is printed may differ per rank (each node its own
- * copies and memory). */
-static int same_options_everywhere(const tf_plan_options *o, int normalization, int transpose,
-                                   int level, int threads, int bands, int calib, int svg)
-{
-    const int64_t v[] = {o->nranks, o->k, o->mode, o->stripe_width, o->gap, o->partition,
-                         o->coll_rows, o->no_alternative, o->comm, o->metis.balance,
-                         o->metis.objective, normalization, transpose, level, threads,
-                         bands, calib, svg};
-    return tf_agree_same(MPI_COMM_WORLD, tf_agree_mix_ints(0, v, sizeof v / sizeof v[0]),
-                         "was given other planning options than rank 0 (-n, -k, --mode, "
-                         "--stripe-width, --gap, --partition, --collective-rows, "
-                         "--no-alternative, --comm, --metis-*, --normalize, --transpose, "
-                         "--zstd-level, --threads, --bands-from, --calibration, --svg): every "
-                         "rank must get the same");
-}
-
 static int parse_bytes(const char *opt, const char *s, double *out)
 {
     char *end;

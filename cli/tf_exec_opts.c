@@ -6,7 +6,6 @@
 #include "twoface.h"
 
 #include <string.h>
-#include <sys/stat.h>
 
 void tf_exec_usage(FILE *f)
 {
@@ -149,12 +148,6 @@ int tf_exec_parse_args(int argc, char **argv, tf_exec_args *a)
         st = tf_cli_path("PLAN", a->plans[i]);
     if (!st)
         st = tf_cli_path("--b", a->b_path);
-    /* HDF5 seeks, so B cannot come through a pipe, and a named one would
-     * block this rank in open() while the others wait for it. */
-    struct stat sb;
-    if (!st && a->b_path && stat(a->b_path, &sb) == 0 && S_ISFIFO(sb.st_mode))
-        st = tf_fail(TF_ERR_ARG, "--b %s: a named pipe; B is an HDF5 file, which must be a "
-                                 "regular file", a->b_path);
     if (st)
         return st;
     if (a->replication && !a->algo)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* HDF5 prints its error stack by default; our messages say it all. */
@@ -42,6 +43,11 @@ static int h5_open_dense(const char *path, const char *dset, h5obj *o, int64_t *
         return st;
     if (access(path, R_OK) != 0)
         return tf_fail(TF_ERR_IO, "%s: cannot open for reading", path);
+    /* A named pipe would block open() until a writer comes, while the other
+     * ranks wait for this one; HDF5 cannot read one anyway (it seeks). */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode))
+        return tf_fail(TF_ERR_IO, "%s: a named pipe, not an HDF5 file", path);
     o->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (o->file < 0)
         return tf_fail(TF_ERR_IO, "%s: not an HDF5 file", path);

@@ -3,6 +3,7 @@
 #include "tf_error.h"
 #include "tf_idle.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,14 +33,21 @@ int tf_agree(MPI_Comm comm, int status)
     return tf_agree_adopt(comm, first, status);
 }
 
-int tf_agree_same(MPI_Comm comm, uint64_t hash, const char *what)
+int tf_agree_same(MPI_Comm comm, uint64_t hash, int status, const char *fmt, ...)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
     uint64_t h0 = hash;
     if (MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, comm) != MPI_SUCCESS)
-        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of the options' hash failed"));
-    return tf_agree(comm, h0 == hash ? TF_OK : tf_fail(TF_ERR_ARG, "rank %d %s", rank, what));
+        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of rank 0's hash failed"));
+    int st = TF_OK;
+    if (h0 != hash) {
+        char msg[AGREE_MSG_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        st = tf_fail(status, "%s", msg);
+    }
+    return tf_agree(comm, st);
 }
 
 uint64_t tf_agree_mix_ints(uint64_t h, const int64_t *v, size_t n)

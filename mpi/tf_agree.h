@@ -26,11 +26,13 @@ int tf_agree_note_io(MPI_Comm comm, int status);
  * returns it. Collective over comm; `first` is the same on every rank. */
 int tf_agree_adopt(MPI_Comm comm, int first, int status);
 
-/* Options that every rank must have alike (they decide the collectives each
- * rank takes part in), hashed by the caller with tf_agree_mix: a rank whose
- * hash differs from rank 0's fails with TF_ERR_ARG "rank R <what>", and the
- * ranks agree. Collective over comm. */
-int tf_agree_same(MPI_Comm comm, uint64_t hash, const char *what);
+/* What every rank must have alike (the options that decide the collectives
+ * each rank takes part in, its copy of an input), hashed by the caller with
+ * tf_agree_mix: a rank whose hash differs from rank 0's fails with status
+ * and the message of fmt (which names the rank), and the ranks agree.
+ * Collective over comm. */
+int tf_agree_same(MPI_Comm comm, uint64_t hash, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static inline uint64_t tf_agree_mix(uint64_t h, uint64_t v)
 {

@@ -278,6 +278,23 @@ if gcn 2 "$work/l.json" $C2 --epochs 3 --checkpoint "$work/link.h5" && [ -L "$wo
 else
     bad "--checkpoint through a link: $(head -c 300 "$work/l.json.err")"
 fi
+# gcn_ranks_stop NAME WRAPPER PATTERN [ABSENT]: twoface-gcn through WRAPPER
+# (which changes one rank's arguments) on 2 ranks must stop with a non-zero
+# status and one "twoface-gcn:" line in all, matching PATTERN, and leave
+# ABSENT unwritten.
+gcn_ranks_stop() {
+    timeout $MPI_LIMIT mpirun -n 2 --bind-to none sh "$2" "$work/cora2.h5" $RUN \
+        --epochs 2 >"$work/pr.out" 2>"$work/pr.err"
+    rc=$?
+    if [ $rc -eq 124 ]; then
+        bad "$1: hang (killed after $MPI_LIMIT s)"
+    elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/pr.err")" -eq 1 ] &&
+        grep -q "$3" "$work/pr.err" && { [ -z "${4:-}" ] || [ ! -f "$4" ]; }; then
+        ok "$1: every rank stops: $(grep '^twoface-gcn:' "$work/pr.err")"
+    else
+        bad "$1 (exit $rc): $(head -c 400 "$work/pr.err")"
+    fi
+}
 # A --checkpoint folder that only rank 0's node has (here: only rank 0 is
 # given one that exists): every rank stops with one line, none waits in the
 # collective opening of the plan.
@@ -287,17 +304,8 @@ cat >"$work/per_rank.sh" <<EOF2
 [ "\${OMPI_COMM_WORLD_RANK:-0}" = 0 ] && d=$work/only0 || d=$work/nowhere
 exec "$GCN" "\$@" --checkpoint "\$d/ck.h5"
 EOF2
-timeout $MPI_LIMIT mpirun -n 2 --bind-to none sh "$work/per_rank.sh" "$work/cora2.h5" $RUN \
-    --epochs 2 >"$work/pr.out" 2>"$work/pr.err"
-rc=$?
-if [ $rc -eq 124 ]; then
-    bad "a --checkpoint folder missing on rank 1 only: hang (killed after $MPI_LIMIT s)"
-elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/pr.err")" -eq 1 ] &&
-    grep -q "^twoface-gcn: .*nowhere" "$work/pr.err" && [ ! -f "$work/only0/ck.h5" ]; then
-    ok "a --checkpoint folder missing on rank 1 only: every rank stops: $(grep '^twoface-gcn:' "$work/pr.err")"
-else
-    bad "a --checkpoint folder missing on rank 1 only (exit $rc): $(head -c 400 "$work/pr.err")"
-fi
+gcn_ranks_stop "a --checkpoint folder missing on rank 1 only" "$work/per_rank.sh" \
+    "^twoface-gcn: .*nowhere" "$work/only0/ck.h5"
 # Other training options on rank 1 only (a wrapper or an MPMD launch): the
 # ranks would stop at other epochs; every rank stops at once with one line.
 cat >"$work/lr1.sh" <<EOF2
@@ -305,16 +313,7 @@ cat >"$work/lr1.sh" <<EOF2
 [ "\${OMPI_COMM_WORLD_RANK:-0}" = 1 ] && exec "$GCN" "\$@" --lr 0.1
 exec "$GCN" "\$@"
 EOF2
-timeout $MPI_LIMIT mpirun -n 2 --bind-to none sh "$work/lr1.sh" "$work/cora2.h5" $RUN \
-    --epochs 2 >"$work/lr.out" 2>"$work/lr.err"
-rc=$?
-if [ $rc -eq 124 ]; then
-    bad "--lr on rank 1 only: hang (killed after $MPI_LIMIT s)"
-elif [ $rc -ne 0 ] && [ "$(grep -c '^twoface-gcn:' "$work/lr.err")" -eq 1 ] &&
-    grep -q "^twoface-gcn: rank 1 was given other options than rank 0" "$work/lr.err"; then
-    ok "--lr on rank 1 only: every rank stops: $(grep '^twoface-gcn:' "$work/lr.err" | cut -c1-90)..."
-else
-    bad "--lr on rank 1 only (exit $rc): $(head -c 400 "$work/lr.err")"
-fi
+gcn_ranks_stop "--lr on rank 1 only" "$work/lr1.sh" \
+    "^twoface-gcn: rank 1 was given other options than rank 0"
 
 finish
