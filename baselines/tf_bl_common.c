@@ -102,6 +102,9 @@ void tf_bl_csr(int64_t nrows, const int64_t *ptr, const int32_t *col, const floa
     if (nrows <= 0)
         return;
     int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
+    /* Overwriting C: the engine's choice of stores for a C of this size. */
+    if (!add)
+        add = tf_kern_c_mode(nrows * k * (int64_t)sizeof(float));
 #pragma omp parallel if (work > BL_OMP_MIN_WORK)
     {
         int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -126,6 +129,8 @@ void tf_bl_csr_bf16(int64_t nrows, const int64_t *ptr, const int32_t *col, const
     if (nrows <= 0)
         return;
     int64_t work = (ptr[nrows] - ptr[0] + nrows) * k;
+    if (!add)
+        add = tf_kern_c_mode(nrows * k * (int64_t)sizeof(float));
 #pragma omp parallel if (work > BL_OMP_MIN_WORK)
     {
         int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();

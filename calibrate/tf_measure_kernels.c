@@ -149,7 +149,8 @@ static void point_run(ker_point *p, int csr_threads)
                         a->val, p->b, p->k, p->c);
         return;
     }
-    int add = p->kind == KER_COLL;
+    /* Overwriting as the executor would for a C of this size. */
+    int add = p->kind == KER_COLL ? 1 : tf_kern_c_mode(p->crows * (int64_t)p->k * 4);
     if (csr_threads <= 1) {
         tf_kern_csr(0, a->nouter, a->ptr, a->idx, a->val, p->b, p->k, p->c, add);
         return;

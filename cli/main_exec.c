@@ -233,6 +233,18 @@ static int create_algos(run *r, const tf_exec_args *a)
 }
 
 /* B of the round (generated or read once), one C per algorithm, the times. */
+/* n floats, zeroed (touched), on a cache-line boundary: the kernels
+ * write C with non-temporal stores where its lines are whole
+ * (tf_kern_c_mode). */
+static float *alloc_c(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    float *c = aligned_alloc(64, bytes);
+    if (c)
+        memset(c, 0, bytes);
+    return c;
+}
+
 static int alloc_buffers(run *r, const tf_exec_args *a)
 {
     int k = r->k;
@@ -241,7 +253,7 @@ static int alloc_buffers(run *r, const tf_exec_args *a)
     r->bgen = calloc(bsz, sizeof *r->bgen);
     int st = r->bgen ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B", g_rank);
     for (int x = 0; st == TF_OK && x < r->nalg; x++) {
-        r->cs[x] = calloc(csz, sizeof *r->cs[x]); /* touched */
+        r->cs[x] = alloc_c(csz);
         if (!r->cs[x])
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate C (%lld x %d)", g_rank,
                          (long long)r->nrows, k);

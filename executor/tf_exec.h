@@ -222,6 +222,10 @@ struct tf_spmm_ctx {
     int n_local_chunks;
     int64_t *local_split;
 
+    /* `add` of the kernels that overwrite C: TF_KERN_STREAM when this
+     * rank's C is too large to stay in cache (tf_kern_c_mode), else 0. */
+    int c_mode;
+
     int64_t fetch_rows_got; /* B rows fetched per SpMM (sum of run counts) */
 
     tf_timing timing;

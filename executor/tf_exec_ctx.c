@@ -3,6 +3,7 @@
  * 12-17 us per page on the development VM), so that an SpMM allocates
  * nothing. The public tf_ctx over them is tf_select.c's. */
 #include "tf_exec.h"
+#include "tf_kernels.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -263,6 +264,7 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->fetch_buf = alloc_elems(fetch_rows * k, ctx->es);
         ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
         ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
+        ctx->c_mode = tf_kern_c_mode(rp->nrows * (int64_t)k * (int64_t)sizeof(float));
         ctx->local_split = malloc(((size_t)ctx->n_local_chunks + 1) * sizeof *ctx->local_split);
         if (!ctx->coll_buf || !ctx->fetch_buf || !ctx->row_split || !ctx->local_split)
             st = tf_fail(TF_ERR_NOMEM,

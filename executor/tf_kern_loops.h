@@ -21,9 +21,13 @@
  * float32 ones on the widened values, with the same order and the same
  * bits in every variant; no float32 copy of the received rows is made. */
 #include "tf_kern_variants.h"
+#include "tf_kernels.h"
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* A GCC/Clang vector of TF_VW floats: `a * v` broadcasts the scalar a. */
 typedef float vec __attribute__((vector_size(TF_VW * sizeof(float))));
@@ -57,6 +61,48 @@ ALWAYS_INLINE vec vload(const float *p)
 }
 
 ALWAYS_INLINE void vstore(float *p, vec v) { memcpy(p, &v, sizeof v); }
+
+/* Stores of C's rows in an overwriting kernel: with add == TF_KERN_STREAM,
+ * non-temporal: C goes to memory without being read first (a normal store
+ * reads the line it writes), and does not push B's rows out of the cache.
+ * Only whole cache lines: a tile that starts on a 64-byte boundary and
+ * fills its lines (k a multiple of 16 and C 64-byte aligned: every tile). A
+ * partly written line costs a read at the memory (measured: no gain with
+ * malloc's 16-byte alignment). Values are the same either way. */
+ALWAYS_INLINE void cstore(float *cx, int nv, const vec *acc, int add)
+{
+#if defined(__x86_64__)
+    if (add == TF_KERN_STREAM && ((uintptr_t)cx & 63) == 0 &&
+        (nv * TF_VW * sizeof(float)) % 64 == 0) {
+#pragma GCC unroll 8
+        for (int v = 0; v < nv; v++) {
+#if TF_VW == 16
+            _mm512_stream_ps(cx + v * TF_VW, (__m512)acc[v]);
+#elif TF_VW == 8
+            _mm256_stream_ps(cx + v * TF_VW, (__m256)acc[v]);
+#else
+            _mm_stream_ps(cx + v * TF_VW, (__m128)acc[v]);
+#endif
+        }
+        return;
+    }
+#endif
+#pragma GCC unroll 8
+    for (int v = 0; v < nv; v++)
+        vstore(cx + v * TF_VW, acc[v]);
+}
+
+/* After a streaming kernel: its stores are weakly ordered, so they are
+ * fenced before whoever reads C (another thread, the caller) can. */
+ALWAYS_INLINE void cstore_fence(int add)
+{
+#if defined(__x86_64__)
+    if (add == TF_KERN_STREAM)
+        _mm_sfence();
+#else
+    (void)add;
+#endif
+}
 
 /* TF_VW elements of B from element i on: float32 (bf == 0) or bf16 whose
  * bits become the upper half of a float32. bf is a constant at every call
@@ -92,7 +138,7 @@ ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
     vec acc[NV_MAX];
 #pragma GCC unroll 8
     for (int v = 0; v < nv; v++)
-        acc[v] = add ? vload(cx + v * TF_VW) : (vec){0};
+        acc[v] = add == 1 ? vload(cx + v * TF_VW) : (vec){0};
     for (int64_t e = e0; e < e1; e++) {
         const float a = val[e];
         const int64_t bj = (int64_t)idx[e] * k + x0;
@@ -103,9 +149,7 @@ ALWAYS_INLINE void csr_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
         for (int v = 0; v < nv; v++)
             acc[v] += a * bload(b, bf, bj + v * TF_VW);
     }
-#pragma GCC unroll 8
-    for (int v = 0; v < nv; v++)
-        vstore(cx + v * TF_VW, acc[v]);
+    cstore(cx, nv, acc, add);
 }
 
 /* The last k - x0 < TF_VW columns, in scalars. */
@@ -115,7 +159,7 @@ ALWAYS_INLINE void csr_tail(int64_t e0, int64_t e1, const int32_t *idx, const fl
     const int64_t w = k - x0;
     float acc[TF_VW];
     for (int64_t x = 0; x < w; x++)
-        acc[x] = add ? cx[x] : 0.0f;
+        acc[x] = add == 1 ? cx[x] : 0.0f;
     for (int64_t e = e0; e < e1; e++) {
         const float a = val[e];
         const int64_t bj = (int64_t)idx[e] * k + x0;
@@ -135,7 +179,7 @@ ALWAYS_INLINE void csr_cols(int64_t r0, int64_t r1, const int64_t *ptr, const in
     for (int64_t i = r0; i < r1; i++) {
         const int64_t e0 = ptr[i], e1 = ptr[i + 1];
         float *ci = c + i * k;
-        if (add && e0 == e1)
+        if (add == 1 && e0 == e1)
             continue;
         int64_t x = x0;
         for (; x + NV_MAX * TF_VW <= x1; x += NV_MAX * TF_VW)
@@ -169,12 +213,14 @@ static void csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                 const float *val, const float *b, int64_t k, float *c, int add)
 {
     csr_any(r0, r1, ptr, idx, val, b, 0, k, c, add);
+    cstore_fence(add);
 }
 
 static void csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                      const float *val, const uint16_t *b, int64_t k, float *c, int add)
 {
     csr_any(r0, r1, ptr, idx, val, b, 1, k, c, add);
+    cstore_fence(add);
 }
 
 /* Two CSR parts of the same rows in one pass: C(i, tile) = the row of the
@@ -186,7 +232,7 @@ static void csr_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *
 ALWAYS_INLINE void csr2_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
                              const float *val, const float *b, int64_t f0, int64_t f1,
                              const int32_t *idx2, const float *val2, const void *b2, int bf2,
-                             int64_t k, int64_t x0, float *cx)
+                             int64_t k, int64_t x0, float *cx, int mode)
 {
     vec acc[NV_MAX];
 #pragma GCC unroll 8
@@ -206,36 +252,34 @@ ALWAYS_INLINE void csr2_tile(int nv, int64_t e0, int64_t e1, const int32_t *idx,
         for (int v = 0; v < nv; v++)
             acc[v] += a * bload(b2, bf2, bj + v * TF_VW);
     }
-#pragma GCC unroll 8
-    for (int v = 0; v < nv; v++)
-        vstore(cx + v * TF_VW, acc[v]);
+    cstore(cx, nv, acc, mode);
 }
 
 ALWAYS_INLINE void csr2_cols(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                              const float *val, const float *b, const int64_t *ptr2,
                              const int32_t *idx2, const float *val2, const void *b2, int bf2,
-                             int64_t k, float *c, int64_t x0, int64_t x1)
+                             int64_t k, float *c, int64_t x0, int64_t x1, int mode)
 {
     for (int64_t i = r0; i < r1; i++) {
         const int64_t e0 = ptr[i], e1 = ptr[i + 1], f0 = ptr2[i], f1 = ptr2[i + 1];
         float *ci = c + i * k;
         if (f0 == f1) { /* the common row with nothing of part 2: csr's own loop */
-            csr_cols(i, i + 1, ptr, idx, val, b, 0, k, c, 0, x0, x1);
+            csr_cols(i, i + 1, ptr, idx, val, b, 0, k, c, mode, x0, x1);
             continue;
         }
         int64_t x = x0;
         for (; x + NV_MAX * TF_VW <= x1; x += NV_MAX * TF_VW)
-            csr2_tile(NV_MAX, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            csr2_tile(NV_MAX, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x, mode);
         if (x + 4 * TF_VW <= x1) {
-            csr2_tile(4, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            csr2_tile(4, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x, mode);
             x += 4 * TF_VW;
         }
         if (x + 2 * TF_VW <= x1) {
-            csr2_tile(2, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            csr2_tile(2, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x, mode);
             x += 2 * TF_VW;
         }
         if (x + TF_VW <= x1) {
-            csr2_tile(1, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x);
+            csr2_tile(1, e0, e1, idx, val, b, f0, f1, idx2, val2, b2, bf2, k, x, ci + x, mode);
             x += TF_VW;
         }
         if (x < x1) {
@@ -248,26 +292,27 @@ ALWAYS_INLINE void csr2_cols(int64_t r0, int64_t r1, const int64_t *ptr, const i
 ALWAYS_INLINE void csr2_any(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                             const float *val, const float *b, const int64_t *ptr2,
                             const int32_t *idx2, const float *val2, const void *b2, int bf2,
-                            int64_t k, float *c)
+                            int64_t k, float *c, int mode)
 {
     const int64_t kp = TF_KERN_PANEL > 0 && k > TF_KERN_PANEL ? TF_KERN_PANEL : k;
     for (int64_t x0 = 0; x0 < k; x0 += kp)
         csr2_cols(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, bf2, k, c, x0,
-                  x0 + kp < k ? x0 + kp : k);
+                  x0 + kp < k ? x0 + kp : k, mode);
+    cstore_fence(mode);
 }
 
 static void csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
-                 const float *val2, const float *b2, int64_t k, float *c)
+                 const float *val2, const float *b2, int64_t k, float *c, int mode)
 {
-    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 0, k, c);
+    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 0, k, c, mode);
 }
 
 static void csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                       const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
-                      const float *val2, const uint16_t *b2, int64_t k, float *c)
+                      const float *val2, const uint16_t *b2, int64_t k, float *c, int mode)
 {
-    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 1, k, c);
+    csr2_any(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, 1, k, c, mode);
 }
 
 /* out(row(e), x0 : x0 + nv*TF_VW) += val[e] * B(j, same columns) for the

@@ -27,11 +27,11 @@ typedef struct {
     /* Two CSR parts of the same rows in one pass (tf_kern_csr2). */
     void (*csr2)(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
-                 const float *val2, const float *b2, int64_t k, float *c);
+                 const float *val2, const float *b2, int64_t k, float *c, int mode);
     void (*csr2_bf16)(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                       const float *val, const float *b, const int64_t *ptr2,
                       const int32_t *idx2, const float *val2, const uint16_t *b2, int64_t k,
-                      float *c);
+                      float *c, int mode);
 } tf_kern_ops;
 
 extern const tf_kern_ops tf_kern_ops_baseline;

@@ -92,12 +92,32 @@ int tf_kern_select(const char *name)
     return TF_OK;
 }
 
+/* TWOFACE_STREAM: -1 invalid, 0 auto (unset, empty or "auto"), 1 on, 2 off. */
+static int stream_env(void)
+{
+    const char *s = getenv("TWOFACE_STREAM");
+    if (!s || !*s || strcmp(s, "auto") == 0)
+        return 0;
+    return strcmp(s, "on") == 0 ? 1 : strcmp(s, "off") == 0 ? 2 : -1;
+}
+
 int tf_kern_init(void)
 {
     const char *env = getenv("TF_KERNEL");
     if (tf_kern_select(env) != TF_OK)
         return tf_fail_prefix(TF_ERR_ARG, "TF_KERNEL");
+    if (stream_env() < 0)
+        return tf_fail(TF_ERR_ARG, "TWOFACE_STREAM=%s: expected auto, on or off",
+                       getenv("TWOFACE_STREAM"));
     return TF_OK;
+}
+
+int tf_kern_c_mode(int64_t c_bytes)
+{
+    int e = stream_env();
+    if (e == 1)
+        return TF_KERN_STREAM;
+    return e == 0 && c_bytes >= TF_KERN_STREAM_MIN ? TF_KERN_STREAM : 0;
 }
 
 static const tf_kern_ops *ops(void)
@@ -159,15 +179,15 @@ void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t 
 
 void tf_kern_csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                   const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
-                  const float *val2, const float *b2, int64_t k, float *c)
+                  const float *val2, const float *b2, int64_t k, float *c, int mode)
 {
-    ops()->csr2(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c);
+    ops()->csr2(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c, mode);
 }
 
 void tf_kern_csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                        const float *val, const float *b, const int64_t *ptr2,
                        const int32_t *idx2, const float *val2, const uint16_t *b2, int64_t k,
-                       float *c)
+                       float *c, int mode)
 {
-    ops()->csr2_bf16(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c);
+    ops()->csr2_bf16(r0, r1, ptr, idx, val, b, ptr2, idx2, val2, b2, k, c, mode);
 }

@@ -11,9 +11,24 @@
 
 #include <stdint.h>
 
-/* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:), or
- * C(i,:) += that sum when add is nonzero. B and C are row-major with k
- * columns; C row i is c + i * k. */
+/* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:) when
+ * add is 0 or TF_KERN_STREAM, C(i,:) += that sum when add is 1. B and C are
+ * row-major with k columns; C row i is c + i * k. */
+/* `add` of an overwriting kernel that stores C's rows with non-temporal
+ * stores where a vector of C is aligned to its size (with k a multiple of
+ * 16 and C 64-byte aligned, every row): C is not read before it is written
+ * and does not evict B's rows from the cache. Worth it when the C a caller
+ * overwrites will not be in cache when it is next read: tf_kern_c_mode. */
+#define TF_KERN_STREAM 2
+
+/* What an overwriting kernel call over a C of c_bytes in all should pass as
+ * `add` (or `mode`): TF_KERN_STREAM from TF_KERN_STREAM_MIN bytes on, else
+ * 0; TWOFACE_STREAM=on|off forces it (tf_kern_init checks the value). The
+ * size: below 4 MiB a rank's C may still be in cache when it is next read,
+ * and streaming measured no faster (docs/executor.md, "Stores of C"). */
+#define TF_KERN_STREAM_MIN ((int64_t)4 << 20)
+int tf_kern_c_mode(int64_t c_bytes);
+
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *c, int add);
 
@@ -47,14 +62,14 @@ void tf_kern_csc_bf16(int64_t j0, int64_t j1, const int64_t *ptr, const int32_t 
  * C(i,:) = sum over part 1's row i (B float32) then part 2's row i (B2
  * float32, or bf16 for tf_kern_csr2_bf16), in storage order - bitwise
  * tf_kern_csr(part 1, add 0) followed by tf_kern_csr(part 2, add 1), with
- * each row of C written once. */
+ * each row of C written once; mode is 0 or TF_KERN_STREAM, as add. */
 void tf_kern_csr2(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                   const float *val, const float *b, const int64_t *ptr2, const int32_t *idx2,
-                  const float *val2, const float *b2, int64_t k, float *c);
+                  const float *val2, const float *b2, int64_t k, float *c, int mode);
 void tf_kern_csr2_bf16(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                        const float *val, const float *b, const int64_t *ptr2,
                        const int32_t *idx2, const float *val2, const uint16_t *b2, int64_t k,
-                       float *c);
+                       float *c, int mode);
 
 /* ---- Variants ----------------------------------------------------------- */
 
@@ -72,7 +87,7 @@ int tf_kern_select(const char *name);
 /* tf_kern_select(getenv("TF_KERNEL")): the environment variable forces a
  * variant (benchmarks, tests). tf_open calls it, so a bad value fails
  * there. Without a call the first kernel call applies a valid TF_KERNEL and
- * ignores a bad one. */
+ * ignores a bad one. The same for TWOFACE_STREAM (tf_kern_c_mode). */
 int tf_kern_init(void);
 
 /* The variant the kernels run ("baseline", "avx2", "avx512"). */

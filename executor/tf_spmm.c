@@ -74,13 +74,13 @@ static void fused_any(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c)
     const tf_rank_plan *rp = ctx->h->rp;
     if (ctx->direct)
         tf_kern_csr2(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, ctx->dir_ptr,
-                     ctx->dir_idx, ctx->dir_val, ctx->node_b, ctx->k, c);
+                     ctx->dir_idx, ctx->dir_val, ctx->node_b, ctx->k, c, ctx->c_mode);
     else if (ctx->bf16)
         tf_kern_csr2_bf16(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
-                          rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c);
+                          rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c, ctx->c_mode);
     else
         tf_kern_csr2(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, rp->coll_ptr,
-                     rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c);
+                     rp->coll_idx, rp->coll_val, ctx->coll_buf, ctx->k, c, ctx->c_mode);
 }
 
 /* The same with `threads` threads, split as csr_rows splits. */
@@ -107,8 +107,8 @@ static void local_chunk(tf_spmm_ctx *ctx, int ch, int landed, int64_t *fused_fro
     const int64_t r0 = ctx->local_split[ch], r1 = ctx->local_split[ch + 1];
     double t = MPI_Wtime();
     if (!landed) {
-        csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, ctx->k, c, 0,
-                 ctx->threads);
+        csr_rows(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, 0, ctx->k, c,
+                 ctx->c_mode, ctx->threads);
         ctx->timing.local_comp += MPI_Wtime() - t;
         return;
     }
@@ -487,7 +487,8 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
              * with the same buffers; the merge below adapts to the team. */
             if (tid == 0) {
                 double t = MPI_Wtime();
-                tf_kern_csr(0, rp->nrows, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c, 0);
+                tf_kern_csr(0, rp->nrows, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c,
+                            ctx->c_mode);
                 double t1 = MPI_Wtime();
                 if (coll_req != MPI_REQUEST_NULL &&
                     MPI_Wait(&coll_req, MPI_STATUS_IGNORE) != MPI_SUCCESS)
@@ -511,7 +512,7 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
         } else if (tid < G) {
             int64_t r0 = ctx->row_split[tid], r1 = ctx->row_split[tid + 1];
             double t = MPI_Wtime();
-            tf_kern_csr(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c, 0);
+            tf_kern_csr(r0, r1, rp->loc_ptr, rp->loc_idx, rp->loc_val, ctx->b, k, c, ctx->c_mode);
             double t1 = MPI_Wtime();
             if (tid == 0) {
                 if (coll_req != MPI_REQUEST_NULL &&

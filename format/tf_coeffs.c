@@ -21,19 +21,19 @@ void tf_coeffs_default(tf_coeffs *c)
      * kernels), each coefficient rounded to two digits: docs/cost-model.md,
      * "The built-in coefficients", has the command, the date, the load and
      * how the set predicts the nine test graphs. */
-    c->alpha_coll = 3.5e-6;
-    c->beta_coll = 0.19e-9;
-    c->alpha_fetch = 0.57e-6;
-    c->beta_fetch = 0.27e-9;
-    c->gamma_local = 0.50e-9;
-    c->gamma_coll = 0.43e-9;
-    c->gamma_fetch = 1.4e-9;
-    c->alpha_sync = 2.4e-6;
+    c->alpha_coll = 1.9e-6;
+    c->beta_coll = 0.17e-9;
+    c->alpha_fetch = 0.39e-6;
+    c->beta_fetch = 0.22e-9;
+    c->gamma_local = 0.29e-9;
+    c->gamma_coll = 0.18e-9;
+    c->gamma_fetch = 1.0e-9;
+    c->alpha_sync = 2.0e-6;
     c->beta_coll_max = 0;
-    c->gamma_cached = 0.085e-9;
+    c->gamma_cached = 0.070e-9;
     c->cache_bytes = 1048576;
-    c->gamma_row = 0.64e-9;
-    c->gamma_fetch_cached = 0.57e-9;
+    c->gamma_row = 0.39e-9;
+    c->gamma_fetch_cached = 0.42e-9;
     c->overlap_fetch = 0;
     c->threads = 1;
     c->elem_bytes = 4;

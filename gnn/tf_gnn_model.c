@@ -13,9 +13,15 @@
 
 #define NSUMS (2 * TF_GNN_NSPLITS)
 
+/* Zeroed, on a cache-line boundary: SpMM outputs among them are written
+ * with non-temporal stores where their lines are whole (tf_kern_c_mode). */
 static float *alloc_rows(int64_t nrows, int k)
 {
-    return calloc((size_t)(nrows > 0 ? nrows : 1) * (size_t)k, sizeof(float));
+    size_t bytes = ((size_t)(nrows > 0 ? nrows : 1) * (size_t)k * sizeof(float) + 63) / 64 * 64;
+    float *x = aligned_alloc(64, bytes);
+    if (x)
+        memset(x, 0, bytes);
+    return x;
 }
 
 /* What every product relies on: C rows = B rows for both plans (a square

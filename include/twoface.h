@@ -296,7 +296,10 @@ float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows);
  * times. When it returns, no rank reads this rank's B any more, so B may be
  * overwritten for the next call; and no rank reads B before its owner has
  * entered tf_spmm. A failure inside an SpMM (an MPI error) is not
- * recoverable: it returns TF_ERR_MPI and the caller should MPI_Abort. */
+ * recoverable: it returns TF_ERR_MPI and the caller should MPI_Abort.
+ * Speed: with c 64-byte aligned (aligned_alloc(64, ...)) and k a multiple
+ * of 16, a C of 32 MiB or more is written with non-temporal stores, which
+ * do not read it first (docs/executor.md, "Stores of C"); any c works. */
 int tf_spmm(tf_ctx *ctx, float *c);
 
 int tf_ctx_k(const tf_ctx *ctx);

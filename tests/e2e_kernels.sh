@@ -4,7 +4,10 @@
 # in the text report, with C checked against the serial reference at 3 ranks
 # and an odd K (the kernels' scalar tails); "auto" reports the CPU's best; a
 # name that is unknown, or that the CPU lacks, fails on every rank with one
-# message naming TF_KERNEL (docs/executor.md, "Kernels").
+# message naming TF_KERNEL (docs/executor.md, "Kernels"). Non-temporal
+# stores of C (TWOFACE_STREAM=on, K = 32 so that rows fill cache lines) give
+# bitwise the C of ordinary ones, in twoface and in p2p, in every variant; a
+# bad TWOFACE_STREAM fails on every rank with one line.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_kernels: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_kernels
@@ -60,6 +63,36 @@ for v in auto ""; do
         bad "TF_KERNEL='$v': expected $best: $(head -c 300 "$work/out") $(head -3 "$work/err")"
     fi
 done
+
+"$PLAN" "$MATRIX" -n $NP -k 32 -o "$work/plan32.h5" -q >"$work/plan.log" 2>&1 ||
+    { bad "plan K=32: $(head -2 "$work/plan.log")"; finish; }
+for v in $avail; do
+    for algo in twoface p2p; do
+        for st in off on; do
+            TF_KERNEL=$v TWOFACE_STREAM=$st timeout 300 mpirun -n $NP --bind-to none \
+                -x TWOFACE_STREAM "$EXEC" "$work/plan32.h5" -k 32 -i 2 --warmup 1 --check \
+                --algo $algo --c-out "$work/C-$st.h5" >"$work/out-$st" 2>"$work/err-$st"
+            echo $? >"$work/rc-$st"
+        done
+        if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
+            bad "TF_KERNEL=$v $algo TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
+        elif h5diff -q "$work/C-off.h5" "$work/C-on.h5" /C /C &&
+            grep -q "check $algo: .*passed" "$work/out-on"; then
+            ok "TF_KERNEL=$v $algo: streamed stores give bitwise the same C, checked"
+        else
+            bad "TF_KERNEL=$v $algo: streamed C differs: $(head -c 300 "$work/out-on")"
+        fi
+    done
+done
+TWOFACE_STREAM=sometimes timeout 300 mpirun -n $NP --bind-to none -x TWOFACE_STREAM "$EXEC" \
+    "$work/plan32.h5" -k 32 -i 2 >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep -c TWOFACE_STREAM "$work/err")" -eq 1 ] &&
+    grep -q "TWOFACE_STREAM=sometimes: expected auto, on or off" "$work/err"; then
+    ok "TWOFACE_STREAM=sometimes (exit $rc): $(grep TWOFACE_STREAM "$work/err")"
+else
+    bad "TWOFACE_STREAM=sometimes: exit $rc: $(head -c 600 "$work/err")"
+fi
 
 # fails NAME VALUE PATTERN: non-zero exit, one stderr line with PATTERN.
 fails() {

@@ -387,11 +387,11 @@ START_TEST(fused_csr2_is_csr_then_csr_add)
             float *xb = filled(m, k, 51), *yb = filled(m, k, 51);
             tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, x, 0);
             tf_kern_csr(5, m, a2.rowptr, a2.col, a2.val, b2, k, x, 1);
-            tf_kern_csr2(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, b2, k, y);
+            tf_kern_csr2(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, b2, k, y, 0);
             tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, xb, 0);
             tf_kern_csr(5, m, a2.rowptr, a2.col, a2.val, w, k, xb, 1);
             tf_kern_csr2_bf16(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, h, k,
-                              yb);
+                              yb, 0);
             ck_assert_msg(memcmp(x, y, (size_t)(m * k) * sizeof(float)) == 0,
                           "variant %s, K = %lld: fused is not csr then csr add", vars[v],
                           (long long)k);
@@ -414,6 +414,90 @@ START_TEST(fused_csr2_is_csr_then_csr_add)
 }
 END_TEST
 
+/* C in a 64-byte aligned block, from float `shift` on (0: every vector
+ * aligned when k is a multiple of 16; 1: none). */
+static float *aligned_c(int64_t m, int64_t k, int shift, float **block)
+{
+    *block = aligned_alloc(64, (size_t)((m * k + 16) * (int64_t)sizeof(float) + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(*block);
+    tf_dense_fill(*block, 77, 0, 1, m * k + 16);
+    return *block + shift;
+}
+
+/* Non-temporal stores (TF_KERN_STREAM) change no value: every variant, every
+ * K, C aligned and not, the CSR kernel over float32 and bf16 B and the
+ * fused one, bitwise the kernels with ordinary stores; rows outside the
+ * range are left alone. */
+START_TEST(streaming_stores_change_nothing)
+{
+    tf_csr a, a2;
+    test_matrix(&a);
+    tf_test_random_csr(&a2, 97, 43, 300, 16);
+    const int64_t m = a.nrows, n = a.ncols, n2 = a2.ncols;
+    int nvar;
+    const char *const *vars = tf_kern_variants(&nvar);
+    for (int v = 0; v < nvar; v++) {
+        if (!use_variant(vars[v]))
+            continue;
+        for (int ik = 0; ik < NK; ik++) {
+            const int64_t k = KS[ik];
+            float *b = filled(n, k, 3), *b2 = filled(n2, k, 5);
+            uint16_t *h = malloc((size_t)(n2 * k + 1) * sizeof *h);
+            ck_assert_ptr_nonnull(h);
+            tf_bf16_pack(b2, h, n2 * k);
+            for (int shift = 0; shift < 2; shift++) {
+                float *blk[8], *c[8];
+                for (int x = 0; x < 8; x++)
+                    c[x] = aligned_c(m, k, shift, &blk[x]);
+                tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, c[0], 0);
+                tf_kern_csr(5, m, a.rowptr, a.col, a.val, b, k, c[1], TF_KERN_STREAM);
+                tf_kern_csr_bf16(5, m, a2.rowptr, a2.col, a2.val, h, k, c[2], 0);
+                tf_kern_csr_bf16(5, m, a2.rowptr, a2.col, a2.val, h, k, c[3], TF_KERN_STREAM);
+                tf_kern_csr2(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, b2, k,
+                             c[4], 0);
+                tf_kern_csr2(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, b2, k,
+                             c[5], TF_KERN_STREAM);
+                tf_kern_csr2_bf16(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, h,
+                                  k, c[6], 0);
+                tf_kern_csr2_bf16(5, m, a.rowptr, a.col, a.val, b, a2.rowptr, a2.col, a2.val, h,
+                                  k, c[7], TF_KERN_STREAM);
+                for (int x = 0; x < 8; x += 2)
+                    ck_assert_msg(memcmp(c[x], c[x + 1], (size_t)(m * k) * sizeof(float)) == 0,
+                                  "variant %s, K = %lld, C shifted by %d: kernel %d streamed "
+                                  "differs",
+                                  vars[v], (long long)k, shift, x / 2);
+                for (int x = 0; x < 8; x++)
+                    free(blk[x]);
+            }
+            free(b);
+            free(b2);
+            free(h);
+        }
+    }
+    tf_csr_free(&a);
+    tf_csr_free(&a2);
+}
+END_TEST
+
+/* TWOFACE_STREAM decides tf_kern_c_mode; auto by size. */
+START_TEST(stream_mode_by_size_and_environment)
+{
+    unsetenv("TWOFACE_STREAM");
+    ck_assert_int_eq(tf_kern_c_mode(TF_KERN_STREAM_MIN - 1), 0);
+    ck_assert_int_eq(tf_kern_c_mode(TF_KERN_STREAM_MIN), TF_KERN_STREAM);
+    setenv("TWOFACE_STREAM", "on", 1);
+    ck_assert_int_eq(tf_kern_c_mode(4), TF_KERN_STREAM);
+    ck_assert_int_eq(tf_kern_init(), TF_OK);
+    setenv("TWOFACE_STREAM", "off", 1);
+    ck_assert_int_eq(tf_kern_c_mode(TF_KERN_STREAM_MIN * 4), 0);
+    setenv("TWOFACE_STREAM", "sometimes", 1);
+    ck_assert_int_eq(tf_kern_init(), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "TWOFACE_STREAM=sometimes"));
+    unsetenv("TWOFACE_STREAM");
+    ck_assert_int_eq(tf_kern_init(), TF_OK);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -425,6 +509,8 @@ static Suite *suite(void)
     tcase_add_test(tc, bf16_rounding);
     tcase_add_test(tc, bf16_kernels_are_float32_on_widened_b);
     tcase_add_test(tc, fused_csr2_is_csr_then_csr_add);
+    tcase_add_test(tc, streaming_stores_change_nothing);
+    tcase_add_test(tc, stream_mode_by_size_and_environment);
     suite_add_tcase(s, tc);
     return s;
 }
