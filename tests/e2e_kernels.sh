@@ -6,8 +6,9 @@
 # name that is unknown, or that the CPU lacks, fails on every rank with one
 # message naming TF_KERNEL (docs/executor.md, "Kernels"). Non-temporal
 # stores of C (TWOFACE_STREAM=on, K = 32 so that rows fill cache lines) give
-# bitwise the C of ordinary ones, in twoface and in p2p, in every variant; a
-# bad TWOFACE_STREAM fails on every rank with one line.
+# bitwise the C of ordinary ones, in twoface and in p2p, in every variant,
+# and with two thread groups (a fetch plan: the fetch group's sums are merged
+# into the streamed C); a bad TWOFACE_STREAM fails on every rank with one line.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_kernels: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_kernels
@@ -84,6 +85,25 @@ for v in $avail; do
         fi
     done
 done
+# Two thread groups (the fetch group's accumulators are merged into C after
+# the collective group streamed it): a fetch plan, 2 threads per rank.
+"$PLAN" "$MATRIX" -n 2 -k 32 --mode fetch -o "$work/fetch32.h5" -q >"$work/plan.log" 2>&1 ||
+    { bad "plan --mode fetch: $(head -2 "$work/plan.log")"; finish; }
+for st in off on; do
+    TWOFACE_STREAM=$st OMP_NUM_THREADS=2 timeout 300 mpirun -n 2 --bind-to none \
+        -x TWOFACE_STREAM -x OMP_NUM_THREADS "$EXEC" "$work/fetch32.h5" -k 32 -i 2 --warmup 1 \
+        --threads 2 --threads-fetch 1 --check --c-out "$work/F-$st.h5" >"$work/out-$st" \
+        2>"$work/err-$st"
+    echo $? >"$work/rc-$st"
+done
+if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
+    bad "threaded fetch plan, TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
+elif h5diff -q "$work/F-off.h5" "$work/F-on.h5" /C /C &&
+    grep -q "check fetch: .*passed" "$work/out-on"; then
+    ok "two thread groups, fetch plan: streamed stores give bitwise the same C, checked"
+else
+    bad "two thread groups: streamed C differs: $(head -c 300 "$work/out-on")"
+fi
 TWOFACE_STREAM=sometimes timeout 300 mpirun -n $NP --bind-to none -x TWOFACE_STREAM "$EXEC" \
     "$work/plan32.h5" -k 32 -i 2 >"$work/out" 2>"$work/err"
 rc=$?
