@@ -25,6 +25,7 @@
 #include "tf_exec_report.h"
 #include "tf_exec_ids.h"
 #include "tf_exec_mem.h"
+#include "tf_kernels.h"
 
 #include <limits.h>
 #include <malloc.h>
@@ -233,27 +234,14 @@ static int create_algos(run *r, const tf_exec_args *a)
 }
 
 /* B of the round (generated or read once), one C per algorithm, the times. */
-/* n floats, zeroed (touched), on a cache-line boundary: the kernels
- * write C with non-temporal stores where its lines are whole
- * (tf_kern_c_mode). */
-static float *alloc_c(size_t n)
-{
-    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-    float *c = aligned_alloc(64, bytes);
-    if (c)
-        memset(c, 0, bytes);
-    return c;
-}
-
 static int alloc_buffers(run *r, const tf_exec_args *a)
 {
     int k = r->k;
     size_t bsz = (size_t)(r->nbrows > 0 ? r->nbrows : 1) * (size_t)k;
-    size_t csz = (size_t)(r->nrows > 0 ? r->nrows : 1) * (size_t)k;
     r->bgen = calloc(bsz, sizeof *r->bgen);
     int st = r->bgen ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B", g_rank);
     for (int x = 0; st == TF_OK && x < r->nalg; x++) {
-        r->cs[x] = alloc_c(csz);
+        r->cs[x] = tf_kern_alloc_c(r->nrows, k); /* streamable (tf_kern_c_mode) */
         if (!r->cs[x])
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate C (%lld x %d)", g_rank,
                          (long long)r->nrows, k);

@@ -112,6 +112,16 @@ int tf_kern_init(void)
     return TF_OK;
 }
 
+float *tf_kern_alloc_c(int64_t nrows, int64_t k)
+{
+    size_t n = (size_t)(nrows > 0 ? nrows : 1) * (size_t)(k > 0 ? k : 1);
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    float *c = aligned_alloc(64, bytes);
+    if (c)
+        memset(c, 0, bytes);
+    return c;
+}
+
 int tf_kern_c_mode(int64_t c_bytes)
 {
     int e = stream_env();

@@ -29,6 +29,12 @@
 #define TF_KERN_STREAM_MIN ((int64_t)4 << 20)
 int tf_kern_c_mode(int64_t c_bytes);
 
+/* A C of nrows x k floats (at least one row) as the kernels stream it best:
+ * zeroed (so its pages are touched) and on a cache-line boundary, so that
+ * with k a multiple of 16 every row is whole lines. NULL when memory runs
+ * out; free() releases it. */
+float *tf_kern_alloc_c(int64_t nrows, int64_t k);
+
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *c, int add);
 

@@ -6,6 +6,7 @@
 #include "tf_meminfo.h"
 #include "tf_node.h"
 #include "tf_gnn_rng.h"
+#include "tf_kernels.h"
 
 #include <stdlib.h>
 #include <math.h>
@@ -13,16 +14,9 @@
 
 #define NSUMS (2 * TF_GNN_NSPLITS)
 
-/* Zeroed, on a cache-line boundary: SpMM outputs among them are written
- * with non-temporal stores where their lines are whole (tf_kern_c_mode). */
-static float *alloc_rows(int64_t nrows, int k)
-{
-    size_t bytes = ((size_t)(nrows > 0 ? nrows : 1) * (size_t)k * sizeof(float) + 63) / 64 * 64;
-    float *x = aligned_alloc(64, bytes);
-    if (x)
-        memset(x, 0, bytes);
-    return x;
-}
+/* Every activation and gradient array: SpMM outputs among them are
+ * streamed by the kernels (tf_kern_c_mode). */
+static float *alloc_rows(int64_t nrows, int k) { return tf_kern_alloc_c(nrows, k); }
 
 /* What every product relies on: C rows = B rows for both plans (a square
  * plan's bands, and a backward plan made with the forward's), and a plan

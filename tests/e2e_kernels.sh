@@ -65,45 +65,39 @@ for v in auto ""; do
     fi
 done
 
+# streamed NAME ALGO NP MPIRUN_ARGS...: the run with TWOFACE_STREAM=off and
+# with =on both pass --check for ALGO and write bitwise the same C.
+streamed() {
+    name=$1 algo=$2 np=$3
+    shift 3
+    for st in off on; do
+        TWOFACE_STREAM=$st timeout 300 mpirun -n "$np" --bind-to none -x TWOFACE_STREAM "$@" \
+            -i 2 --warmup 1 --check --c-out "$work/C-$st.h5" >"$work/out-$st" 2>"$work/err-$st"
+        echo $? >"$work/rc-$st"
+    done
+    if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
+        bad "$name, TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
+    elif h5diff -q "$work/C-off.h5" "$work/C-on.h5" /C /C &&
+        grep -q "check $algo: .*passed" "$work/out-on"; then
+        ok "$name: streamed stores give bitwise the same C, checked"
+    else
+        bad "$name: streamed C differs: $(head -c 300 "$work/out-on")"
+    fi
+}
 "$PLAN" "$MATRIX" -n $NP -k 32 -o "$work/plan32.h5" -q >"$work/plan.log" 2>&1 ||
     { bad "plan K=32: $(head -2 "$work/plan.log")"; finish; }
 for v in $avail; do
     for algo in twoface p2p; do
-        for st in off on; do
-            TF_KERNEL=$v TWOFACE_STREAM=$st timeout 300 mpirun -n $NP --bind-to none \
-                -x TWOFACE_STREAM "$EXEC" "$work/plan32.h5" -k 32 -i 2 --warmup 1 --check \
-                --algo $algo --c-out "$work/C-$st.h5" >"$work/out-$st" 2>"$work/err-$st"
-            echo $? >"$work/rc-$st"
-        done
-        if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
-            bad "TF_KERNEL=$v $algo TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
-        elif h5diff -q "$work/C-off.h5" "$work/C-on.h5" /C /C &&
-            grep -q "check $algo: .*passed" "$work/out-on"; then
-            ok "TF_KERNEL=$v $algo: streamed stores give bitwise the same C, checked"
-        else
-            bad "TF_KERNEL=$v $algo: streamed C differs: $(head -c 300 "$work/out-on")"
-        fi
+        streamed "TF_KERNEL=$v $algo" $algo $NP -x TF_KERNEL=$v "$EXEC" "$work/plan32.h5" \
+            -k 32 --algo $algo
     done
 done
 # Two thread groups (the fetch group's accumulators are merged into C after
 # the collective group streamed it): a fetch plan, 2 threads per rank.
 "$PLAN" "$MATRIX" -n 2 -k 32 --mode fetch -o "$work/fetch32.h5" -q >"$work/plan.log" 2>&1 ||
     { bad "plan --mode fetch: $(head -2 "$work/plan.log")"; finish; }
-for st in off on; do
-    TWOFACE_STREAM=$st OMP_NUM_THREADS=2 timeout 300 mpirun -n 2 --bind-to none \
-        -x TWOFACE_STREAM -x OMP_NUM_THREADS "$EXEC" "$work/fetch32.h5" -k 32 -i 2 --warmup 1 \
-        --threads 2 --threads-fetch 1 --check --c-out "$work/F-$st.h5" >"$work/out-$st" \
-        2>"$work/err-$st"
-    echo $? >"$work/rc-$st"
-done
-if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
-    bad "threaded fetch plan, TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
-elif h5diff -q "$work/F-off.h5" "$work/F-on.h5" /C /C &&
-    grep -q "check fetch: .*passed" "$work/out-on"; then
-    ok "two thread groups, fetch plan: streamed stores give bitwise the same C, checked"
-else
-    bad "two thread groups: streamed C differs: $(head -c 300 "$work/out-on")"
-fi
+streamed "two thread groups, fetch plan" fetch 2 -x OMP_NUM_THREADS=2 "$EXEC" \
+    "$work/fetch32.h5" -k 32 --threads 2 --threads-fetch 1
 TWOFACE_STREAM=sometimes timeout 300 mpirun -n $NP --bind-to none -x TWOFACE_STREAM "$EXEC" \
     "$work/plan32.h5" -k 32 -i 2 >"$work/out" 2>"$work/err"
 rc=$?
