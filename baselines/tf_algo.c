@@ -4,6 +4,7 @@
 #include "tf_baseline.h"
 #include "tf_engine.h"
 #include "tf_error.h"
+#include "tf_kernels.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -244,7 +245,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
     const tf_csr *rows = tf_handle_rows(h);
     const tf_plan *pl = tf_handle_plan(h);
     a->nb = pl->brow_off[tf_get_rank(h) + 1] - pl->brow_off[tf_get_rank(h)];
-    a->b = calloc((size_t)(a->nb > 0 ? a->nb : 1) * (size_t)k, sizeof *a->b); /* touched */
+    a->b = tf_kern_alloc_rows(a->nb, k, sizeof *a->b); /* touched, rows on lines as twoface's */
     st = a->b ? TF_OK
               : tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld x %d)", tf_get_rank(h),
                         (long long)a->nb, k);

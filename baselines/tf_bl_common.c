@@ -77,15 +77,15 @@ void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
                 b->node_ranks == 1 ? "" : "s");
         return NULL;
     }
-    void *p = calloc(bytes ? bytes : 1, 1);
+    /* On cache lines, as the engine's buffers: B rows and C rows of a
+     * whole number of lines then fill them (tf_kern_alloc_rows). */
+    void *p = tf_kern_alloc_rows((int64_t)(bytes ? bytes : 1), 1, 1);
     if (!p) {
         tf_fail(TF_ERR_NOMEM, "rank %d: %s: cannot allocate %zu bytes", b->rank, what, bytes);
         return NULL;
     }
-    /* calloc may map fresh zero pages lazily: write them now so that the
-     * first SpMM does not pay the page faults. */
-    if (bytes > 4096)
-        memset(p, 0, bytes);
+    /* tf_kern_alloc_rows wrote its zeros: the first SpMM does not pay the
+     * page faults of fresh pages. */
     b->mem_bytes += (int64_t)bytes;
     return p;
 }

@@ -8,7 +8,8 @@
 #
 #   NEW=build OLD=../old/build PLAN=cnr.h5 P=2 K=128 PAIRS=6 sh bench/ab_builds.sh
 #
-# Prints one line per build: the median ratio and every pair's ratio, and
+# Prints one line per build: the median ratio, every pair's ratio and the
+# median milliseconds of each strategy, and
 # the 1-minute load average before the first and after the last process.
 set -u
 NEW=${NEW:-build}
@@ -42,13 +43,16 @@ echo "load $load0 before, $(cut -d' ' -f1 /proc/loadavg) after; P=$P K=$K PAIRS=
 import json, statistics, sys
 work, pairs, names = sys.argv[1], int(sys.argv[2]), {"new": sys.argv[3], "old": sys.argv[4]}
 for which in ("new", "old"):
-    rs = []
+    rs, tw, pp = [], [], []
     for r in range(1, pairs + 1):
         t = {}
         for line in open("%s/%s.%d.json" % (work, which, r)):
             d = json.loads(line)
             t[d["algo"]] = d["median_s"]
         rs.append(t["twoface"] / t["p2p"])
-    print("%s (%s): twoface / p2p median %.3f, pairs %s" % (
-        which, names[which], statistics.median(rs), " ".join("%.3f" % x for x in rs)))
+        tw.append(t["twoface"] * 1e3)
+        pp.append(t["p2p"] * 1e3)
+    print("%s (%s): twoface / p2p median %.3f, pairs %s; median ms twoface %.2f, p2p %.2f" % (
+        which, names[which], statistics.median(rs), " ".join("%.3f" % x for x in rs),
+        statistics.median(tw), statistics.median(pp)))
 PY

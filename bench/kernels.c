@@ -131,6 +131,7 @@ typedef struct {
     int64_t k;
     int threads;
     int rsb_fail;
+    int c_mode; /* the executor's store rule for a C of this size */
 } job;
 
 typedef void (*run_fn)(job *j);
@@ -139,13 +140,13 @@ static void run_tf(job *j)
 {
     const tf_csr *a = &j->m->a;
     if (j->threads <= 1) {
-        tf_kern_csr(0, a->nrows, a->rowptr, a->col, a->val, j->b, j->k, j->c, 0);
+        tf_kern_csr(0, a->nrows, a->rowptr, a->col, a->val, j->b, j->k, j->c, j->c_mode);
         return;
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(j->threads)
     for (int64_t x = 0; x < a->nrows; x += ROW_BLOCK)
         tf_kern_csr(x, x + ROW_BLOCK < a->nrows ? x + ROW_BLOCK : a->nrows, a->rowptr, a->col,
-                    a->val, j->b, j->k, j->c, 0);
+                    a->val, j->b, j->k, j->c, j->c_mode);
 }
 
 /* One thread at any -t: the executor gives each fetched run to one thread. */
@@ -372,7 +373,9 @@ int main(int argc, char **argv)
                 ct[nc++] = rest[x];
             int oom = !b;
             for (int x = 0; x < nc; x++) {
-                ct[x].c = calloc(csize + 1, sizeof(float));
+                /* Aligned as the executor's callers allocate C, so that the
+                 * streaming stores it uses on a large C apply here too. */
+                ct[x].c = tf_kern_alloc_c(a->nrows, k);
                 ct[x].t = NULL;
                 oom |= !ct[x].c;
             }
@@ -381,7 +384,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             tf_dense_fill(b, 1, 0, a->ncols, k);
-            job j = {&m, b, NULL, k, threads, 0};
+            job j = {&m, b, NULL, k, threads, 0, tf_kern_c_mode((int64_t)(csize * sizeof(float)))};
 
             /* A fresh librsb matrix tuned for this K. */
             double tune_s = 0;

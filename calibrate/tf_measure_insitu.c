@@ -19,6 +19,7 @@
 #include "tf_dense.h"
 #include "tf_error.h"
 #include "tf_exec.h"
+#include "tf_kernels.h"
 #include "tf_planner.h"
 #include "twoface.h"
 
@@ -138,7 +139,7 @@ static int run_interleaved(MPI_Comm comm, int k, int iters, const tf_coeffs *c,
     MPI_Comm_rank(comm, &rank);
     int64_t r0, nr;
     tf_get_rows(run[0].h, &r0, &nr);
-    float *cbuf = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *cbuf);
+    float *cbuf = tf_kern_alloc_c(nr, k); /* as the executor's callers */
     int st = cbuf ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory for C", rank);
     st = tf_cal_agree(comm, st);
     for (int it = 0; !st && it < iters + 2; it++) {

@@ -130,8 +130,9 @@ static int point_make(ker_point *p, int kind, int k, int64_t m, int shape, uint6
         return st;
     p->work = (double)p->a.nnz * k;
     p->miss = p->a.nnz;
-    p->b = malloc((size_t)p->brows * (size_t)k * sizeof *p->b);
-    p->c = malloc((size_t)p->crows * (size_t)k * sizeof *p->c);
+    /* On cache lines, as the executor's B and C (tf_kern_alloc_rows). */
+    p->b = tf_kern_alloc_rows(p->brows, k, sizeof *p->b);
+    p->c = tf_kern_alloc_c(p->crows, k);
     if (!p->b || !p->c)
         return tf_fail(TF_ERR_NOMEM, "kernel measurement: out of memory for %lld x %d",
                        (long long)p->brows, k);

@@ -57,6 +57,7 @@
  * one rank per host. */
 #include "tf_bf16.h"
 #include "tf_exec.h"
+#include "tf_kernels.h"
 
 #include <omp.h>
 #include <sched.h>
@@ -170,29 +171,62 @@ static int alloc_shared(tf_handle *h, MPI_Aint bytes, int disp, int contig, void
 }
 #endif
 
+/* Rows on cache lines (docs/executor.md, "Rows on cache lines"). MPI
+ * gives a window's memory at its own offset (Open MPI's components: 8
+ * bytes past a line), so rows of a whole number of lines would each
+ * straddle one more line than they fill, and every vector load of them two.
+ * Where a row is whole lines each rank's part gets one row of slack and
+ * its rows begin at the first line boundary in it: one row, not 64 bytes,
+ * so that in the contiguous layout rank q's row 0 stays a whole number of
+ * rows from rank 0's (tf_node_direct.c). */
+static MPI_Aint slack_bytes(MPI_Aint rowbytes) { return rowbytes % 64 == 0 ? rowbytes : 0; }
+
+/* Every rank's pad (bytes from its base to its row 0) into *pads, and this
+ * rank's *base moved to its row 0. Collective; agrees. */
+static int window_pads(tf_handle *h, void **base, MPI_Aint rowbytes, size_t es, MPI_Aint **pads)
+{
+    uintptr_t at = (uintptr_t)*base;
+    MPI_Aint pad = slack_bytes(rowbytes) > 0 && at % es == 0 ? (MPI_Aint)((64 - at % 64) % 64) : 0;
+    *pads = malloc((size_t)h->nranks * sizeof **pads);
+    int st = tf_agree(h->comm, *pads ? TF_OK : tf_fail(TF_ERR_NOMEM, "rank %d: out of memory",
+                                                        h->rank));
+    if (st != TF_OK)
+        return st;
+    int err = MPI_Allgather(&pad, 1, MPI_AINT, *pads, 1, MPI_AINT, h->comm);
+    st = tf_agree(h->comm, err == MPI_SUCCESS ? TF_OK : tf_mpi_fail(err, "MPI_Allgather"));
+    if (st == TF_OK)
+        *base = (char *)*base + pad;
+    return st;
+}
+
 int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
 {
     tf_handle *h = ctx->h;
-    const MPI_Aint elems = (MPI_Aint)h->rp->nbrows * ctx->k;
+    const int64_t rows = h->rp->nbrows;
+    const MPI_Aint fbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float),
+                   xbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
     int err, st = TF_OK;
     ctx->win_shared = 0;
     ctx->bwin = MPI_WIN_NULL;
+    ctx->row_slack = 0;
 #ifndef TF_COLL_SHM_UNAVAILABLE
     int shared = want && h->node_ranks == h->nranks;
     MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, h->comm);
+    const MPI_Aint fsize = (MPI_Aint)rows * fbytes + slack_bytes(fbytes);
     if (shared && !ctx->bf16) {
-        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), contig,
-                         &ctx->xb, &ctx->win)) {
+        if (alloc_shared(h, fsize, (int)sizeof(float), contig, &ctx->xb, &ctx->win)) {
             ctx->win_shared = 1;
+            ctx->row_slack = slack_bytes(fbytes) > 0;
+            st = window_pads(h, &ctx->xb, fbytes, sizeof(float), &ctx->win_pad);
             ctx->b = ctx->xb;
-            return TF_OK;
+            return st;
         }
         ctx->xb = NULL;
     } else if (shared) {
         /* bf16: fetchers still read the export with MPI_Rget from win;
          * readers of the collective round from float32 B in bwin. */
-        if (alloc_shared(h, elems * (MPI_Aint)sizeof(float), (int)sizeof(float), contig,
-                         &ctx->b, &ctx->bwin)) {
+        void *fb = NULL;
+        if (alloc_shared(h, fsize, (int)sizeof(float), contig, &fb, &ctx->bwin)) {
             err = MPI_Win_lock_all(MPI_MODE_NOCHECK, ctx->bwin); /* for MPI_Win_sync */
             if (err != MPI_SUCCESS)
                 st = tf_mpi_fail(err, "MPI_Win_lock_all (B)");
@@ -201,10 +235,13 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
                 if (err == MPI_SUCCESS)
                     MPI_Win_unlock_all(ctx->bwin);
                 MPI_Win_free(&ctx->bwin);
-                ctx->b = NULL;
                 return st;
             }
             ctx->win_shared = 1;
+            ctx->row_slack = slack_bytes(fbytes) > 0;
+            if ((st = window_pads(h, &fb, fbytes, sizeof(float), &ctx->bwin_pad)))
+                return st; /* the owner's destroy frees bwin */
+            ctx->b = fb;
         }
     }
 #else
@@ -212,26 +249,36 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
     (void)contig;
 #endif
     if (ctx->bf16 && !ctx->win_shared) {
-        ctx->b_own = malloc((size_t)(elems > 0 ? elems : 1) * sizeof(float));
+        ctx->b_own = tf_kern_alloc_rows(rows, ctx->k, sizeof(float));
         ctx->b = ctx->b_own;
         if (!ctx->b_own)
-            st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld elements)", h->rank,
-                         (long long)elems);
+            st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate B (%lld x %d elements)", h->rank,
+                         (long long)rows, ctx->k);
     }
     st = tf_agree(h->comm, st);
     if (st)
         return st;
     MPI_Errhandler eh = errors_return(h->comm);
-    err = MPI_Win_allocate(elems * (MPI_Aint)ctx->es, (int)ctx->es, MPI_INFO_NULL, h->comm,
-                           &ctx->xb, &ctx->win);
+    err = MPI_Win_allocate((MPI_Aint)rows * xbytes + slack_bytes(xbytes), (int)ctx->es,
+                           MPI_INFO_NULL, h->comm, &ctx->xb, &ctx->win);
     errors_restore(h->comm, eh);
     if (err != MPI_SUCCESS) {
         ctx->win = MPI_WIN_NULL;
         ctx->xb = NULL;
         st = window_fail(err, "MPI_Win_allocate (B)");
-    } else if (!ctx->bf16)
+    }
+    st = tf_agree(h->comm, st);
+    if (st == TF_OK)
+        st = window_pads(h, &ctx->xb, xbytes, ctx->es, &ctx->win_pad);
+    if (st == TF_OK && !ctx->bf16)
         ctx->b = ctx->xb;
-    return tf_agree(h->comm, st);
+    return st;
+}
+
+MPI_Aint tf_coll_shm_b_pad(const tf_spmm_ctx *ctx, int q)
+{
+    const MPI_Aint *p = ctx->bf16 ? ctx->bwin_pad : ctx->win_pad;
+    return p ? p[q] : 0;
 }
 
 void tf_coll_shm_free(tf_spmm_ctx *ctx)
@@ -295,8 +342,9 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
             int err = MPI_Win_shared_query(tf_coll_shm_b_window(ctx), src, &size, &disp, &ptr);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "MPI_Win_shared_query");
-            base = ptr;
-            owner_rows = (int64_t)size / rowbytes;
+            MPI_Aint pad = tf_coll_shm_b_pad(ctx, src);
+            base = (const float *)((const char *)ptr + pad);
+            owner_rows = size > pad ? (int64_t)(size - pad) / rowbytes : 0;
         }
         int64_t first = rp->recv_first[r], rows = rp->recv_rows[r];
         if (first < 0 || rows < 0 || first > owner_rows - rows)

@@ -29,6 +29,7 @@
  * they fit in an int; the v form's displacements are rows too, and it is
  * used only when both buffers have fewer than 2^31 rows. */
 #include "tf_exec.h"
+#include "tf_kernels.h"
 #include "tf_pack.h"
 
 #include <stdlib.h>
@@ -222,7 +223,7 @@ static int coll_describe(tf_spmm_ctx *ctx)
     free(bdisp);
     if (st == TF_OK && ctx->n_pack_dst > 0) {
         int64_t rows = ctx->pack_rows > 0 ? ctx->pack_rows : 1;
-        ctx->pack_buf = malloc((size_t)rows * (size_t)rowbytes);
+        ctx->pack_buf = tf_kern_alloc_rows(rows, ctx->k, ctx->es);
         MPI_Aint at = 0, base = 0;
         if (!ctx->pack_buf)
             st = tf_fail(TF_ERR_NOMEM, "rank %d: cannot allocate the %lld-row pack buffer",

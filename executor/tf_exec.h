@@ -111,6 +111,15 @@ struct tf_spmm_ctx {
      * (MPI_Win_allocate_shared, tf_coll_shm.c): in win for float32, in
      * bwin for bf16. */
     int win_shared;
+    /* Rows on cache lines (docs/executor.md, "Rows on cache lines"): where
+     * a row is a whole number of 64-byte lines, each rank's part of a
+     * window has one row of slack and its rows begin at the first line
+     * boundary in it. win_pad[q] (bwin_pad[q]): bytes from rank q's base
+     * of win (bwin) to its row 0, for every rank (one-sided displacements,
+     * shared-memory addresses); row_slack: the rows of slack (0 or 1).
+     * Allocated with the window, freed by its owner. */
+    MPI_Aint *win_pad, *bwin_pad;
+    int row_slack;
 
     void *coll_buf;  /* coll_buf_rows * K elements of es bytes */
     void *fetch_buf; /* fetch_buf_rows * K elements of es bytes */
@@ -345,6 +354,9 @@ void tf_coll_shm_arrived(tf_spmm_ctx *ctx);
 /* The window holding every owner's float32 B: the B window, or with bf16
  * bwin beside the export. */
 MPI_Win tf_coll_shm_b_window(const tf_spmm_ctx *ctx);
+/* Bytes from rank q's base of that window to its row 0 ("Rows on cache
+ * lines", tf_coll_shm_window). */
+MPI_Aint tf_coll_shm_b_pad(const tf_spmm_ctx *ctx, int q);
 /* After tf_coll_shm_arrived: copies part `part` of `parts` of this
  * rank's segments (parts = n_coll_threads, or 1 for all of them). */
 void tf_coll_shm_copy(tf_spmm_ctx *ctx, int part, int parts);

@@ -73,11 +73,6 @@ int tf_node_crowded(tf_handle *h, const tf_exec_options *opt)
 }
 
 /* n elements of es bytes (at least one byte: never NULL for n = 0). */
-static void *alloc_elems(int64_t n, size_t es)
-{
-    return malloc((size_t)(n > 0 ? n : 1) * es);
-}
-
 /* Collective (window, communicator) when those exist. */
 void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
 {
@@ -92,6 +87,8 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
             MPI_Win_unlock_all(ctx->bwin);
             MPI_Win_free(&ctx->bwin);
         }
+        free(ctx->win_pad);
+        free(ctx->bwin_pad);
     }
     free(ctx->b_own);
     tf_export_free(ctx);
@@ -240,6 +237,9 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
         ctx->xb = share->xb;
         ctx->bwin = share->bwin;
         ctx->win_shared = share->win_shared;
+        ctx->win_pad = share->win_pad;
+        ctx->bwin_pad = share->bwin_pad;
+        ctx->row_slack = share->row_slack;
         if (share->bf16 != ctx->bf16)
             st = tf_fail(TF_ERR_INTERNAL, "a runner-up context in another precision");
     } else if (st == TF_OK) {
@@ -260,8 +260,9 @@ int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_
     const int64_t coll_rows = ctx->direct ? 0 : rp->coll_buf_rows;
     const int64_t fetch_rows = ctx->direct ? 0 : rp->fetch_buf_rows;
     if (st == TF_OK) {
-        ctx->coll_buf = alloc_elems(coll_rows * k, ctx->es);
-        ctx->fetch_buf = alloc_elems(fetch_rows * k, ctx->es);
+        /* Rows on cache lines, as B's (tf_coll_shm_window). */
+        ctx->coll_buf = tf_kern_alloc_rows(coll_rows, k, ctx->es);
+        ctx->fetch_buf = tf_kern_alloc_rows(fetch_rows, k, ctx->es);
         ctx->row_split = malloc(((size_t)ctx->n_coll_threads + 1) * sizeof *ctx->row_split);
         ctx->n_local_chunks = rp->nrows >= 8 ? 8 : 1;
         ctx->c_mode = tf_kern_c_mode(rp->nrows * (int64_t)k * (int64_t)sizeof(float));

@@ -13,6 +13,7 @@
  * ranks do not all start with the same owner; a run from an owner is issued
  * only once that owner's READY message has arrived. */
 #include "tf_exec.h"
+#include "tf_kernels.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -173,8 +174,7 @@ int tf_fetch_setup(tf_spmm_ctx *ctx)
         for (size_t i = 0; i < ns; i++)
             ft->req[i] = MPI_REQUEST_NULL;
         if (ctx->threads_fetch > 0 && rp->n_fetch_rows > 0) {
-            size_t n = (size_t)rp->n_fetch_rows * (size_t)ctx->k;
-            ft->acc = malloc(n * sizeof *ft->acc);
+            ft->acc = tf_kern_alloc_rows(rp->n_fetch_rows, ctx->k, sizeof *ft->acc);
             if (!ft->acc)
                 return tf_fail(TF_ERR_NOMEM,
                                "rank %d: cannot allocate a %lld x %d fetch accumulator",
@@ -216,7 +216,9 @@ int tf_fetch_issue(tf_spmm_ctx *ctx, tf_fetch_thread *ft, const char *ready)
             int err = MPI_Rget((char *)ctx->fetch_buf + (size_t)(rp->run_off[r] * k) * ctx->es,
                                rp->run_count[r],
                                ctx->row_type, rp->run_owner[r],
-                               (MPI_Aint)rp->run_first[r] * (MPI_Aint)k, rp->run_count[r],
+                               ctx->win_pad[rp->run_owner[r]] / (MPI_Aint)ctx->es +
+                                   (MPI_Aint)rp->run_first[r] * (MPI_Aint)k,
+                               rp->run_count[r],
                                ctx->row_type, ctx->win, &ft->req[ft->req_off + slot]);
             if (err != MPI_SUCCESS)
                 return tf_mpi_fail(err, "MPI_Rget");

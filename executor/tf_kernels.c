@@ -112,15 +112,19 @@ int tf_kern_init(void)
     return TF_OK;
 }
 
-float *tf_kern_alloc_c(int64_t nrows, int64_t k)
+void *tf_kern_alloc_rows(int64_t nrows, int64_t k, size_t es)
 {
-    size_t n = (size_t)(nrows > 0 ? nrows : 1) * (size_t)(k > 0 ? k : 1);
-    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-    float *c = aligned_alloc(64, bytes);
-    if (c)
-        memset(c, 0, bytes);
-    return c;
+    size_t r = (size_t)(nrows > 0 ? nrows : 1), w = (size_t)(k > 0 ? k : 1);
+    if (es == 0 || w > SIZE_MAX / es || r > (SIZE_MAX - 64) / (w * es))
+        return NULL;
+    size_t bytes = (r * w * es + 63) / 64 * 64;
+    void *p = aligned_alloc(64, bytes);
+    if (p)
+        memset(p, 0, bytes);
+    return p;
 }
+
+float *tf_kern_alloc_c(int64_t nrows, int64_t k) { return tf_kern_alloc_rows(nrows, k, sizeof(float)); }
 
 int tf_kern_c_mode(int64_t c_bytes)
 {

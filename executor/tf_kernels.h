@@ -9,6 +9,7 @@
 #ifndef TF_KERNELS_H
 #define TF_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:) when
@@ -29,10 +30,16 @@
 #define TF_KERN_STREAM_MIN ((int64_t)4 << 20)
 int tf_kern_c_mode(int64_t c_bytes);
 
-/* A C of nrows x k floats (at least one row) as the kernels stream it best:
- * zeroed (so its pages are touched) and on a cache-line boundary, so that
- * with k a multiple of 16 every row is whole lines. NULL when memory runs
- * out; free() releases it. */
+/* nrows x k elements of es bytes (at least one element), zeroed (so its
+ * pages are touched) and on a cache-line boundary, so that with rows of a
+ * multiple of 64 bytes every row is whole lines: a vector load of B then
+ * never straddles two lines (a B whose rows began 8 bytes past a line took
+ * 1.16x the time at K = 512: docs/executor.md, "Rows on cache lines"), and
+ * C can be streamed. NULL when memory runs out or the size overflows;
+ * free() releases it. */
+void *tf_kern_alloc_rows(int64_t nrows, int64_t k, size_t es);
+
+/* A C of nrows x k floats as the kernels stream it best (above). */
 float *tf_kern_alloc_c(int64_t nrows, int64_t k);
 
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,

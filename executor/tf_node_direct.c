@@ -49,8 +49,11 @@ void tf_direct_free(tf_spmm_ctx *ctx)
 }
 
 /* 1 when every rank's part of B's window (bwin with bf16) is where the
- * contiguous layout puts it (node_b + brow_off[q] * K) and holds its
- * band. */
+ * contiguous layout puts it and holds its band. Rank q's row 0 is then
+ * row brow_off[q] + q * row_slack of node_b: each part ends with the row
+ * of slack that puts its rows on cache lines (tf_coll_shm_window), so a
+ * B row's column in the in-place CSR is its global row plus its owner
+ * times row_slack. */
 static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
 {
     const tf_handle *h = ctx->h;
@@ -58,7 +61,7 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
     const size_t rowbytes = (size_t)ctx->k * sizeof(float);
     uintptr_t base = 0;
     int have = 0;
-    if (h->plan.n > INT32_MAX)
+    if (h->plan.n > (int64_t)INT32_MAX - h->nranks)
         return 0; /* the CSR's columns are int32 */
     for (int q = 0; q < h->nranks; q++) {
         MPI_Aint size = 0;
@@ -67,13 +70,15 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
         if (MPI_Win_shared_query(tf_coll_shm_b_window(ctx), q, &size, &disp, &ptr) != MPI_SUCCESS)
             return 0;
         int64_t rows = bo[q + 1] - bo[q];
-        if (rows < 0 || (size_t)size < (size_t)rows * rowbytes)
+        MPI_Aint pad = tf_coll_shm_b_pad(ctx, q);
+        if (rows < 0 || pad < 0 || (size_t)size < (size_t)pad + (size_t)rows * rowbytes)
             return 0;
         if (rows == 0)
             continue; /* an empty part's address is anyone's guess */
         /* Integer arithmetic: the owners' parts are different objects
          * to C, one mapping to the machine. */
-        uintptr_t b = (uintptr_t)ptr - (uintptr_t)bo[q] * rowbytes;
+        uintptr_t b = (uintptr_t)ptr + (uintptr_t)pad -
+                      (uintptr_t)(bo[q] + (int64_t)q * ctx->row_slack) * rowbytes;
         if (have && b != base)
             return 0;
         base = b;
@@ -83,8 +88,23 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
     return 1;
 }
 
+/* The column of global B row g in the in-place CSR (layout_holds). */
+static int32_t node_col(const tf_spmm_ctx *ctx, int64_t g)
+{
+    const int64_t *bo = ctx->h->plan.brow_off;
+    int lo = 0, hi = ctx->h->nranks - 1; /* the owner: bo[q] <= g < bo[q + 1] */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (bo[mid] <= g)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return (int32_t)(g + (int64_t)lo * ctx->row_slack);
+}
+
 /* The remote CSR: per row, the collective nonzeros in plan order, then the
- * fetch nonzeros in buffer-column order; columns global B rows. */
+ * fetch nonzeros in buffer-column order; columns global B rows (node_col). */
 static int build_csr(tf_spmm_ctx *ctx)
 {
     const tf_handle *h = ctx->h;
@@ -109,13 +129,13 @@ static int build_csr(tf_spmm_ctx *ctx)
     memcpy(at, ctx->dir_ptr, (size_t)(nr + 1) * sizeof *at);
     for (int64_t i = 0; i < nr; i++)
         for (int64_t e = rp->coll_ptr[i]; e < rp->coll_ptr[i + 1]; e++) {
-            ctx->dir_idx[at[i]] = (int32_t)h->coll_gcol[rp->coll_idx[e]];
+            ctx->dir_idx[at[i]] = node_col(ctx, h->coll_gcol[rp->coll_idx[e]]);
             ctx->dir_val[at[i]++] = rp->coll_val[e];
         }
     for (int64_t j = 0; j < rp->fetch_buf_rows; j++)
         for (int64_t e = rp->fet_ptr[j]; e < rp->fet_ptr[j + 1]; e++) {
             int64_t i = rp->fetch_rows[rp->fet_idx[e]];
-            ctx->dir_idx[at[i]] = (int32_t)h->fetch_gcol[j];
+            ctx->dir_idx[at[i]] = node_col(ctx, h->fetch_gcol[j]);
             ctx->dir_val[at[i]++] = rp->fet_val[e];
         }
     free(at);

@@ -288,7 +288,9 @@ void tf_selection_get(const tf_ctx *ctx, tf_selection *s);
 /* This rank's rows of B, row-major with k columns, inside the memory other
  * ranks read: fill them before each tf_spmm (or once, if B does not change).
  * Sets *row_begin (global index of the first row) and *nrows; may return
- * NULL when *nrows is 0. The pointer stays valid until tf_context_free. */
+ * NULL when *nrows is 0. The pointer stays valid until tf_context_free.
+ * With k a multiple of 16 it is 64-byte aligned, so every row is whole
+ * cache lines (docs/executor.md, "Rows on cache lines"). */
 float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows);
 
 /* Collective. c = this rank's rows of A times B: nrows x k floats, row-major
@@ -298,7 +300,7 @@ float *tf_b_rows(tf_ctx *ctx, int64_t *row_begin, int64_t *nrows);
  * entered tf_spmm. A failure inside an SpMM (an MPI error) is not
  * recoverable: it returns TF_ERR_MPI and the caller should MPI_Abort.
  * Speed: with c 64-byte aligned (aligned_alloc(64, ...)) and k a multiple
- * of 16, a C of 32 MiB or more is written with non-temporal stores, which
+ * of 16, a C of 4 MiB or more per rank is written with non-temporal stores, which
  * do not read it first (docs/executor.md, "Stores of C"); any c works. */
 int tf_spmm(tf_ctx *ctx, float *c);
 

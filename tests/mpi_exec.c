@@ -630,6 +630,11 @@ static int shm_run(tf_handle *h, int k, int comm, int threads, int tfetch, const
     int64_t b0, nb, r0, nr;
     float *b = tf_b_rows(ctx, &b0, &nb);
     tf_get_rows(h, &r0, &nr);
+    /* Rows of whole cache lines begin on one, in every window form
+     * (docs/executor.md, "Rows on cache lines"). */
+    if (nb > 0 && k % 16 == 0)
+        ck_assert_msg((uintptr_t)b % 64 == 0, "%s, K=%d: B at %p is not on a cache line", env, k,
+                      (void *)b);
     for (int it = 0; it < reps && st == TF_OK; it++) {
         if (g_rank == 0 && it % 2)
             usleep(300);

@@ -498,6 +498,31 @@ START_TEST(stream_mode_by_size_and_environment)
 }
 END_TEST
 
+/* Buffers of rows: on a cache line, zeroed, at least one element, and
+ * NULL (not a wrapped size) when the size does not fit. */
+START_TEST(row_buffers_on_cache_lines)
+{
+    static const int64_t shapes[][3] = {{0, 0, 4}, {1, 1, 1}, {3, 7, 2}, {5, 16, 4}, {1000, 33, 4}};
+    for (size_t x = 0; x < sizeof shapes / sizeof shapes[0]; x++) {
+        const int64_t r = shapes[x][0], k = shapes[x][1];
+        const size_t es = (size_t)shapes[x][2];
+        unsigned char *p = tf_kern_alloc_rows(r, k, es);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq((uintptr_t)p % 64, 0);
+        size_t n = (size_t)(r > 0 ? r : 1) * (size_t)(k > 0 ? k : 1) * es;
+        for (size_t i = 0; i < n; i++)
+            ck_assert_uint_eq(p[i], 0);
+        free(p);
+    }
+    float *c = tf_kern_alloc_c(9, 48);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq((uintptr_t)c % 64, 0);
+    free(c);
+    ck_assert_ptr_null(tf_kern_alloc_rows(INT64_MAX / 2, 4, 4));
+    ck_assert_ptr_null(tf_kern_alloc_rows(4, 4, 0));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -511,6 +536,7 @@ static Suite *suite(void)
     tcase_add_test(tc, fused_csr2_is_csr_then_csr_add);
     tcase_add_test(tc, streaming_stores_change_nothing);
     tcase_add_test(tc, stream_mode_by_size_and_environment);
+    tcase_add_test(tc, row_buffers_on_cache_lines);
     suite_add_tcase(s, tc);
     return s;
 }
