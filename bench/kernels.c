@@ -356,7 +356,7 @@ int main(int argc, char **argv)
         for (int ik = 0; ik < nk; ik++) {
             const int64_t k = ks[ik];
             const size_t csize = (size_t)a->nrows * (size_t)k;
-            float *b = malloc((size_t)a->ncols * (size_t)k * sizeof *b + 1);
+            float *b = tf_kern_alloc_rows(a->ncols, k, sizeof *b); /* rows on lines, as B's */
             contender ct[MAX_CONT];
             int nc = 0;
             for (int v = 0; v < nvar; v++)

@@ -9,8 +9,8 @@
 # executor rotates their order every round), with the order of --algo itself
 # changing from one process to the next: even processes rotate the list, odd
 # ones rotate it reversed, so that twoface is created before p2p in two of
-# every four processes (on cnr-2000 the ratio moved 3-8 % with that order,
-# docs/benchmarks.md). Each process gives a paired ratio: twoface's median
+# every four processes (which one allocates first must not decide the
+# table, docs/benchmarks.md). Each process gives a paired ratio: twoface's median
 # over the median of the fastest baseline of that same process. The table
 # shows the median of those ratios, their range, and the 1-minute load
 # average when the case started. "twoface ran": the classes

@@ -344,7 +344,11 @@ static int shm_describe(tf_spmm_ctx *ctx, int **seg_rank_out)
                 return tf_mpi_fail(err, "MPI_Win_shared_query");
             MPI_Aint pad = tf_coll_shm_b_pad(ctx, src);
             base = (const float *)((const char *)ptr + pad);
+            /* Its band, as far as its part holds it (not the slack). */
             owner_rows = size > pad ? (int64_t)(size - pad) / rowbytes : 0;
+            int64_t band = h->plan.brow_off[src + 1] - h->plan.brow_off[src];
+            if (owner_rows > band)
+                owner_rows = band;
         }
         int64_t first = rp->recv_first[r], rows = rp->recv_rows[r];
         if (first < 0 || rows < 0 || first > owner_rows - rows)

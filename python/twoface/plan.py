@@ -26,9 +26,13 @@ _live = []
 
 
 # Set when the program ends on an exception nobody caught (sys.excepthook,
-# which Python calls before the exit handlers).
+# which Python calls before the exit handlers), and the status sys.exit was
+# last called with: SystemExit never reaches the hook, and Python gives the
+# exit handlers no status.
 _uncaught = False
+_exit_status = None
 _excepthook = sys.excepthook
+_sys_exit = sys.exit
 
 
 def _note_uncaught(kind, value, tb):
@@ -37,20 +41,39 @@ def _note_uncaught(kind, value, tb):
     _excepthook(kind, value, tb)
 
 
+def _note_exit(status=None):
+    global _exit_status
+    _exit_status = status
+    _sys_exit(status)
+
+
 sys.excepthook = _note_uncaught
+sys.exit = _note_exit
+
+
+def _failure_status():
+    """The status to abort with when the program is ending in failure, else
+    None: an uncaught exception is 1, sys.exit(n) n (a message: 1)."""
+    if _uncaught:
+        return 1
+    if _exit_status is None or _exit_status == 0:
+        return None
+    return _exit_status if isinstance(_exit_status, int) else 1
 
 
 def _free_live():
     if MPI.Is_finalized():  # the program finalised MPI itself: nothing can be freed
         return
-    if _uncaught and _live and MPI.COMM_WORLD.Get_size() > 1:
+    status = _failure_status()
+    if status is not None and _live and MPI.COMM_WORLD.Get_size() > 1:
         # The other ranks may not have failed, and may wait for this one in
         # an SpMM: freeing, which is collective, would wait for them in turn.
-        sys.stderr.write(f'twoface: rank {MPI.COMM_WORLD.Get_rank()} ends on an uncaught '
-                         'exception with plans open: aborting the job, as the other ranks '
+        why = ('an uncaught exception' if _uncaught else f'sys.exit({_exit_status!r})')
+        sys.stderr.write(f'twoface: rank {MPI.COMM_WORLD.Get_rank()} ends on {why} '
+                         'with plans open: aborting the job, as the other ranks '
                          'cannot know\n')
         sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(1)
+        MPI.COMM_WORLD.Abort(status)
     while _live:
         obj = _live[-1]
         obj._release()

@@ -2,7 +2,8 @@
 TwofaceError after ctx.free() or plan.close(), never touch freed memory (the
 use-after-free and use-after-close sequences, at 1 and 3 ranks: a segfault
 would be exit status 139); argument errors carry TF_ERR_ARG, library errors their own code;
-an uncaught exception on one rank ends the job instead of freeing collectively."""
+an uncaught exception or sys.exit(n != 0) on one rank ends the job instead of
+freeing collectively."""
 import os
 
 import pytest
@@ -44,4 +45,18 @@ def test_uncaught_exception_on_one_rank(tmp_path):
     assert rc != 0, f'the job exited 0: {err[-2000:]}'
     assert 'RuntimeError: a failure on rank 1 only' in err, err[-2000:]
     assert 'twoface: rank 1 ends on an uncaught exception with plans open' in err, err[-2000:]
+    assert 'rank 0 done' not in out
+
+
+def test_sys_exit_on_one_rank(tmp_path):
+    """The same with sys.exit(3) on rank 1, which Python's exception hook
+    never sees: the job ends with a non-zero status and the reason."""
+    A = tfutil.random_sparse(14, 14, 0.3, seed=3, symmetric=True)
+    mtx = str(tmp_path / 'a.mtx')
+    tfutil.write_mtx(mtx, A)
+    plan = tfutil.plan(mtx, 2, str(tmp_path / 'a.h5'))
+    rc, out, err = tfutil.mpirun(2, os.path.join(tfutil.HERE, 'mpi_local_exception.py'), plan,
+                                 'exit')
+    assert rc != 0, f'the job exited 0: {err[-2000:]}'
+    assert 'twoface: rank 1 ends on sys.exit(3) with plans open' in err, err[-2000:]
     assert 'rank 0 done' not in out
