@@ -24,6 +24,7 @@
 #include "tf_bf16.h"
 #include "tf_error.h"
 #include "tf_exchange.h"
+#include "tf_partition.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -65,20 +66,6 @@ static int64_t find_i32(const int32_t *u, int64_t n, int32_t j)
             lo = mid + 1;
         else
             hi = mid;
-    }
-    return lo;
-}
-
-/* Owner of global B row j (last p with off[p] <= j; non-empty by construction). */
-static int owner_of(const int64_t *off, int nranks, int64_t j)
-{
-    int lo = 0, hi = nranks - 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (off[mid] <= j)
-            lo = mid;
-        else
-            hi = mid - 1;
     }
     return lo;
 }
@@ -139,7 +126,7 @@ int tf_bl_p2p_create(tf_baseline *b, const tf_baseline_input *in)
                 need[u++] = need[x];
         n_need = u;
         for (int64_t x = 0; x < n_need; x++)
-            need_cnt[owner_of(in->brow_off, P, need[x])]++;
+            need_cnt[tf_partition_owner(in->brow_off, P, need[x])]++;
         for (int p = 1; p < P; p++)
             need_dsp[p] = need_dsp[p - 1] + need_cnt[p - 1];
     }

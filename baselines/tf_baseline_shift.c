@@ -31,6 +31,7 @@
 #include "tf_agree.h"
 #include "tf_bf16.h"
 #include "tf_error.h"
+#include "tf_partition.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -64,21 +65,6 @@ typedef struct {
     float *partial; /* |R_t| x K (c > 1), else NULL */
     int *rs_counts; /* c: K x rows of each team member (reduce-scatter) */
 } shift_state;
-
-/* The owner of global B row j: the last p with brow_off[p] <= j that has a
- * non-empty band (binary search). */
-static int owner_of(const int64_t *off, int nranks, int64_t j)
-{
-    int lo = 0, hi = nranks - 1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (off[mid] <= j)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
 
 static int make_triplet_type(MPI_Datatype *t)
 {
@@ -126,14 +112,14 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
     if (st == TF_OK) {
         /* Count, then place, the triplets for each team member (layer). */
         for (int64_t e = 0; e < nnz; e++)
-            scount[owner_of(bo, b->nranks, in->col[e]) % c]++;
+            scount[tf_partition_owner(bo, b->nranks, in->col[e]) % c]++;
         for (int d = 1; d < c; d++)
             sdispl[d] = sdispl[d - 1] + scount[d - 1];
         int *cur = rcount; /* scratch until the count exchange */
         memcpy(cur, sdispl, (size_t)c * sizeof *cur);
         for (int64_t i = 0; i < in->nrows; i++)
             for (int64_t e = in->rowptr[i]; e < in->rowptr[i + 1]; e++) {
-                int d = owner_of(bo, b->nranks, in->col[e]) % c;
+                int d = tf_partition_owner(bo, b->nranks, in->col[e]) % c;
                 triplet *x = &sbuf[cur[d]++];
                 x->row = (int32_t)(s->my_off + i);
                 x->col = in->col[e];
@@ -167,7 +153,7 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
         for (int x = 0; x < q; x++)
             last[x] = -1;
         for (int64_t e = 0; e < nrecv; e++) {
-            int p = owner_of(bo, b->nranks, rbuf[e].col);
+            int p = tf_partition_owner(bo, b->nranks, rbuf[e].col);
             if (p % c != l) {
                 st = tf_fail(TF_ERR_INTERNAL, "rank %d: shift: column %d is not in layer %d",
                              b->rank, (int)rbuf[e].col, l);
@@ -202,7 +188,7 @@ static int redistribute(tf_baseline *b, shift_state *s, const tf_baseline_input 
             cur_row[x] = cnt_rows[x];
         }
         for (int64_t e = 0; e < nrecv; e++) {
-            int p = owner_of(bo, b->nranks, rbuf[e].col);
+            int p = tf_partition_owner(bo, b->nranks, rbuf[e].col);
             int x = ((p / c) - t + q) % q;
             int64_t z = cur_nz[x]++;
             if (last[x] != rbuf[e].row) {

@@ -31,6 +31,7 @@
  * float32 B then lives in bwin, beside the bf16 export's window, laid out
  * contiguously; the export is not set up. */
 #include "tf_exec.h"
+#include "tf_partition.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -91,16 +92,8 @@ static int layout_holds(tf_spmm_ctx *ctx, const float **node_b)
 /* The column of global B row g in the in-place CSR (layout_holds). */
 static int32_t node_col(const tf_spmm_ctx *ctx, int64_t g)
 {
-    const int64_t *bo = ctx->h->plan.brow_off;
-    int lo = 0, hi = ctx->h->nranks - 1; /* the owner: bo[q] <= g < bo[q + 1] */
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (bo[mid] <= g)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return (int32_t)(g + (int64_t)lo * ctx->row_slack);
+    int q = tf_partition_owner(ctx->h->plan.brow_off, ctx->h->nranks, g);
+    return (int32_t)(g + (int64_t)q * ctx->row_slack);
 }
 
 /* The remote CSR: per row, the collective nonzeros in plan order, then the

@@ -8,7 +8,10 @@
 # stores of C (TWOFACE_STREAM=on, K = 32 so that rows fill cache lines) give
 # bitwise the C of ordinary ones, in twoface and in p2p, in every variant,
 # and with two thread groups (a fetch plan: the fetch group's sums are merged
-# into the streamed C); a bad TWOFACE_STREAM fails on every rank with one line.
+# into the streamed C; its accumulators add runs in the order the gets land,
+# which differs from run to run, so there the two Cs agree within 1e-3 of
+# values up to about 100 and both pass --check); a bad TWOFACE_STREAM fails
+# on every rank with one line.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_kernels: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_kernels
@@ -66,7 +69,8 @@ for v in auto ""; do
 done
 
 # streamed NAME ALGO NP MPIRUN_ARGS...: the run with TWOFACE_STREAM=off and
-# with =on both pass --check for ALGO and write bitwise the same C.
+# with =on both pass --check for ALGO and write bitwise the same C (within
+# STREAM_DELTA where set: h5diff -d).
 streamed() {
     name=$1 algo=$2 np=$3
     shift 3
@@ -77,9 +81,11 @@ streamed() {
     done
     if [ "$(cat "$work/rc-off")$(cat "$work/rc-on")" != 00 ]; then
         bad "$name, TWOFACE_STREAM: $(head -3 "$work/err-off" "$work/err-on")"
-    elif h5diff -q "$work/C-off.h5" "$work/C-on.h5" /C /C &&
+    elif h5diff -q ${STREAM_DELTA:+-d "$STREAM_DELTA"} "$work/C-off.h5" "$work/C-on.h5" /C /C &&
         grep -q "check $algo: .*passed" "$work/out-on"; then
-        ok "$name: streamed stores give bitwise the same C, checked"
+        same="bitwise the same C"
+        [ -n "${STREAM_DELTA:-}" ] && same="C within $STREAM_DELTA of ordinary stores'"
+        ok "$name: streamed stores give $same, checked"
     else
         bad "$name: streamed C differs: $(head -c 300 "$work/out-on")"
     fi
@@ -96,7 +102,7 @@ done
 # the collective group streamed it): a fetch plan, 2 threads per rank.
 "$PLAN" "$MATRIX" -n 2 -k 32 --mode fetch -o "$work/fetch32.h5" -q >"$work/plan.log" 2>&1 ||
     { bad "plan --mode fetch: $(head -2 "$work/plan.log")"; finish; }
-streamed "two thread groups, fetch plan" fetch 2 -x OMP_NUM_THREADS=2 "$EXEC" \
+STREAM_DELTA=1e-3 streamed "two thread groups, fetch plan" fetch 2 -x OMP_NUM_THREADS=2 "$EXEC" \
     "$work/fetch32.h5" -k 32 --threads 2 --threads-fetch 1
 TWOFACE_STREAM=sometimes timeout 300 mpirun -n $NP --bind-to none -x TWOFACE_STREAM "$EXEC" \
     "$work/plan32.h5" -k 32 -i 2 >"$work/out" 2>"$work/err"

@@ -61,19 +61,46 @@ def _failure_status():
     return _exit_status if isinstance(_exit_status, int) else 1
 
 
+# How long a rank that calls sys.exit(n != 0) with plans open waits for the
+# others to reach their exit too before it aborts the job (seconds).
+EXIT_WAIT_S = 10.0
+
+
+def _all_exiting(comm, wait_s):
+    """True when every rank of comm reaches this point within wait_s: a
+    nonblocking barrier, so that a rank whose peers wait for it elsewhere
+    (in an SpMM) does not wait forever."""
+    req = comm.Ibarrier()
+    end = time.monotonic() + wait_s
+    while not req.Test():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def _free_live():
     if MPI.Is_finalized():  # the program finalised MPI itself: nothing can be freed
         return
     status = _failure_status()
-    if status is not None and _live and MPI.COMM_WORLD.Get_size() > 1:
+    world = MPI.COMM_WORLD
+    if status is not None and _live and world.Get_size() > 1:
         # The other ranks may not have failed, and may wait for this one in
         # an SpMM: freeing, which is collective, would wait for them in turn.
-        why = ('an uncaught exception' if _uncaught else f'sys.exit({_exit_status!r})')
-        sys.stderr.write(f'twoface: rank {MPI.COMM_WORLD.Get_rank()} ends on {why} '
-                         'with plans open: aborting the job, as the other ranks '
-                         'cannot know\n')
-        sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(status)
+        # An exception is this rank's alone; sys.exit(n) is often called on
+        # every rank at once after an error they agreed on (examples/gcn.py),
+        # and then the ranks free together as on success.
+        if not _uncaught and _all_exiting(world, EXIT_WAIT_S):
+            status = None
+        else:
+            why = ('an uncaught exception' if _uncaught else
+                   f'sys.exit({_exit_status})' if isinstance(_exit_status, int) else
+                   'sys.exit with a message')
+            sys.stderr.write(f'twoface: rank {world.Get_rank()} ends on {why} '
+                             'with plans open: aborting the job, as the other ranks '
+                             'cannot know\n')
+            sys.stderr.flush()
+            world.Abort(status)
     while _live:
         obj = _live[-1]
         obj._release()
