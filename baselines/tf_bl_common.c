@@ -79,7 +79,7 @@ void *tf_bl_alloc(tf_baseline *b, int64_t count, size_t size, const char *what)
     }
     /* On cache lines, as the engine's buffers: B rows and C rows of a
      * whole number of lines then fill them (tf_kern_alloc_rows). */
-    void *p = tf_kern_alloc_rows((int64_t)(bytes ? bytes : 1), 1, 1);
+    void *p = tf_kern_alloc_rows((int64_t)bytes, 1, 1); /* at least one byte */
     if (!p) {
         tf_fail(TF_ERR_NOMEM, "rank %d: %s: cannot allocate %zu bytes", b->rank, what, bytes);
         return NULL;

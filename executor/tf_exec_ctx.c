@@ -72,7 +72,6 @@ int tf_node_crowded(tf_handle *h, const tf_exec_options *opt)
     return crowded;
 }
 
-/* n elements of es bytes (at least one byte: never NULL for n = 0). */
 /* Collective (window, communicator) when those exist. */
 void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx)
 {

@@ -12,9 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:) when
- * add is 0 or TF_KERN_STREAM, C(i,:) += that sum when add is 1. B and C are
- * row-major with k columns; C row i is c + i * k. */
 /* `add` of an overwriting kernel that stores C's rows with non-temporal
  * stores where a vector of C is aligned to its size (with k a multiple of
  * 16 and C 64-byte aligned, every row): C is not read before it is written
@@ -42,6 +39,9 @@ void *tf_kern_alloc_rows(int64_t nrows, int64_t k, size_t es);
 /* A C of nrows x k floats as the kernels stream it best (above). */
 float *tf_kern_alloc_c(int64_t nrows, int64_t k);
 
+/* Rows [r0, r1) of a CSR part: C(i,:) = sum_e val[e] * B(idx[e],:) when
+ * add is 0 or TF_KERN_STREAM, C(i,:) += that sum when add is 1. B and C are
+ * row-major with k columns; C row i is c + i * k. */
 void tf_kern_csr(int64_t r0, int64_t r1, const int64_t *ptr, const int32_t *idx,
                  const float *val, const float *b, int64_t k, float *c, int add);
 
