@@ -19,9 +19,8 @@ P=${P:-4}
 K=${K:-128}
 PAIRS=${PAIRS:-6}
 ITER=${ITER:-15}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+. "$(dirname "$0")/lib_bench.sh"
+bench_mpi_env
 for b in "$NEW" "$OLD"; do
     [ -x "$b/bin/twoface-exec" ] || { echo "ab_builds.sh: $b/bin/twoface-exec is not built" >&2; exit 1; }
 done

@@ -20,7 +20,8 @@
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
 # GRAPHS [every *.mtx.zst in DATA], P [2], K [128], ROUNDS [4] processes per
 # transport, ITER [20] timed rounds per process, TRANSPORTS [auto direct copy],
-# COMM [f32] the precision rows travel in (--comm, both algorithms).
+# COMM [f32] the precision rows travel in (--comm, both algorithms), OUT [a
+# temporary directory; the raw JSON stays there when given].
 set -u
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data}
@@ -30,18 +31,11 @@ ROUNDS=${ROUNDS:-4}
 ITER=${ITER:-20}
 TRANSPORTS=${TRANSPORTS:-"auto direct copy"}
 COMM=${COMM:-f32}
-if [ -z "${GRAPHS:-}" ]; then
-    GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
-for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
-    [ -x "$p" ] || { echo "one_node.sh: $p is not built (make)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/one_node.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
-load1() { cut -d' ' -f1 /proc/loadavg; }
+. "$(dirname "$0")/lib_bench.sh"
+bench_graphs
+bench_mpi_env
+bench_need one_node.sh "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"
+bench_work one_node
 
 echo "one_node.sh: P=$P K=$K COMM=$COMM ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC'), $(getconf _NPROCESSORS_ONLN) processors" >&2
 for g in $GRAPHS; do

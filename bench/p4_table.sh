@@ -35,23 +35,11 @@ KS=${KS:-"32 128 512"}
 P=${P:-4}
 ROUNDS=${ROUNDS:-4}
 ITER=${ITER:-15}
-if [ -z "${GRAPHS:-}" ]; then
-    GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
-if [ -n "${OUT:-}" ]; then
-    mkdir -p "$OUT" || exit 1
-    work=$OUT
-else
-    work=$(mktemp -d "${TMPDIR:-/tmp}/p4_table.XXXXXX") || exit 1
-    trap 'rm -rf "$work"' EXIT
-fi
-for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
-    [ -x "$p" ] || { echo "p4_table.sh: $p is not built (make)" >&2; exit 1; }
-done
-load1() { cut -d' ' -f1 /proc/loadavg; }
+. "$(dirname "$0")/lib_bench.sh"
+bench_graphs
+bench_mpi_env
+bench_work p4_table
+bench_need p4_table.sh "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"
 ALGOS="twoface allgather shift p2p"
 # The order of process r, comma separated: the (r / 2)-th rotation of ALGOS,
 # reversed when r is odd.

@@ -30,22 +30,12 @@ KS=${KS:-"32 128 512"}
 P=${P:-4}
 ROUNDS=${ROUNDS:-3}
 ITER=${ITER:-15}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+. "$(dirname "$0")/lib_bench.sh"
+bench_mpi_env
 # measure: plans and runs every case into $work.
 measure() {
-    if [ -n "${OUT:-}" ]; then
-        mkdir -p "$OUT" || exit 1
-        work=$OUT
-    else
-        work=$(mktemp -d "${TMPDIR:-/tmp}/partition_work.XXXXXX") || exit 1
-        trap 'rm -rf "$work"' EXIT
-    fi
-    for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
-        [ -x "$p" ] || { echo "partition_work.sh: $p is not built (make)" >&2; exit 1; }
-    done
-    load1() { cut -d' ' -f1 /proc/loadavg; }
+    bench_work partition_work
+    bench_need partition_work.sh "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"
 
     echo "partition_work.sh: P=$P KS=\"$KS\" ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
     for g in $GRAPHS; do

@@ -18,7 +18,8 @@
 #
 # Environment (defaults in brackets): BUILD [build], DATA [../shared/data],
 # GRAPHS [every *.mtx.zst in DATA], P [4], KS ["32 128 512"], ROUNDS [2]
-# processes per setting, ITER [15] timed rounds per process.
+# processes per setting, ITER [15] timed rounds per process, OUT [a temporary
+# directory; the raw JSON stays there when given].
 set -u
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data}
@@ -26,18 +27,11 @@ P=${P:-4}
 KS=${KS:-"32 128 512"}
 ROUNDS=${ROUNDS:-2}
 ITER=${ITER:-15}
-if [ -z "${GRAPHS:-}" ]; then
-    GRAPHS=$(for f in "$DATA"/*.mtx.zst; do basename "$f" .mtx.zst; done)
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=sm,rdma OMPI_MCA_mpi_yield_when_idle=1
-export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
-for p in "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"; do
-    [ -x "$p" ] || { echo "stream.sh: $p is not built (make)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/stream.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
-load1() { cut -d' ' -f1 /proc/loadavg; }
+. "$(dirname "$0")/lib_bench.sh"
+bench_graphs
+bench_mpi_env
+bench_need stream.sh "$BUILD/bin/twoface-plan" "$BUILD/bin/twoface-exec"
+bench_work stream
 
 echo "stream.sh: P=$P KS=$KS ROUNDS=$ROUNDS ITER=$ITER, $(date -u '+%Y-%m-%d %H:%M UTC'), $(getconf _NPROCESSORS_ONLN) processors" >&2
 for g in $GRAPHS; do
