@@ -2,7 +2,7 @@
 #
 # Sources are discovered by directory so that adding a module never needs a
 # Makefile edit:
-#   format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c -> libtwoface
+#   format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c context/*.c -> libtwoface
 #   format/plugin/*.c  -> HDF5 zstd filter plugin
 #   cli/main_*.c       -> the programs: cli/main_X.c is twoface-X
 #   cli/*.c (others)   -> option parsing and reports of the programs (libtwoface-cli.a,
@@ -30,7 +30,7 @@ OPT = -O1
 endif
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g $(OPT) -Wall -Wextra \
               -fopenmp -fPIC $(SAN_FLAGS)
-INCLUDES = -Iinclude -Iformat -Impi -Iplanner -Iexecutor -Ibaselines -Icalibrate -Icli
+INCLUDES = -Iinclude -Iformat -Impi -Iplanner -Iexecutor -Ibaselines -Icalibrate -Icontext -Icli
 CFLAGS_ALL = $(CFLAGS_BASE) $(INCLUDES) $(PKG_CFLAGS) $(SCOTCH_CFLAGS) $(CFLAGS)
 # METIS (--partition metis, planner/tf_partition_metis.c) ships no pkg-config file.
 METIS_LIBS = -lmetis
@@ -43,7 +43,7 @@ LDLIBS_ALL = $(PKG_LIBS) $(METIS_LIBS) $(SCOTCH_LIBS) -lm $(SAN_FLAGS) -fopenmp
 LIB_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 PLUGIN_SRC = $(wildcard format/plugin/*.c)
 PROG_MAINS = $(wildcard cli/main_*.c)
-LIB_SRC = $(wildcard format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c)
+LIB_SRC = $(wildcard format/*.c mpi/*.c planner/*.c executor/*.c baselines/*.c calibrate/*.c context/*.c)
 PROGS = $(foreach f,$(PROG_MAINS),$(BUILD)/bin/twoface-$(patsubst main_%.c,%,$(notdir $(f))))
 TEST_UTIL_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/util_*.c))
 TESTS = $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_*.c tests/mpi_*.c))

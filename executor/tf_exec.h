@@ -71,7 +71,7 @@ typedef struct {
 
 /* An ordinary SpMM context: everything one plan's SpMMs at dense width K
  * need (tf_exec_ctx.c creates it, tf_spmm.c runs it). The public tf_ctx
- * (tf_select.c) is a layer over one of these, or two during the start-up
+ * (context/tf_select.c) is a layer over one of these, or two during the start-up
  * trial between a plan and its runner-up. */
 typedef struct tf_spmm_ctx tf_spmm_ctx;
 struct tf_spmm_ctx {
@@ -277,11 +277,6 @@ void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from);
 
 /* tf_spmm.c: one SpMM with this context's plan. */
 int tf_spmm_run(tf_spmm_ctx *ctx, float *c);
-
-/* tf_select.c: ends a running start-up trial at once, keeping the planner's
- * choice (which = 0) or the runner-up (1): collective, the same `which` on
- * every rank. Tests use it to force either outcome. */
-int tf_select_finish(tf_ctx *ctx, int which);
 
 /* tf_collective.c */
 int tf_coll_setup(tf_spmm_ctx *ctx);

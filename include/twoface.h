@@ -264,6 +264,10 @@ int tf_context_free(tf_ctx *ctx);
  * of one plan beat every call of the other (by that margin). The other's
  * buffers and communicators are freed inside the deciding call. Every
  * call's C is exact, so the trial costs only the slower plan's excess.
+ * Across nodes, where the cost model predicts 1.5D dense shifting faster
+ * than the plan and its runner-up, shifting is the other side
+ * instead (TWOFACE_SHIFT=never|c overrides; its C equals the plan's within
+ * rounding, summed in another order).
  * tf_timing covers the calls of the plan in use. */
 typedef struct {
     int trial;    /* 1 when the context has a runner-up (trial running or done) */
@@ -275,12 +279,15 @@ typedef struct {
                        the trial ended early) */
     double median[2]; /* median slowest-rank time per call: [0] the planner's
                          choice, [1] the runner-up (when decided) */
-    char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local" */
+    char classes[2][16]; /* their classes: "hybrid", "fetch", "collective", "local";
+                            [1] is "shift(c=C)" where the other side is 1.5D
+                            dense shifting (TWOFACE_SHIFT; docs/executor.md,
+                            "Dense shifting as the other side") */
     /* How each moves its remote rows (tf_ctx_coll_transport). Where every
      * rank is on one node and ranks share processors, the runner-up is the
      * planner's choice itself, read in place: "shm" (or "mpi" where few
      * nonzeros are remote) against "direct". */
-    char transport[2][8];
+    char transport[2][8]; /* "ring" for dense shifting */
 } tf_selection;
 
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s);
@@ -317,8 +324,10 @@ int tf_ctx_comm_precision(const tf_ctx *ctx);        /* TF_COMM_F32 or TF_COMM_B
  * rows from its owners' B in shared memory, rounding them with bf16: every
  * rank on one node, TWOFACE_COLL_SHM not off), "mpi" (the neighbour
  * exchange; on one node where ranks share processors and at most 10 % of
- * the nonzeros are remote, the start-up trial's other side) or "none" (no
- * rank receives through the collective). */
+ * the nonzeros are remote, the start-up trial's other side), "ring" (the
+ * start-up trial kept 1.5D dense shifting: bands of B around rings of
+ * ranks, the shift baseline's) or "none" (no rank receives through the
+ * collective). */
 const char *tf_ctx_coll_transport(const tf_ctx *ctx);
 
 /* Per-call breakdown, accumulated over tf_spmm calls since the context was

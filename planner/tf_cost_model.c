@@ -133,6 +133,15 @@ void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
                  s->t_sync + tf_cost_round(c, k, s);
 }
 
+double tf_cost_shift(const tf_coeffs *c, const tf_rank_stats *s, int64_t bytes, int64_t msgs)
+{
+    /* bf16 halves the B blocks; the C partials of c > 1 stay float32, a
+     * share the volume model does not separate: charged at B's size. */
+    const double b = (double)bytes * elem_bytes(c) / 4.0;
+    return s->t_local + s->t_coll_comp + s->t_fetch_comp + 2.0 * c->alpha_coll * (double)msgs +
+           (2.0 * c->beta_coll + c->beta_coll_max) * b;
+}
+
 double tf_cost_fetch_hidden_of(const tf_coeffs *c, int k, const tf_rank_stats *s)
 {
     return tf_cost_fetch_hidden(c, s->t_local + s->t_fetch_comp,

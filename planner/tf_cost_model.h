@@ -12,6 +12,15 @@
 /* Fills the t_* fields of s from its counts (nnz_*, coll_*, fetch_*). */
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
 
+/* Time of one SpMM of rank s by 1.5D dense shifting (the shift baseline,
+ * baselines/tf_baseline.h) at the planned K, for the executor's dense face
+ * (executor/tf_shift.h): the rank's nonzeros priced as the plan prices
+ * them (local, collective and fetch parts), plus the `msgs` messages and
+ * `bytes` float32 bytes of B blocks and C partials the rank receives
+ * (tf_baseline_predict), priced as the collective's: in a ring a rank sends
+ * what it receives. Summed, as the one-thread plan's halves are. */
+double tf_cost_shift(const tf_coeffs *c, const tf_rank_stats *s, int64_t bytes, int64_t msgs);
+
 /* Time of the rank: max of the halves when they run on separate thread
  * groups (threads >= 2), their sum otherwise, less the fetched bytes that
  * travel while the rank computes (tf_cost_fetch_hidden). t_fetch_bytes is

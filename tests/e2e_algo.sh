@@ -64,7 +64,7 @@ for np in 1 2 3 4; do
     # one is planned depends on the coefficients), so it carries that
     # runner-up; twoface then reports the trial and warms up over its 66
     # calls (Cora is small: 32 timed calls per plan by default,
-    # executor/tf_select.c); the plans made with --mode carry none.
+    # context/tf_select.c); the plans made with --mode carry none.
     if [ $np -ge 2 ]; then
         if awk '
             /^\{"algo": "twoface"/ {

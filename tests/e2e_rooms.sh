@@ -18,12 +18,12 @@ floor() { # room -> floor number
     mpi) echo 1 ;;
     planner | executor | include) echo 2 ;;
     baselines | calibrate) echo 3 ;;
-    gnn) echo 4 ;;
+    context | gnn) echo 4 ;;
     cli) echo 5 ;;
     *) echo -1 ;;
     esac
 }
-rooms="format format/plugin mpi planner executor include baselines calibrate gnn cli"
+rooms="format format/plugin mpi planner executor include baselines calibrate context gnn cli"
 
 # Every file of a room, "name room" per line.
 for r in $rooms; do

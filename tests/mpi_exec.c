@@ -16,6 +16,7 @@
 #include "tf_plan_io.h"
 #include "tf_planner.h"
 #include "tf_reference.h"
+#include "tf_select.h"
 #include "twoface.h"
 
 #include <hdf5.h>
@@ -744,7 +745,7 @@ END_TEST
 
 /* The side the crowded start-up trial sets against in place: the MPI
  * exchange where at most 10 % of the nonzeros are remote, else the
- * collective's copies (executor/tf_select.c); computed here from the
+ * collective's copies (context/tf_select.c); computed here from the
  * plan's counts over every rank. */
 static const char *crowded_side(const tf_handle *h)
 {
@@ -1016,6 +1017,143 @@ START_TEST(start_up_trial)
 }
 END_TEST
 
+/* Dense shifting as the trial's other side (TWOFACE_SHIFT=c, forced: on
+ * one node the model never proposes it): every call's C, from the plan or
+ * from shift(c), matches the reference; force -1 lets the times decide,
+ * 0 / 1 keep the plan / shifting after the first call, and a context that
+ * kept shifting runs it ("ring") from the same B. */
+START_TEST(dense_shift_face)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    const int k = 9;
+    int cs[3] = {1, g_size, g_size % 2 == 0 ? 2 : 1}, ncs = g_size % 2 == 0 && g_size > 2 ? 3 : 2;
+    for (int ci = 0; ci < ncs; ci++)
+        for (int force = -1; force <= 1; force++)
+            for (int bf16 = 0; bf16 < 2; bf16++) {
+                const int c_rep = cs[ci];
+                tf_handle *h = NULL;
+                int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
+                ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+                tf_exec_options opt;
+                tf_exec_options_default(&opt);
+                opt.threads = 1;
+                opt.select_calls = 2;
+                opt.comm = bf16 ? TF_COMM_BF16 : TF_COMM_F32;
+                char cstr[16];
+                snprintf(cstr, sizeof cstr, "%d", c_rep);
+                setenv("TWOFACE_SHIFT", cstr, 1);
+                setenv("TWOFACE_COLL_SHM", "copy", 1);
+                tf_ctx *ctx = NULL;
+                st = tf_context_create(h, k, &opt, &ctx);
+                unsetenv("TWOFACE_SHIFT");
+                unsetenv("TWOFACE_COLL_SHM");
+                ck_assert_msg(st == TF_OK, "context: %s", tf_error_message());
+                tf_selection sel;
+                tf_selection_get(ctx, &sel);
+                /* One rank has nothing to move: no trial. */
+                ck_assert_int_eq(sel.trial, g_size > 1);
+                if (g_size > 1) {
+                    char want[16];
+                    snprintf(want, sizeof want, "shift(c=%d)", c_rep);
+                    ck_assert_str_eq(sel.classes[1], want);
+                    ck_assert_str_eq(sel.transport[1], "ring");
+                }
+                int64_t b0, nb, r0, nr;
+                float *b = tf_b_rows(ctx, &b0, &nb);
+                tf_get_rows(h, &r0, &nr);
+                float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
+                double worst = 0.0;
+                int ok = 1, decided_at = -1;
+                for (int it = 0; it < 10 && ok; it++) {
+                    if (it == 1 && force >= 0 && g_size > 1)
+                        ok = tf_select_finish(ctx, force) == TF_OK;
+                    ok = ok && tf_b_rows(ctx, NULL, NULL) == b;
+                    if (nb > 0)
+                        tf_dense_fill(b, 70 + (uint64_t)it, b0, nb, k);
+                    for (int64_t x = 0; x < nr * k; x++)
+                        c[x] = NAN;
+                    ok = ok && tf_spmm(ctx, c) == TF_OK;
+                    double e = rank_error(h, &a, k, 70 + (uint64_t)it, c);
+                    if (!(e <= worst))
+                        worst = e;
+                    tf_selection_get(ctx, &sel);
+                    if (sel.decided && decided_at < 0)
+                        decided_at = it;
+                }
+                tf_timing t;
+                tf_timing_get(ctx, &t);
+                char side0[8];
+                snprintf(side0, sizeof side0, "%s", sel.transport[0]);
+                char used[16];
+                snprintf(used, sizeof used, "%s", tf_ctx_coll_transport(ctx));
+                int chose[2] = {sel.chose_alternative, -sel.chose_alternative};
+                MPI_Allreduce(MPI_IN_PLACE, chose, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                free(c);
+                tf_context_free(ctx);
+                tf_close(h);
+                ck_assert_msg(all_true(ok), "c %d force %d: %s", c_rep, force, tf_error_message());
+                /* bf16: each remote product within 2^-8 of its float32 value. */
+                const double tol = bf16 ? 1.0 / 256 + TOL : TOL;
+                ck_assert_msg(all_true(worst < tol), "c %d force %d bf16 %d: error %g", c_rep,
+                              force, bf16, worst);
+                ck_assert_msg(chose[0] == -chose[1], "ranks decided differently");
+                if (g_size == 1)
+                    continue;
+                ck_assert_int_eq(sel.decided, 1);
+                ck_assert_int_eq(decided_at, force >= 0 ? 1 : 5);
+                if (force >= 0)
+                    ck_assert_int_eq(sel.chose_alternative, force);
+                ck_assert_str_eq(used, sel.chose_alternative ? "ring" : side0);
+                /* The timing covers the side in use, its trial calls
+                 * included: 10 calls, of which the loser ran 1 or 3. */
+                ck_assert(t.calls >= 7 && t.total > 0);
+            }
+    tf_csr_free(&a);
+}
+END_TEST
+
+/* A bad TWOFACE_SHIFT fails every rank's context in one agreed message. */
+START_TEST(dense_shift_setting)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    tf_handle *h = NULL;
+    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    /* 0, a word, more than the ranks, one that does not divide them (3 of
+     * 4 ranks; 2 of 1 or 3), and a setting that differs between ranks. */
+    const char *bad[5] = {"0", "sideways", "9", g_size == 4 ? "3" : "2", NULL};
+    for (int i = 0; i < 5; i++) {
+        if (i == 4 && g_size == 1)
+            continue;
+        const char *v = i < 4 ? bad[i] : g_rank == 0 ? "1" : "never";
+        if (i == 3 && g_size == 2)
+            continue; /* 2 divides 2 */
+        setenv("TWOFACE_SHIFT", v, 1);
+        tf_ctx *ctx = NULL;
+        st = tf_context_create(h, 4, NULL, &ctx);
+        unsetenv("TWOFACE_SHIFT");
+        ck_assert_msg(all_true(st == TF_ERR_ARG && ctx == NULL), "TWOFACE_SHIFT=%s: status %d", v,
+                      st);
+        ck_assert(strstr(tf_error_message(), "TWOFACE_SHIFT") != NULL);
+        ck_assert(same_message_everywhere(tf_error_message()));
+    }
+    /* never: no shift, whatever the model says. */
+    setenv("TWOFACE_SHIFT", "never", 1);
+    tf_ctx *ctx = NULL;
+    st = tf_context_create(h, 4, NULL, &ctx);
+    unsetenv("TWOFACE_SHIFT");
+    ck_assert_msg(all_true(st == TF_OK), "never: %s", tf_error_message());
+    tf_selection sel;
+    tf_selection_get(ctx, &sel);
+    ck_assert(strncmp(sel.classes[1], "shift", 5) != 0);
+    tf_context_free(ctx);
+    tf_close(h);
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* Collects rank 0's message and checks every rank has the same. */
 static int same_message_everywhere(const char *msg)
 {
@@ -1250,6 +1388,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, one_by_one);
     tcase_add_test(tc, repeated_with_changing_b);
     tcase_add_test(tc, start_up_trial);
+    tcase_add_test(tc, dense_shift_face);
+    tcase_add_test(tc, dense_shift_setting);
     tcase_add_test(tc, collective_send_forms);
     tcase_add_test(tc, shm_transport);
     tcase_add_test(tc, shm_transport_setting);

@@ -1125,6 +1125,30 @@ START_TEST(cost_prediction_terms)
 }
 END_TEST
 
+/* Dense shifting priced from a plan's statistics: the three compute
+ * terms, a message at each end of the ring, bytes on both sides plus the
+ * busier one, and bf16 halving the bytes. */
+START_TEST(shift_cost_terms)
+{
+    tf_coeffs c = simple_coeffs();
+    c.beta_coll_max = 2e-9;
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.t_local = 1e-3;
+    s.t_coll_comp = 2e-4;
+    s.t_fetch_comp = 3e-5;
+    s.t_coll_comm = 7.0; /* the plan's own transfers are not shifting's */
+    const double comp = 1e-3 + 2e-4 + 3e-5;
+    ck_assert_double_eq_tol(tf_cost_shift(&c, &s, 0, 0), comp, 1e-15);
+    const double per_byte = 2 * c.beta_coll + c.beta_coll_max;
+    ck_assert_double_eq_tol(tf_cost_shift(&c, &s, 1000, 3),
+                            comp + 2 * 3 * c.alpha_coll + 1000 * per_byte, 1e-15);
+    c.elem_bytes = 2;
+    ck_assert_double_eq_tol(tf_cost_shift(&c, &s, 1000, 3),
+                            comp + 2 * 3 * c.alpha_coll + 500 * per_byte, 1e-15);
+}
+END_TEST
+
 START_TEST(duplex_term_relieves_a_sending_owner)
 {
     /* The recipient test's stripe, priced by a network where only the busier
@@ -1248,6 +1272,7 @@ static Suite *suite(void)
     tcase_add_test(tc, hybrid_kept_only_with_a_margin_over_pure_plans);
     tcase_add_test(tc, runner_up_carried_when_the_model_is_unsure);
     tcase_add_test(tc, cost_prediction_terms);
+    tcase_add_test(tc, shift_cost_terms);
     tcase_add_test(tc, duplex_term_relieves_a_sending_owner);
     tcase_add_test(tc, radix_sort_sorts);
     tcase_add_test(tc, lean_build_gives_the_full_builds_statistics);

@@ -1,7 +1,9 @@
 /* The public context (twoface.h, tf_ctx): a layer over one ordinary SpMM
  * context (tf_spmm_ctx), or two while the start-up trial between the
  * planner's choice and its runner-up runs (tf_selection; docs/executor.md
- * "Start-up trial"). tf_spmm.c runs one plan and knows nothing of the trial.
+ * "Start-up trial"), or the plan's context and dense shifting (tf_shift.h)
+ * while the trial is between those. tf_spmm.c runs one plan and knows
+ * nothing of the trial.
  *
  * Why at run time: the cost model ranks the two within its own error (the
  * per-graph prediction error reached +160% on skewed graphs on the
@@ -9,8 +11,10 @@
  * of each other), while a few real SpMMs rank them on the machine, the
  * transport and the K actually in use. Both plans compute the same C, so
  * the trial's only cost is the slower plan's excess on a few calls. */
+#include "tf_select.h"
 #include "tf_exec.h"
 #include "tf_median.h"
+#include "tf_shift.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -54,10 +58,25 @@
 #define XCHG_REMOTE_MAX 0.10
 /* The trial starts with one untimed call of each plan. */
 #define COLD_CALLS 2
+/* Dense shifting is the trial's other side where the cost model predicts
+ * it below this share of the plan's time and below the plan's runner-up,
+ * if any. Not the runner-up's 2x: the model underprices shifting against
+ * the plan (a row of C is reloaded once per band, which the plan's counts
+ * cannot see). On the simulated cluster (docs/scale.md, 28 cases) shifting
+ * over the plan measured 0.87-3.55x (median 1.4x) the model's ratio;
+ * within 2x it entered 20 trials and won 2, the two where the model put it
+ * below the plan (cit-HepPh at K = 128: 0.96x and 0.99x), and each lost
+ * trial cost the job shifting's excess on the trial's calls. */
+#define SHIFT_WITHIN 1.0
 
 struct tf_ctx {
     tf_spmm_ctx *use; /* the plan in use: the planner's choice, after a trial the winner */
     tf_spmm_ctx *alt; /* the runner-up while the trial runs (it shares use's window) */
+    /* Dense shifting (tf_shift.h): the trial's other side instead of alt;
+     * after a trial it won, what every tf_spmm runs, from use's B. */
+    tf_baseline *shift;
+    int shift_in_use;
+    tf_timing shift_timing;
     double *trial_t;  /* 2 x sel.calls call times on this rank, then the max */
     /* The runner-up wins only with a median below (1 - margin) x the
      * planned one's: 0 against the plan's runner-up; where the runner-up is
@@ -161,21 +180,60 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
             ctx->margin = (place & TF_PLACE_XCHG) ? DIRECT_MARGIN : COPIES_MARGIN;
         }
     }
+    /* Dense shifting as the other side, unless the SpMM reads in place or
+     * the trial is already about reading in place: those are one node's
+     * ways, and shift's ring of copies ran slowest of every strategy on one
+     * node (docs/benchmarks.md). The model proposes it only across nodes;
+     * TWOFACE_SHIFT=c forces it anywhere. Every input is the same on every
+     * rank. */
+    int shift_c = 0, set = 0;
+    if (st == TF_OK)
+        st = tf_shift_setting(h, &set); /* agrees: a bad setting fails wherever it is read */
+    if (st == TF_OK && !other && opt->select_calls >= 0 && !ctx->use->direct && h->nranks > 1) {
+        if (set > 0) {
+            shift_c = set;
+        } else if (set == 0 && !tf_shift_one_node(h)) {
+            int c = 0;
+            double t = INFINITY;
+            tf_shift_predict(h, &c, &t);
+            double planned = tf_plan_predicted_time(&h->plan);
+            double runner_up = h->alt ? tf_plan_predicted_time(&h->alt->plan) : INFINITY;
+            if (t < SHIFT_WITHIN * planned && t < runner_up)
+                shift_c = c;
+        }
+        if (st == TF_OK && shift_c > 0) {
+            st = tf_shift_create(h, k, shift_c, ctx->use->bf16, &ctx->shift); /* agrees */
+            /* The model's proposal is optional: where its buffers do not
+             * fit (tf_bl_alloc's node budget), the plan runs without it.
+             * A forced one fails the context with the reason. */
+            if (st != TF_OK && set == 0) {
+                st = TF_OK;
+                shift_c = 0;
+            }
+        }
+    }
     /* The plan's runner-up, unless the SpMM reads in place: then both
      * classes read the same rows, and there is nothing to choose. h->alt is
      * the same on every rank (tf_open agreed on the plan file). */
-    if (st == TF_OK && !other && h->alt && opt->select_calls >= 0 && !ctx->use->direct) {
+    if (st == TF_OK && !other && !ctx->shift && h->alt && opt->select_calls >= 0 &&
+        !ctx->use->direct) {
         st = tf_spmm_ctx_create(h->alt, k, opt, ctx->use, TF_PLACE_NEVER, &ctx->alt); /* agrees */
         if (st == TF_OK)
             other = h->alt;
     }
-    if (st == TF_OK && other) {
+    if (st == TF_OK && (other || ctx->shift)) {
         ctx->sel.trial = 1;
         ctx->sel.calls = opt->select_calls > 0 ? opt->select_calls : default_calls(h, k);
         ctx->sel.calls_total = COLD_CALLS + 2 * ctx->sel.calls;
-        snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
-                 tf_plan_classes(&other->plan));
-        snprintf(ctx->sel.transport[1], sizeof ctx->sel.transport[1], "%s", transport(ctx->alt));
+        if (ctx->shift) {
+            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "shift(c=%d)", shift_c);
+            snprintf(ctx->sel.transport[1], sizeof ctx->sel.transport[1], "ring");
+        } else {
+            snprintf(ctx->sel.classes[1], sizeof ctx->sel.classes[1], "%s",
+                     tf_plan_classes(&other->plan));
+            snprintf(ctx->sel.transport[1], sizeof ctx->sel.transport[1], "%s",
+                     transport(ctx->alt));
+        }
         /* 2 x calls times, then room to split them for the medians */
         ctx->trial_t = calloc(4 * (size_t)ctx->sel.calls, sizeof *ctx->trial_t);
         st = ctx->trial_t ? TF_OK
@@ -197,6 +255,7 @@ int tf_context_free(tf_ctx *ctx)
 {
     if (!ctx)
         return TF_OK;
+    tf_baseline_free(ctx->shift);
     tf_spmm_ctx_destroy(ctx->alt); /* first: it uses the window of ctx->use */
     tf_spmm_ctx_destroy(ctx->use);
     free(ctx->trial_t);
@@ -217,6 +276,18 @@ static void span(const double *v, int n, double *lo, double *hi)
         *lo = v[x] < *lo ? v[x] : *lo;
         *hi = v[x] > *hi ? v[x] : *hi;
     }
+}
+
+/* Side 0 is the plan in use, side 1 the runner-up or dense shifting. */
+static int run_side(tf_ctx *ctx, int side, float *c)
+{
+    if (!side)
+        return tf_spmm_run(ctx->use, c);
+    if (ctx->alt)
+        return tf_spmm_run(ctx->alt, c);
+    const tf_rank_plan *rp = ctx->use->h->rp;
+    return tf_shift_run(ctx->shift, rp->nbrows > 0 ? ctx->use->b : NULL, c, ctx->use->threads,
+                        &ctx->shift_timing);
 }
 
 /* Calls per side after which a trial may end early, and how often it
@@ -244,10 +315,10 @@ static int trial_step(tf_ctx *ctx, float *c)
          * runs first, lose 5 of 5 trials it should have won (bench run of
          * 17:05): it is run, not timed. */
         ctx->sel.calls_made++;
-        return tf_spmm_run(i == -COLD_CALLS ? ctx->use : ctx->alt, c);
+        return run_side(ctx, i != -COLD_CALLS, c);
     }
     double t0 = MPI_Wtime();
-    int st = tf_spmm_run(runs_alt(i) ? ctx->alt : ctx->use, c);
+    int st = run_side(ctx, runs_alt(i), c);
     ctx->trial_t[i] = MPI_Wtime() - t0;
     ctx->sel.calls_made++;
     const int done = i + 1;
@@ -291,8 +362,22 @@ static int trial_step(tf_ctx *ctx, float *c)
 
 int tf_select_finish(tf_ctx *ctx, int which)
 {
-    if (!ctx || !ctx->alt)
+    if (!ctx || !ctx->trial_t)
         return tf_fail(TF_ERR_ARG, "tf_select_finish: no start-up trial is running");
+    ctx->sel.decided = 1;
+    ctx->sel.chose_alternative = which != 0;
+    free(ctx->trial_t);
+    ctx->trial_t = NULL;
+    if (ctx->shift) {
+        /* Shifting reads B where the plan's context keeps it, so that
+         * context stays whichever wins. */
+        ctx->shift_in_use = which != 0;
+        if (!which) {
+            tf_baseline_free(ctx->shift); /* collective: the same call on every rank */
+            ctx->shift = NULL;
+        }
+        return TF_OK;
+    }
     tf_spmm_ctx *loser = which ? ctx->use : ctx->alt;
     if (which) {
         /* The runner-up shares the window the planner's choice allocated. */
@@ -300,10 +385,6 @@ int tf_select_finish(tf_ctx *ctx, int which)
         ctx->use = ctx->alt;
     }
     ctx->alt = NULL;
-    ctx->sel.decided = 1;
-    ctx->sel.chose_alternative = which != 0;
-    free(ctx->trial_t);
-    ctx->trial_t = NULL;
     tf_spmm_ctx_destroy(loser); /* collective: the same call on every rank */
     return TF_OK;
 }
@@ -315,7 +396,9 @@ int tf_spmm(tf_ctx *ctx, float *c)
     const tf_rank_plan *rp = ctx->use->h->rp;
     if (!c && rp->nrows > 0)
         return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)rp->nrows);
-    return ctx->alt ? trial_step(ctx, c) : tf_spmm_run(ctx->use, c);
+    if (ctx->trial_t)
+        return trial_step(ctx, c);
+    return ctx->shift_in_use ? run_side(ctx, 1, c) : tf_spmm_run(ctx->use, c);
 }
 
 /* Both plans of a trial share B and use the same options: the context in
@@ -335,15 +418,22 @@ int tf_ctx_threads(const tf_ctx *ctx) { return ctx->use->threads; }
 int tf_ctx_threads_fetch(const tf_ctx *ctx) { return ctx->use->threads_fetch; }
 int tf_ctx_comm_precision(const tf_ctx *ctx) { return ctx->use->bf16 ? TF_COMM_BF16 : TF_COMM_F32; }
 
-const char *tf_ctx_coll_transport(const tf_ctx *ctx) { return transport(ctx->use); }
+const char *tf_ctx_coll_transport(const tf_ctx *ctx)
+{
+    return ctx->shift_in_use ? "ring" : transport(ctx->use);
+}
 
-void tf_timing_get(const tf_ctx *ctx, tf_timing *t) { *t = ctx->use->timing; }
+void tf_timing_get(const tf_ctx *ctx, tf_timing *t)
+{
+    *t = ctx->shift_in_use ? ctx->shift_timing : ctx->use->timing;
+}
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
 
 /* Both plans' timings: whichever wins a trial still running counts from here. */
 void tf_timing_reset(tf_ctx *ctx)
 {
     memset(&ctx->use->timing, 0, sizeof ctx->use->timing);
+    memset(&ctx->shift_timing, 0, sizeof ctx->shift_timing);
     if (ctx->alt)
         memset(&ctx->alt->timing, 0, sizeof ctx->alt->timing);
 }
