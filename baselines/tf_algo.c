@@ -2,6 +2,7 @@
 #include "tf_algo.h"
 #include "tf_agree.h"
 #include "tf_baseline.h"
+#include "tf_bl_input.h"
 #include "tf_engine.h"
 #include "tf_error.h"
 #include "tf_kernels.h"
@@ -242,7 +243,6 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
         return st;
     }
     a->threads = opt->threads > 0 ? opt->threads : tf_default_threads(h);
-    const tf_csr *rows = tf_handle_rows(h);
     const tf_plan *pl = tf_handle_plan(h);
     a->nb = pl->brow_off[tf_get_rank(h) + 1] - pl->brow_off[tf_get_rank(h)];
     a->b = tf_kern_alloc_rows(a->nb, k, sizeof *a->b); /* touched, rows on lines as twoface's */
@@ -256,21 +256,7 @@ int tf_algo_create(const tf_algo_spec *spec, tf_handle *const *plans, int nplans
         return st;
     }
     tf_baseline_input in;
-    memset(&in, 0, sizeof in);
-    in.comm = tf_get_comm(h);
-    in.nranks = tf_get_nranks(h);
-    in.rank = tf_get_rank(h);
-    in.m = pl->m;
-    in.n = pl->n;
-    in.row_off = pl->row_off;
-    in.brow_off = pl->brow_off;
-    in.nrows = rows->nrows;
-    in.rowptr = rows->rowptr;
-    in.col = rows->col;
-    in.val = rows->val;
-    in.k = k;
-    in.replication = spec->replication;
-    in.bf16 = a->comm == TF_COMM_BF16;
+    tf_bl_input_of(h, k, spec->replication, a->comm == TF_COMM_BF16, &in);
     int algo = spec->kind == TF_ALGO_ALLGATHER ? TF_BASE_ALLGATHER
                : spec->kind == TF_ALGO_SHIFT   ? TF_BASE_SHIFT
                                                : TF_BASE_P2P;

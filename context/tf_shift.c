@@ -1,5 +1,6 @@
 #include "tf_shift.h"
 #include "tf_agree.h"
+#include "tf_bl_input.h"
 #include "tf_cost_model.h"
 #include "tf_error.h"
 
@@ -77,23 +78,8 @@ void tf_shift_predict(const tf_handle *h, int *c_best, double *t_best)
 
 int tf_shift_create(tf_handle *h, int k, int c, int bf16, tf_baseline **out)
 {
-    const tf_plan *pl = &h->plan;
     tf_baseline_input in;
-    memset(&in, 0, sizeof in);
-    in.comm = h->comm;
-    in.nranks = h->nranks;
-    in.rank = h->rank;
-    in.m = pl->m;
-    in.n = pl->n;
-    in.row_off = pl->row_off;
-    in.brow_off = pl->brow_off;
-    in.nrows = h->rows.nrows;
-    in.rowptr = h->rows.rowptr;
-    in.col = h->rows.col;
-    in.val = h->rows.val;
-    in.k = k;
-    in.replication = c;
-    in.bf16 = bf16;
+    tf_bl_input_of(h, k, c, bf16, &in);
     return tf_baseline_create(TF_BASE_SHIFT, &in, out); /* agrees */
 }
 

@@ -912,6 +912,41 @@ static int open_with_runner_up(const tf_csr *a, int from_file, tf_handle **h)
  * kept keeps running (10 more calls); with select_calls = -1 there is no
  * trial, nor where the SpMM reads peers' rows in place (both plans read
  * the same rows). Both thread set-ups; the collective copies its rows. */
+/* `calls` SpMMs of ctx with B from seed0 + call and C filled with NaN before
+ * each; before the second call the start-up trial is ended keeping side
+ * `finish` (0 or 1; -1: the trial runs its course). 1 when every call
+ * succeeded and B stayed where tf_b_rows put it; *worst gets the largest
+ * scaled error on this rank, *decided_at the first call after which the
+ * trial was over (left as given when it never was). */
+static int trial_calls(tf_ctx *ctx, tf_handle *h, const tf_csr *a, int k, uint64_t seed0,
+                       int calls, int finish, double *worst, int *decided_at)
+{
+    int64_t b0, nb, r0, nr;
+    float *b = tf_b_rows(ctx, &b0, &nb);
+    tf_get_rows(h, &r0, &nr);
+    float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
+    int ok = c != NULL;
+    for (int it = 0; it < calls && ok; it++) {
+        if (it == 1 && finish >= 0)
+            ok = tf_select_finish(ctx, finish) == TF_OK;
+        ok = ok && tf_b_rows(ctx, NULL, NULL) == b;
+        if (ok && nb > 0)
+            tf_dense_fill(b, seed0 + (uint64_t)it, b0, nb, k);
+        for (int64_t x = 0; ok && x < nr * k; x++)
+            c[x] = NAN;
+        ok = ok && tf_spmm(ctx, c) == TF_OK;
+        double e = ok ? rank_error(h, a, k, seed0 + (uint64_t)it, c) : INFINITY;
+        if (!(e <= *worst))
+            *worst = e;
+        tf_selection sel;
+        tf_selection_get(ctx, &sel);
+        if (sel.decided && *decided_at < 0)
+            *decided_at = it;
+    }
+    free(c);
+    return ok;
+}
+
 START_TEST(start_up_trial)
 {
     tf_csr a;
@@ -951,28 +986,10 @@ START_TEST(start_up_trial)
                 ck_assert_str_eq(sel.transport[0], crowded_side(h));
             }
             ck_assert_int_eq(sel.decided, 0);
-            int64_t b0, nb, r0, nr;
-            float *b = tf_b_rows(ctx, &b0, &nb);
-            tf_get_rows(h, &r0, &nr);
-            float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
             double worst = 0.0;
-            int ok = 1, decided_at = -1;
-            for (int it = 0; it < 14 && ok; it++) {
-                if (it == 1 && (force == 0 || force == 1))
-                    ok = tf_select_finish(ctx, force) == TF_OK;
-                ok = ok && tf_b_rows(ctx, NULL, NULL) == b;
-                if (nb > 0)
-                    tf_dense_fill(b, 50 + (uint64_t)it, b0, nb, k);
-                for (int64_t x = 0; x < nr * k; x++)
-                    c[x] = NAN;
-                ok = ok && tf_spmm(ctx, c) == TF_OK;
-                double e = rank_error(h, &a, k, 50 + (uint64_t)it, c);
-                if (!(e <= worst))
-                    worst = e;
-                tf_selection_get(ctx, &sel);
-                if (sel.decided && decided_at < 0)
-                    decided_at = it;
-            }
+            int decided_at = -1;
+            int ok = trial_calls(ctx, h, &a, k, 50, 14, force == 0 || force == 1 ? force : -1,
+                                 &worst, &decided_at);
             tf_selection_get(ctx, &sel);
             int chose[2] = {sel.chose_alternative, -sel.chose_alternative};
             double med[2] = {sel.median[0], -sel.median[0]};
@@ -980,7 +997,6 @@ START_TEST(start_up_trial)
             MPI_Allreduce(MPI_IN_PLACE, med, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             char used[16];
             snprintf(used, sizeof used, "%s", tf_ctx_coll_transport(ctx));
-            free(c);
             tf_context_free(ctx);
             tf_close(h);
             ck_assert_msg(all_true(ok), "force %d setup %d: %s", force, s, tf_error_message());
@@ -1059,28 +1075,11 @@ START_TEST(dense_shift_face)
                     ck_assert_str_eq(sel.classes[1], want);
                     ck_assert_str_eq(sel.transport[1], "ring");
                 }
-                int64_t b0, nb, r0, nr;
-                float *b = tf_b_rows(ctx, &b0, &nb);
-                tf_get_rows(h, &r0, &nr);
-                float *c = malloc((size_t)(nr > 0 ? nr : 1) * (size_t)k * sizeof *c);
                 double worst = 0.0;
-                int ok = 1, decided_at = -1;
-                for (int it = 0; it < 10 && ok; it++) {
-                    if (it == 1 && force >= 0 && g_size > 1)
-                        ok = tf_select_finish(ctx, force) == TF_OK;
-                    ok = ok && tf_b_rows(ctx, NULL, NULL) == b;
-                    if (nb > 0)
-                        tf_dense_fill(b, 70 + (uint64_t)it, b0, nb, k);
-                    for (int64_t x = 0; x < nr * k; x++)
-                        c[x] = NAN;
-                    ok = ok && tf_spmm(ctx, c) == TF_OK;
-                    double e = rank_error(h, &a, k, 70 + (uint64_t)it, c);
-                    if (!(e <= worst))
-                        worst = e;
-                    tf_selection_get(ctx, &sel);
-                    if (sel.decided && decided_at < 0)
-                        decided_at = it;
-                }
+                int decided_at = -1;
+                int ok = trial_calls(ctx, h, &a, k, 70, 10, g_size > 1 ? force : -1, &worst,
+                                     &decided_at);
+                tf_selection_get(ctx, &sel);
                 tf_timing t;
                 tf_timing_get(ctx, &t);
                 char side0[8];
@@ -1089,7 +1088,6 @@ START_TEST(dense_shift_face)
                 snprintf(used, sizeof used, "%s", tf_ctx_coll_transport(ctx));
                 int chose[2] = {sel.chose_alternative, -sel.chose_alternative};
                 MPI_Allreduce(MPI_IN_PLACE, chose, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-                free(c);
                 tf_context_free(ctx);
                 tf_close(h);
                 ck_assert_msg(all_true(ok), "c %d force %d: %s", c_rep, force, tf_error_message());
