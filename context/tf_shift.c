@@ -55,7 +55,7 @@ void tf_shift_predict(const tf_handle *h, int *c_best, double *t_best)
     const tf_plan *pl = &h->plan;
     *c_best = 1;
     *t_best = INFINITY;
-    for (int c = 1; c <= TF_SHIFT_MAX_C && c <= pl->nranks; c *= 2) {
+    for (int c = 1; c <= TF_SHIFT_MAX_C && c <= pl->nranks; c++) {
         if (pl->nranks % c != 0)
             continue;
         double worst = 0.0;

@@ -9,8 +9,8 @@
 #include "tf_baseline.h"
 #include "tf_exec.h"
 
-/* Largest replication the model considers: c of 1, 2, 4 dividing P, the
- * replications `--algo shift` tries by default. The volume model leaves out
+/* Largest replication the model considers: every c up to 4 dividing P,
+ * the replications `--algo shift` tries by default. The volume model leaves out
  * the reduce-scatter's own cost, which grows with c: at 64 simulated ranks
  * (cit-HepPh, K = 128) c = 16 took 1.44x c = 4's time where the model
  * predicted 1.17x, and c = 8, predicted best, lost the trial that c = 4
@@ -27,7 +27,7 @@ int tf_shift_setting(tf_handle *h, int *c);
 /* Collective: 1 where every rank of h is on one node. */
 int tf_shift_one_node(tf_handle *h);
 
-/* The replication (1, 2, 4 dividing P) whose shift the cost model
+/* The replication (every c up to TF_SHIFT_MAX_C dividing P) whose shift the cost model
  * predicts fastest, and that time at the planned K (the slowest rank's,
  * tf_cost_shift with the plan's coefficients and statistics). Local: every
  * rank holds every rank's statistics, so every rank gets the same. */

@@ -9,6 +9,7 @@
  * a test early while the others enter a collective would hang. */
 #include "tf_test.h"
 
+#include "tf_cost_model.h"
 #include "tf_dense.h"
 #include "tf_dense_h5.h"
 #include "tf_error.h"
@@ -17,6 +18,7 @@
 #include "tf_planner.h"
 #include "tf_reference.h"
 #include "tf_select.h"
+#include "tf_shift.h"
 #include "twoface.h"
 
 #include <hdf5.h>
@@ -1111,6 +1113,54 @@ START_TEST(dense_shift_face)
 }
 END_TEST
 
+/* The model's pick of dense shifting: the replication (a divisor of P up to
+ * 4, as `--algo shift` tries) whose slowest rank tf_cost_shift prices lowest, with the volumes of
+ * tf_baseline_predict; the same on every rank; one rank moves nothing. */
+START_TEST(dense_shift_prediction)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    tf_handle *h = NULL;
+    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    const tf_plan *pl = &h->plan;
+    int c = 0;
+    double t = 0.0;
+    tf_shift_predict(h, &c, &t);
+    ck_assert(c >= 1 && c <= 4);
+    ck_assert_int_eq(g_size % c, 0);
+    double best = INFINITY;
+    int best_c = 0;
+    for (int r = 1; r <= 8 && r <= g_size; r++) {
+        if (g_size % r != 0)
+            continue;
+        double worst = 0.0;
+        for (int p = 0; p < g_size; p++) {
+            int64_t bytes = -1, msgs = -1;
+            ck_assert_int_eq(tf_baseline_predict(TF_BASE_SHIFT, g_size, p, pl->row_off,
+                                                 pl->brow_off, r, pl->k_planned, &bytes, &msgs),
+                             TF_OK);
+            if (g_size == 1)
+                ck_assert(bytes == 0 && msgs == 0);
+            double tp = tf_cost_shift(&pl->coeffs, &pl->all_stats[p], bytes, msgs);
+            worst = tp > worst ? tp : worst;
+        }
+        /* Replications above 4 are priced here but never picked. */
+        if (r <= 4 && worst < best) {
+            best = worst;
+            best_c = r;
+        }
+    }
+    ck_assert_int_eq(c, best_c);
+    ck_assert_double_eq_tol(t, best, 1e-15);
+    double tt[2] = {t, -t};
+    MPI_Allreduce(MPI_IN_PLACE, tt, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    ck_assert_msg(tt[0] == -tt[1], "ranks priced shifting differently");
+    tf_close(h);
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* A bad TWOFACE_SHIFT fails every rank's context in one agreed message. */
 START_TEST(dense_shift_setting)
 {
@@ -1388,6 +1438,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, start_up_trial);
     tcase_add_test(tc, dense_shift_face);
     tcase_add_test(tc, dense_shift_setting);
+    tcase_add_test(tc, dense_shift_prediction);
     tcase_add_test(tc, collective_send_forms);
     tcase_add_test(tc, shm_transport);
     tcase_add_test(tc, shm_transport_setting);
