@@ -14,6 +14,7 @@
 #include "tf_select.h"
 #include "tf_exec.h"
 #include "tf_median.h"
+#include "tf_node.h"
 #include "tf_shift.h"
 
 #include <math.h>
@@ -73,9 +74,9 @@ struct tf_ctx {
     tf_spmm_ctx *use; /* the plan in use: the planner's choice, after a trial the winner */
     tf_spmm_ctx *alt; /* the runner-up while the trial runs (it shares use's window) */
     /* Dense shifting (tf_shift.h): the trial's other side instead of alt;
-     * after a trial it won, what every tf_spmm runs, from use's B. */
+     * after a trial it won (it is freed when it loses), what every tf_spmm
+     * runs, from use's B. */
     tf_baseline *shift;
-    int shift_in_use;
     tf_timing shift_timing;
     double *trial_t;  /* 2 x sel.calls call times on this rank, then the max */
     /* The runner-up wins only with a median below (1 - margin) x the
@@ -192,7 +193,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
     if (st == TF_OK && !other && opt->select_calls >= 0 && !ctx->use->direct && h->nranks > 1) {
         if (set > 0) {
             shift_c = set;
-        } else if (set == 0 && !tf_shift_one_node(h)) {
+        } else if (set == 0 && !tf_node_single(h->comm, h->node_ranks)) {
             int c = 0;
             double t = INFINITY;
             tf_shift_predict(h, &c, &t);
@@ -201,7 +202,7 @@ int tf_context_create(tf_handle *h, int k, const tf_exec_options *opt, tf_ctx **
             if (t < SHIFT_WITHIN * planned && t < runner_up)
                 shift_c = c;
         }
-        if (st == TF_OK && shift_c > 0) {
+        if (shift_c > 0) {
             st = tf_shift_create(h, k, shift_c, ctx->use->bf16, &ctx->shift); /* agrees */
             /* The model's proposal is optional: where its buffers do not
              * fit (tf_bl_alloc's node budget), the plan runs without it.
@@ -277,6 +278,9 @@ static void span(const double *v, int n, double *lo, double *hi)
         *hi = v[x] > *hi ? v[x] : *hi;
     }
 }
+
+/* Dense shifting runs every SpMM: it won the trial. */
+static int shifting(const tf_ctx *ctx) { return ctx->shift && !ctx->trial_t; }
 
 /* Side 0 is the plan in use, side 1 the runner-up or dense shifting. */
 static int run_side(tf_ctx *ctx, int side, float *c)
@@ -371,7 +375,6 @@ int tf_select_finish(tf_ctx *ctx, int which)
     if (ctx->shift) {
         /* Shifting reads B where the plan's context keeps it, so that
          * context stays whichever wins. */
-        ctx->shift_in_use = which != 0;
         if (!which) {
             tf_baseline_free(ctx->shift); /* collective: the same call on every rank */
             ctx->shift = NULL;
@@ -398,7 +401,7 @@ int tf_spmm(tf_ctx *ctx, float *c)
         return tf_fail(TF_ERR_ARG, "tf_spmm: NULL C with %lld rows", (long long)rp->nrows);
     if (ctx->trial_t)
         return trial_step(ctx, c);
-    return ctx->shift_in_use ? run_side(ctx, 1, c) : tf_spmm_run(ctx->use, c);
+    return shifting(ctx) ? run_side(ctx, 1, c) : tf_spmm_run(ctx->use, c);
 }
 
 /* Both plans of a trial share B and use the same options: the context in
@@ -420,12 +423,12 @@ int tf_ctx_comm_precision(const tf_ctx *ctx) { return ctx->use->bf16 ? TF_COMM_B
 
 const char *tf_ctx_coll_transport(const tf_ctx *ctx)
 {
-    return ctx->shift_in_use ? "ring" : transport(ctx->use);
+    return shifting(ctx) ? "ring" : transport(ctx->use);
 }
 
 void tf_timing_get(const tf_ctx *ctx, tf_timing *t)
 {
-    *t = ctx->shift_in_use ? ctx->shift_timing : ctx->use->timing;
+    *t = shifting(ctx) ? ctx->shift_timing : ctx->use->timing;
 }
 void tf_selection_get(const tf_ctx *ctx, tf_selection *s) { *s = ctx->sel; }
 

@@ -35,19 +35,9 @@ int tf_shift_setting(tf_handle *h, int *c)
     if (st)
         return st;
     /* Ranks that disagree would create different objects and hang. */
-    int mm[2] = {*c, -*c}, all[2];
-    MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, h->comm);
-    if (all[0] != -all[1])
-        st = tf_fail(TF_ERR_ARG, "TWOFACE_SHIFT differs between ranks (%s on rank %d)",
-                     s && *s ? s : "auto", h->rank);
-    return tf_agree(h->comm, st);
-}
-
-int tf_shift_one_node(tf_handle *h)
-{
-    int one = h->node_ranks == h->nranks;
-    MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_INT, MPI_MIN, h->comm);
-    return one;
+    return tf_agree_same(h->comm, tf_agree_mix(0, (uint64_t)(int64_t)*c), TF_ERR_ARG,
+                         "TWOFACE_SHIFT differs between ranks (%s on rank %d)",
+                         s && *s ? s : "auto", h->rank);
 }
 
 void tf_shift_predict(const tf_handle *h, int *c_best, double *t_best)

@@ -24,9 +24,6 @@
  * TF_ERR_ARG on every rank. */
 int tf_shift_setting(tf_handle *h, int *c);
 
-/* Collective: 1 where every rank of h is on one node. */
-int tf_shift_one_node(tf_handle *h);
-
 /* The replication (every c up to TF_SHIFT_MAX_C dividing P) whose shift the cost model
  * predicts fastest, and that time at the planned K (the slowest rank's,
  * tf_cost_shift with the plan's coefficients and statistics). Local: every

@@ -58,6 +58,7 @@
 #include "tf_bf16.h"
 #include "tf_exec.h"
 #include "tf_kernels.h"
+#include "tf_node.h"
 
 #include <omp.h>
 #include <sched.h>
@@ -210,8 +211,8 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
     ctx->bwin = MPI_WIN_NULL;
     ctx->row_slack = 0;
 #ifndef TF_COLL_SHM_UNAVAILABLE
-    int shared = want && h->node_ranks == h->nranks;
-    MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, h->comm);
+    /* want is the same on every rank (an agreed TWOFACE_COLL_SHM). */
+    int shared = tf_node_single(h->comm, h->node_ranks) && want;
     const MPI_Aint fsize = (MPI_Aint)rows * fbytes + slack_bytes(fbytes);
     if (shared && !ctx->bf16) {
         if (alloc_shared(h, fsize, (int)sizeof(float), contig, &ctx->xb, &ctx->win)) {

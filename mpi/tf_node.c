@@ -13,3 +13,12 @@ int tf_node_ranks(MPI_Comm comm)
     }
     return n;
 }
+
+int tf_node_single(MPI_Comm comm, int node_ranks)
+{
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    int one = node_ranks == size;
+    MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_INT, MPI_MIN, comm);
+    return one;
+}

@@ -90,9 +90,7 @@ def _free_live():
         # An exception is this rank's alone; sys.exit(n) is often called on
         # every rank at once after an error they agreed on (examples/gcn.py),
         # and then the ranks free together as on success.
-        if not _uncaught and _all_exiting(world, EXIT_WAIT_S):
-            status = None
-        else:
+        if _uncaught or not _all_exiting(world, EXIT_WAIT_S):
             why = ('an uncaught exception' if _uncaught else
                    f'sys.exit({_exit_status})' if isinstance(_exit_status, int) else
                    'sys.exit with a message')
