@@ -374,10 +374,12 @@ int tf_select_finish(tf_ctx *ctx, int which)
     ctx->trial_t = NULL;
     if (ctx->shift) {
         /* Shifting reads B where the plan's context keeps it, so that
-         * context stays whichever wins. */
+         * context stays whichever wins; its buffers go with the plan. */
         if (!which) {
             tf_baseline_free(ctx->shift); /* collective: the same call on every rank */
             ctx->shift = NULL;
+        } else {
+            tf_spmm_ctx_release(ctx->use);
         }
         return TF_OK;
     }

@@ -87,15 +87,11 @@ int tf_coll_shm_mode(MPI_Comm comm, int *mode)
     if (st)
         return st;
     /* Ranks that disagree would meet in different allocations and hang. */
-    int mm[2] = {*mode, -*mode}, all[2];
-    MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
-    if (all[0] != -all[1]) {
-        int rank = 0;
-        MPI_Comm_rank(comm, &rank);
-        st = tf_fail(TF_ERR_ARG, "TWOFACE_COLL_SHM differs between ranks (%s on rank %d)",
-                     name[*mode], rank);
-    }
-    return tf_agree(comm, st);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    return tf_agree_same(comm, tf_agree_mix(0, (uint64_t)*mode), TF_ERR_ARG,
+                         "TWOFACE_COLL_SHM differs between ranks (%s on rank %d)", name[*mode],
+                         rank);
 }
 
 /* Window creation with the communicator's errors returned instead of

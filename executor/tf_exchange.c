@@ -79,11 +79,11 @@ int tf_xchg_create(tf_xchg *x, MPI_Comm comm, int mode, int n_src, const int *sr
     MPI_Comm_size(comm, &x->nranks);
     x->mode = mode;
     /* Ranks in different modes would meet in different collectives and hang. */
-    int mm[2] = {mode, -mode}, all[2];
-    MPI_Allreduce(mm, all, 2, MPI_INT, MPI_MIN, comm);
-    if (all[0] != -all[1])
-        return tf_fail(TF_ERR_ARG, "TWOFACE_EXCHANGE differs between ranks (%s on rank %d)",
+    st = tf_agree_same(comm, tf_agree_mix(0, (uint64_t)mode), TF_ERR_ARG,
+                       "TWOFACE_EXCHANGE differs between ranks (%s on rank %d)",
                        tf_xchg_mode_name(mode), rank);
+    if (st)
+        return st;
     x->n_src = n_src;
     x->n_dst = n_dst;
     x->src = copy_ints(src, n_src);

@@ -105,6 +105,7 @@ struct tf_spmm_ctx {
     /* The window (and its B) is this context's to free; a context created
      * with `share` uses the window of the one it stands beside. */
     int owns_win;
+    int released; /* tf_spmm_ctx_release: B and its window only */
     /* The passive-target epoch (MPI_Win_lock_all) is open (owner only). */
     int locked;
     /* Every rank's float32 B is mapped into every other rank
@@ -274,6 +275,12 @@ void tf_spmm_ctx_destroy(tf_spmm_ctx *ctx);
 /* Hands the window (and its passive-target epoch) of `from` to `to`, which
  * shares it, so that `from` can be destroyed while `to` stays. */
 void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from);
+/* Frees the buffers the context's SpMM moves rows through (the receive,
+ * fetch and pack buffers, the fetch accumulators) and keeps B, its window
+ * and the rest: for a context whose B another strategy reads from now on
+ * (dense shifting, context/tf_select.c). tf_spmm_run on it fails from then
+ * on. Local. */
+void tf_spmm_ctx_release(tf_spmm_ctx *ctx);
 
 /* tf_spmm.c: one SpMM with this context's plan. */
 int tf_spmm_run(tf_spmm_ctx *ctx, float *c);

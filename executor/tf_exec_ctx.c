@@ -115,6 +115,22 @@ void tf_spmm_ctx_take_window(tf_spmm_ctx *to, tf_spmm_ctx *from)
     from->b_own = NULL;
 }
 
+void tf_spmm_ctx_release(tf_spmm_ctx *ctx)
+{
+    /* The receive and pack buffers hold about twice the rows the rank
+     * receives; where dense shifting won, its own blocks are in use and
+     * these would stay allocated, idle, for the whole job. */
+    free(ctx->coll_buf);
+    free(ctx->fetch_buf);
+    free(ctx->pack_buf);
+    ctx->coll_buf = ctx->fetch_buf = ctx->pack_buf = NULL;
+    for (int f = 0; ctx->ft && f < ctx->n_fetch_threads; f++) {
+        free(ctx->ft[f].acc);
+        ctx->ft[f].acc = NULL;
+    }
+    ctx->released = 1;
+}
+
 int tf_spmm_ctx_create(tf_handle *h, int k, const tf_exec_options *opt, tf_spmm_ctx *share,
                        int place, tf_spmm_ctx **out)
 {

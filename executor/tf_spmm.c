@@ -592,6 +592,10 @@ static int spmm_threaded(tf_spmm_ctx *ctx, float *c)
 
 int tf_spmm_run(tf_spmm_ctx *ctx, float *c)
 {
+    if (ctx->released)
+        return tf_fail(TF_ERR_INTERNAL, "rank %d: an SpMM on a plan context whose buffers "
+                                        "were released (dense shifting runs instead)",
+                       ctx->h->rank);
     double t0 = MPI_Wtime();
     /* bf16: the rows others read from the window (fetched, or sent
      * zero-copy by the exchange) are rounded before anyone may read them

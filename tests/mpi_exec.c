@@ -1161,6 +1161,56 @@ START_TEST(dense_shift_prediction)
 }
 END_TEST
 
+/* Where shifting won, the plan's context keeps B (shifting reads it there)
+ * and releases the buffers its own SpMM moves rows through; an SpMM on it
+ * afterwards fails instead of reading freed memory. Both precisions, with
+ * fetch threads (their accumulators go too), and a context destroyed after
+ * its release. */
+START_TEST(plan_context_released)
+{
+    tf_csr a;
+    make_matrix(M_RANDOM, &a);
+    tf_handle *h = NULL;
+    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    const tf_rank_plan *rp = h->rp;
+    const int k = 7;
+    float *c = malloc((size_t)(rp->nrows > 0 ? rp->nrows : 1) * k * sizeof(float));
+    ck_assert_ptr_nonnull(c);
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        tf_exec_options opt;
+        tf_exec_options_default(&opt);
+        opt.comm = bf16 ? TF_COMM_BF16 : TF_COMM_F32;
+        opt.threads = 2;
+        opt.threads_fetch = 1;
+        tf_spmm_ctx *ctx = NULL;
+        setenv("TWOFACE_COLL_SHM", "off", 1); /* the buffers exist */
+        st = tf_spmm_ctx_create(h, k, &opt, NULL, TF_PLACE_NEVER, &ctx);
+        unsetenv("TWOFACE_COLL_SHM");
+        ck_assert_msg(all_true(st == TF_OK), "create: %s", tf_error_message());
+        if (rp->nbrows > 0)
+            tf_dense_fill(ctx->b, 31, rp->brow_begin, rp->nbrows, k);
+        ck_assert(all_true(tf_spmm_run(ctx, c) == TF_OK));
+        ck_assert(rank_error(h, &a, k, 31, c) < (bf16 ? 1.0 / 256 + TOL : TOL));
+        float *b = ctx->b;
+        tf_spmm_ctx_release(ctx);
+        ck_assert(ctx->coll_buf == NULL && ctx->fetch_buf == NULL && ctx->pack_buf == NULL);
+        for (int f = 0; ctx->ft && f < ctx->n_fetch_threads; f++)
+            ck_assert_ptr_null(ctx->ft[f].acc);
+        ck_assert(ctx->b == b); /* B stays where the caller fills it */
+        if (rp->nbrows > 0) /* and is still writable memory */
+            tf_dense_fill(ctx->b, 32, rp->brow_begin, rp->nbrows, k);
+        st = tf_spmm_run(ctx, c);
+        ck_assert_int_eq(st, TF_ERR_INTERNAL);
+        ck_assert(strstr(tf_error_message(), "released") != NULL);
+        tf_spmm_ctx_destroy(ctx); /* collective, no double free */
+    }
+    free(c);
+    tf_close(h);
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* A bad TWOFACE_SHIFT fails every rank's context in one agreed message. */
 START_TEST(dense_shift_setting)
 {
@@ -1439,6 +1489,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, dense_shift_face);
     tcase_add_test(tc, dense_shift_setting);
     tcase_add_test(tc, dense_shift_prediction);
+    tcase_add_test(tc, plan_context_released);
     tcase_add_test(tc, collective_send_forms);
     tcase_add_test(tc, shm_transport);
     tcase_add_test(tc, shm_transport_setting);
