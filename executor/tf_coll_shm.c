@@ -200,13 +200,13 @@ int tf_coll_shm_window(tf_spmm_ctx *ctx, int want, int contig)
 {
     tf_handle *h = ctx->h;
     const int64_t rows = h->rp->nbrows;
-    const MPI_Aint fbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float),
-                   xbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
+    const MPI_Aint xbytes = (MPI_Aint)ctx->k * (MPI_Aint)ctx->es;
     int err, st = TF_OK;
     ctx->win_shared = 0;
     ctx->bwin = MPI_WIN_NULL;
     ctx->row_slack = 0;
 #ifndef TF_COLL_SHM_UNAVAILABLE
+    const MPI_Aint fbytes = (MPI_Aint)ctx->k * (MPI_Aint)sizeof(float);
     /* want is the same on every rank (an agreed TWOFACE_COLL_SHM). */
     int shared = tf_node_single(h->comm, h->node_ranks) && want;
     const MPI_Aint fsize = (MPI_Aint)rows * fbytes + slack_bytes(fbytes);
