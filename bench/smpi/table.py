@@ -5,6 +5,7 @@ output directory (OUT/runs/GRAPH-PP-KK.json: twoface-exec --json lines;
 
     /usr/bin/python3 bench/smpi/table.py [--zero-copy] OUT[,OUT...] CSV PNG > table.md
     /usr/bin/python3 bench/smpi/table.py --plans STATS.jsonl > planner.md
+    /usr/bin/python3 bench/smpi/table.py --jobs OUT1,OUT2,... > jobs.md
 
 --zero-copy: the runs come from a build whose collective sends zero-copy
 (TWOFACE_COLL_PACK=never or auto), so the summary adds the bound that
@@ -17,7 +18,13 @@ ratio = twoface / best baseline (< 1: twoface faster); the classes twoface
 ran (after its start-up trial; * = the trial kept the runner-up), the
 collective share of its remote sparse stripes, recipients per dense stripe
 (collective recipients, and all ranks wanting the stripe), and the planner's
-volumes for the plan twoface ran: B rows received per rank, max / mean."""
+volumes for the plan twoface ran: B rows received per rank, max / mean.
+
+--jobs: the same cases simulated in several jobs (one OUT each): a job's
+ratios are of strategies interleaved in one simulation, and the same case
+moves by 10-20 % between jobs (the compute blocks are timed on this
+machine), so per case the median over jobs of each job's ratio, its range,
+and the count of graphs whose median is at most 1.0."""
 import json
 import math
 import os
@@ -132,6 +139,56 @@ def planner_table(path):
                              fmt(alt["pred_ms"]) if alt else "-"))
 
 
+def jobs_table(outs):
+    """Per case found in every job: twoface / best baseline and twoface /
+    p2p, each the median over jobs of that job's ratio."""
+    jobs = [{(r["graph"], r["P"], r["K"]): r for r in (summarise(*c) for c in load_one(o))}
+            for o in outs.split(",")]
+    keys = [k for k in jobs[0] if all(k in j for j in jobs)]
+    order = {g: i for i, g in enumerate(dict.fromkeys(k[0] for k in keys))}
+    keys.sort(key=lambda k: (k[2], k[1], order[k[0]]))
+
+    def med(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+    print("| graph | K | P | jobs | twoface ms (median) | best baseline ms (median; best per job) "
+          "| twoface / best baseline: median (range) | per job | twoface / p2p: median (range) |")
+    print("|---|---:|---:|---:|---:|---|---|---|---|")
+    meds = {}
+    for key in keys:
+        rs = [j[key] for j in jobs]
+        ratio = [r["ratio"] for r in rs]
+        p2p = [r["t"]["twoface"] / r["t"]["p2p"] for r in rs if "p2p" in r["t"]]
+        best = [r["t"][r["best"]] for r in rs]
+        names = [r["best"] + ("(%s)" % r["shift_c"] if r["best"] == "shift" else "") for r in rs]
+        meds[key] = med(ratio)
+        print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s |" % (
+            key[0], key[2], key[1], len(rs), fmt(med([r["t"]["twoface"] for r in rs])),
+            fmt(med(best)), " ".join(names), meds[key], min(ratio), max(ratio),
+            " ".join("%.2f" % x for x in ratio),
+            "%.2f (%.2f-%.2f)" % (med(p2p), min(p2p), max(p2p)) if p2p else "-"))
+    print()
+    for K in sorted({k[2] for k in keys}):
+        for P in sorted({k[1] for k in keys}):
+            sel = [k for k in keys if k[1] == P and k[2] == K]
+            if not sel:
+                continue
+            m = [meds[k] for k in sel]
+            single = [j[k]["ratio"] for j in jobs for k in sel]
+            print("- K = %d, P = %d, %d jobs: median twoface / best baseline <= 1.0 on %d of %d "
+                  "graphs (geometric mean of the medians %.2f, worst %.2f); in single jobs "
+                  "<= 1.0 in %d of %d cases" % (
+                      K, P, len(jobs), sum(x <= 1.0 for x in m), len(m),
+                      math.exp(sum(math.log(x) for x in m) / len(m)), max(m),
+                      sum(x <= 1.0 for x in single), len(single)))
+    bad = [(k, i) for k in keys for i, j in enumerate(jobs) if not j[k]["check"]]
+    print("- --check: %s" % ("every C of every job matched the serial reference (1e-5)" if not bad
+                             else "FAILED in " + ", ".join("%s P=%d K=%d job %d" % (
+                                 k[0], k[1], k[2], i + 1) for k, i in bad)))
+
+
 ZERO_COPY = False
 
 
@@ -142,6 +199,9 @@ def main():
         del sys.argv[1]
     if sys.argv[1] == "--plans":
         planner_table(sys.argv[2])
+        return
+    if sys.argv[1] == "--jobs":
+        jobs_table(sys.argv[2])
         return
     out, csv_path, png = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [summarise(*c) for c in load(out)]
