@@ -5,6 +5,11 @@ twoface-gcn --json lines of one simulated job training the same model with
 twoface and the baselines side by side).
 
     /usr/bin/python3 bench/smpi/gcn_table.py OUT[,OUT...] PLANNING [PNG] > tables.md
+    /usr/bin/python3 bench/smpi/gcn_table.py --jobs OUT1,OUT2,... > jobs.md
+
+--jobs: the same cases trained in several simulated jobs (one OUT each): per
+case the median over jobs of each job's twoface / best baseline epoch (and
+SpMM) time, with the range, since a case moves by 10-15 % between jobs.
 
 PLANNING: bench/results/smpi-planning.txt (the distributed planner's
 simulated times for nnz bands, column "with I/O (total)": "sim"). A directed
@@ -108,7 +113,47 @@ def fmt(x):
     return "-" if x is None else (f"{x:.1f}" if x >= 10 else f"{x:.2f}")
 
 
+def jobs_table(outs):
+    jobs = []
+    for out in outs.split(","):
+        jobs.append({(g, P, H, part): summarise(data[0])
+                     for g, P, H, part, _, data in load(out)})
+    keys = [k for k in jobs[0] if all(k in j for j in jobs)]
+    keys.sort(key=lambda k: (k[1], -k[2], k[3], k[0]))
+
+    def med(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+    print("| graph | P | H | bands | jobs | twoface epoch ms (median) | best baseline per job | "
+          "epoch ratio: median (range) | per job | SpMM ratio: median (range) |")
+    print("|---|---:|---:|---|---:|---:|---|---|---|---|")
+    meds = []
+    for k in keys:
+        ratio, spmm, names, tf = [], [], [], []
+        for j in jobs:
+            s = j[k]
+            base = [s[a] for a in BASE if a in s]
+            best = min(base, key=lambda o: o["epoch_ms_median"])
+            ratio.append(s["twoface"]["epoch_ms_median"] / best["epoch_ms_median"])
+            spmm.append(s["twoface"]["spmm_ms"] / min(o["spmm_ms"] for o in base))
+            names.append(best["algo"])
+            tf.append(s["twoface"]["epoch_ms_median"])
+        meds.append(med(ratio))
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {len(jobs)} | {fmt(med(tf))} | "
+              f"{' '.join(names)} | **{med(ratio):.2f}** ({min(ratio):.2f}-{max(ratio):.2f}) | "
+              f"{' '.join(f'{x:.2f}' for x in ratio)} | {med(spmm):.2f} "
+              f"({min(spmm):.2f}-{max(spmm):.2f}) |")
+    print()
+    print(f"- median epoch ratio <= 1.0 on {sum(x <= 1.0 for x in meds)} of {len(meds)} cases, "
+          f"<= 0.75 on {sum(x <= 0.75 for x in meds)}; worst {max(meds):.2f}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--jobs":
+        jobs_table(sys.argv[2])
+        return
     if len(sys.argv) not in (3, 4):
         fail("usage: gcn_table.py OUT[,OUT...] PLANNING.txt [PNG]")
     plan = planning_times(sys.argv[2])

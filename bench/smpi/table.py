@@ -24,7 +24,9 @@ volumes for the plan twoface ran: B rows received per rank, max / mean.
 ratios are of strategies interleaved in one simulation, and the same case
 moves by 10-20 % between jobs (the compute blocks are timed on this
 machine), so per case the median over jobs of each job's ratio, its range,
-and the count of graphs whose median is at most 1.0."""
+the count of graphs whose median is at most 1.0, and the model's error (the
+prediction of the plan twoface ran over its simulated time), median over
+jobs."""
 import json
 import math
 import os
@@ -154,22 +156,35 @@ def jobs_table(outs):
         return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
     print("| graph | K | P | jobs | twoface ms (median) | best baseline ms (median; best per job) "
-          "| twoface / best baseline: median (range) | per job | twoface / p2p: median (range) |")
-    print("|---|---:|---:|---:|---:|---|---|---|---|")
-    meds = {}
+          "| twoface / best baseline: median (range) | per job | twoface / p2p: median (range) "
+          "| model / twoface: median (range) |")
+    print("|---|---:|---:|---:|---:|---|---|---|---|---|")
+    meds, model = {}, {}
     for key in keys:
         rs = [j[key] for j in jobs]
         ratio = [r["ratio"] for r in rs]
         p2p = [r["t"]["twoface"] / r["t"]["p2p"] for r in rs if "p2p" in r["t"]]
         best = [r["t"][r["best"]] for r in rs]
         names = [r["best"] + ("(%s)" % r["shift_c"] if r["best"] == "shift" else "") for r in rs]
-        meds[key] = med(ratio)
-        print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s |" % (
-            key[0], key[2], key[1], len(rs), fmt(med([r["t"]["twoface"] for r in rs])),
-            fmt(med(best)), " ".join(names), meds[key], min(ratio), max(ratio),
-            " ".join("%.2f" % x for x in ratio),
-            "%.2f (%.2f-%.2f)" % (med(p2p), min(p2p), max(p2p)) if p2p else "-"))
+        # The prediction of the plan twoface ran in that job (its trial may
+        # keep the runner-up in one job and not in another).
+        err = [r["ran"]["pred_ms"] / r["t"]["twoface"] for r in rs]
+        meds[key], model[key] = med(ratio), med(err)
+        print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s | %.2f "
+              "(%.2f-%.2f) |" % (
+                  key[0], key[2], key[1], len(rs), fmt(med([r["t"]["twoface"] for r in rs])),
+                  fmt(med(best)), " ".join(names), meds[key], min(ratio), max(ratio),
+                  " ".join("%.2f" % x for x in ratio),
+                  "%.2f (%.2f-%.2f)" % (med(p2p), min(p2p), max(p2p)) if p2p else "-",
+                  model[key], min(err), max(err)))
     print()
+    inside = [k for k in keys if 0.67 <= model[k] <= 1.5]
+    print("- the model (the planner's predicted time of the plan twoface ran) over the "
+          "simulated twoface time, median over jobs: within 0.67-1.5x in %d of %d cases "
+          "(%.2f-%.2f); outside: %s" % (
+              len(inside), len(keys), min(model.values()), max(model.values()),
+              ", ".join("%s P=%d K=%d %.2f" % (k[0], k[1], k[2], model[k])
+                        for k in keys if k not in inside) or "none"))
     for K in sorted({k[2] for k in keys}):
         for P in sorted({k[1] for k in keys}):
             sel = [k for k in keys if k[1] == P and k[2] == K]
