@@ -303,6 +303,17 @@ static int open_plan(const tf_csr *a, int mode, int width, int from_file, tf_han
     return st;
 }
 
+/* The random test matrix, planned in `mode` at stripe width `width` and
+ * opened on every rank (the test fails where it cannot be). */
+static tf_handle *open_random(int mode, int width, tf_csr *a)
+{
+    make_matrix(M_RANDOM, a);
+    tf_handle *h = NULL;
+    int st = open_plan(a, mode, width, 0, &h);
+    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    return h;
+}
+
 /* ---- Checking ------------------------------------------------------------ */
 
 /* Max scaled error of c (this rank's rows) against the reference over the
@@ -551,10 +562,8 @@ START_TEST(collective_send_forms)
     static const char *const forms[] = {"never", "always", "auto", "mixed"};
     setenv("TWOFACE_COLL_SHM", "off", 1);
     tf_csr a;
-    make_matrix(M_RANDOM, &a);
-    tf_handle *h = NULL;
-    int st = open_plan(&a, TF_MODE_COLLECTIVE, 4, 0, &h);
-    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    tf_handle *h = open_random(TF_MODE_COLLECTIVE, 4, &a);
+    int st = TF_OK;
     int64_t r0, nr;
     tf_get_rows(h, &r0, &nr);
     for (int k = 7; k <= 64; k += 57) {
@@ -762,10 +771,8 @@ static const char *crowded_side(const tf_handle *h)
 START_TEST(shm_transport_setting)
 {
     tf_csr a;
-    make_matrix(M_RANDOM, &a);
-    tf_handle *h = NULL;
-    int st = open_plan(&a, TF_MODE_COLLECTIVE, 4, 0, &h);
-    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    tf_handle *h = open_random(TF_MODE_COLLECTIVE, 4, &a);
+    int st = TF_OK;
     for (int v = 0; v < 2; v++) {
         if (v == 1 && g_size < 2)
             break;
@@ -1120,10 +1127,7 @@ END_TEST
 START_TEST(dense_shift_prediction)
 {
     tf_csr a;
-    make_matrix(M_RANDOM, &a);
-    tf_handle *h = NULL;
-    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
-    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    tf_handle *h = open_random(TF_MODE_TWOFACE, 8, &a);
     const tf_plan *pl = &h->plan;
     int c = 0;
     double t = 0.0;
@@ -1169,10 +1173,8 @@ END_TEST
 START_TEST(plan_context_released)
 {
     tf_csr a;
-    make_matrix(M_RANDOM, &a);
-    tf_handle *h = NULL;
-    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
-    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    tf_handle *h = open_random(TF_MODE_TWOFACE, 8, &a);
+    int st = TF_OK;
     const tf_rank_plan *rp = h->rp;
     const int k = 7;
     float *c = malloc((size_t)(rp->nrows > 0 ? rp->nrows : 1) * k * sizeof(float));
@@ -1215,10 +1217,8 @@ END_TEST
 START_TEST(dense_shift_setting)
 {
     tf_csr a;
-    make_matrix(M_RANDOM, &a);
-    tf_handle *h = NULL;
-    int st = open_plan(&a, TF_MODE_TWOFACE, 8, 0, &h);
-    ck_assert_msg(st == TF_OK, "open: %s", tf_error_message());
+    tf_handle *h = open_random(TF_MODE_TWOFACE, 8, &a);
+    int st = TF_OK;
     /* 0, a word, more than the ranks, one that does not divide them (3 of
      * 4 ranks; 2 of 1 or 3), and a setting that differs between ranks. */
     const char *bad[5] = {"0", "sideways", "9", g_size == 4 ? "3" : "2", NULL};
