@@ -29,6 +29,7 @@ touches, twoface's start-up trial) + 199 medians, plus planning for twoface
 import json
 import os
 import shutil
+from statistics import median
 import subprocess
 import sys
 
@@ -121,11 +122,6 @@ def jobs_table(outs):
     keys = [k for k in jobs[0] if all(k in j for j in jobs)]
     keys.sort(key=lambda k: (k[1], -k[2], k[3], k[0]))
 
-    def med(xs):
-        xs = sorted(xs)
-        n = len(xs)
-        return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
     print("| graph | P | H | bands | jobs | twoface epoch ms (median) | best baseline per job | "
           "epoch ratio: median (range) | per job | SpMM ratio: median (range) |")
     print("|---|---:|---:|---|---:|---:|---|---|---|---|")
@@ -140,10 +136,10 @@ def jobs_table(outs):
             spmm.append(s["twoface"]["spmm_ms"] / min(o["spmm_ms"] for o in base))
             names.append(best["algo"])
             tf.append(s["twoface"]["epoch_ms_median"])
-        meds.append(med(ratio))
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {len(jobs)} | {fmt(med(tf))} | "
-              f"{' '.join(names)} | **{med(ratio):.2f}** ({min(ratio):.2f}-{max(ratio):.2f}) | "
-              f"{' '.join(f'{x:.2f}' for x in ratio)} | {med(spmm):.2f} "
+        meds.append(median(ratio))
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {len(jobs)} | {fmt(median(tf))} | "
+              f"{' '.join(names)} | **{meds[-1]:.2f}** ({min(ratio):.2f}-{max(ratio):.2f}) | "
+              f"{' '.join(f'{x:.2f}' for x in ratio)} | {median(spmm):.2f} "
               f"({min(spmm):.2f}-{max(spmm):.2f}) |")
     print()
     print(f"- median epoch ratio <= 1.0 on {sum(x <= 1.0 for x in meds)} of {len(meds)} cases, "

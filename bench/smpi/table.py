@@ -31,6 +31,7 @@ import json
 import math
 import os
 import shutil
+from statistics import median
 import subprocess
 import sys
 
@@ -150,11 +151,6 @@ def jobs_table(outs):
     order = {g: i for i, g in enumerate(dict.fromkeys(k[0] for k in keys))}
     keys.sort(key=lambda k: (k[2], k[1], order[k[0]]))
 
-    def med(xs):
-        xs = sorted(xs)
-        n = len(xs)
-        return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
     print("| graph | K | P | jobs | twoface ms (median) | best baseline ms (median; best per job) "
           "| twoface / best baseline: median (range) | per job | twoface / p2p: median (range) "
           "| model / twoface: median (range) |")
@@ -169,13 +165,13 @@ def jobs_table(outs):
         # The prediction of the plan twoface ran in that job (its trial may
         # keep the runner-up in one job and not in another).
         err = [r["ran"]["pred_ms"] / r["t"]["twoface"] for r in rs]
-        meds[key], model[key] = med(ratio), med(err)
+        meds[key], model[key] = median(ratio), median(err)
         print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s | %.2f "
               "(%.2f-%.2f) |" % (
-                  key[0], key[2], key[1], len(rs), fmt(med([r["t"]["twoface"] for r in rs])),
-                  fmt(med(best)), " ".join(names), meds[key], min(ratio), max(ratio),
+                  key[0], key[2], key[1], len(rs), fmt(median([r["t"]["twoface"] for r in rs])),
+                  fmt(median(best)), " ".join(names), meds[key], min(ratio), max(ratio),
                   " ".join("%.2f" % x for x in ratio),
-                  "%.2f (%.2f-%.2f)" % (med(p2p), min(p2p), max(p2p)) if p2p else "-",
+                  "%.2f (%.2f-%.2f)" % (median(p2p), min(p2p), max(p2p)) if p2p else "-",
                   model[key], min(err), max(err)))
     print()
     inside = [k for k in keys if 0.67 <= model[k] <= 1.5]
