@@ -623,6 +623,33 @@ static size_t image_eof(const unsigned char *img, size_t n)
     return base == 0 && eof > 0 && eof <= n ? (size_t)eof : n;
 }
 
+/* The core driver grows its image by whole increments and zero-fills
+ * each; 4 MiB at once cost the writing rank more than a small plan's whole
+ * write (page faults). From encoded parts the data's size is known: the
+ * increment is that plus room for the metadata (object headers, chunk
+ * indexes), so that one allocation usually holds the file. */
+static size_t image_increment(const tf_plan *plan, const tf_plan_part_source *src)
+{
+    const size_t most = (size_t)4 << 20, least = (size_t)64 << 10;
+    if (!src)
+        return most;
+    double bytes = 0, chunks = 0;
+    for (int alt = 0; alt < 2; alt++) {
+        const tf_plan *pl = alt ? plan->alt : plan;
+        const tf_pl_enc_head *h = NULL;
+        if (!pl)
+            continue;
+        if (src->heads(src->ctx, alt, &h) != TF_OK || !h)
+            return most;
+        for (int p = 0; p < pl->nranks; p++) {
+            bytes += (double)h[p].n_bytes;
+            chunks += (double)h[p].n_sizes;
+        }
+    }
+    double want = bytes + 48.0 * chunks + 4096.0 * (double)plan->nranks + (double)least;
+    return want >= (double)most ? most : (size_t)want;
+}
+
 /* Builds the whole file in memory with the core driver and returns its
  * image (malloc'ed). Why not let HDF5 write to disk: when a write fails
  * (full disk, RLIMIT_FSIZE) HDF5 1.10 cannot close the file any more, the
@@ -642,7 +669,7 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     /* 1.8 format at least: checksummed superblock and object headers. STRONG
      * close so that even a leaked handle cannot keep the file open. */
-    if (fapl < 0 || H5Pset_fapl_core(fapl, 4u << 20, 0) < 0 ||
+    if (fapl < 0 || H5Pset_fapl_core(fapl, image_increment(plan, w->src), 0) < 0 ||
         H5Pset_file_image_callbacks(fapl, &cb) < 0 ||
         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) < 0 ||
         H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {

@@ -11,5 +11,8 @@ void tf_mem_policy_planner(void)
     /* 4 MiB: below it the heap's reuse is cheap and holes are small; 1 MiB
      * saved a little more memory and cost measurably more page faults. */
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#if defined(TF_SIM_SHARED_HEAP)
+    mallopt(M_MXFAST, 0);
+#endif
 #endif
 }

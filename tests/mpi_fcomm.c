@@ -130,7 +130,8 @@ static Suite *make_suite(void)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (g_rank == 0) {
-        snprintf(g_dir, sizeof g_dir, "/tmp/tf_fcomm.XXXXXX");
+        const char *t = getenv("TMPDIR");
+        snprintf(g_dir, sizeof g_dir, "%s/tf_fcomm.XXXXXX", t && t[0] ? t : "/tmp");
         if (!mkdtemp(g_dir))
             abort();
     }

@@ -22,6 +22,11 @@ export LSAN_OPTIONS=suppressions=$TF_SRCDIR/tests/lsan.supp:print_suppressions=0
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 MPI_TIMEOUT=${MPI_TIMEOUT:-600}
 
+# Every file a test makes goes under one directory, removed at the end:
+# forked Check tests that fail or abort never reach their own clean-up.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/twoface-check.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 log=$(mktemp)
 status=0
 run() { # name, command...
