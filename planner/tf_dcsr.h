@@ -22,7 +22,9 @@ typedef struct {
  * [tf_dcsr_block(m, Q, r), tf_dcsr_block(m, Q, r + 1)). */
 static inline int64_t tf_dcsr_block(int64_t m, int Q, int r)
 {
-    return (int64_t)((__int128)m * r / Q);
+    /* m r < 2^62 for any m a tf_csr can have (TF_MAX_DIM): no 128-bit
+     * division, which costs a call per entry where owners are looked up. */
+    return m <= INT32_MAX ? m * r / Q : (int64_t)((__int128)m * r / Q);
 }
 
 void tf_dcsr_free(tf_dcsr *d);

@@ -461,6 +461,9 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
          * distributed too (tf_dist_partition.h); a given permutation needs
          * no partitioner. */
         tf_dcsr ap;
+        /* The partitioner and the renumbering take the rows in blocks. */
+        if (Q > 1 && (st = tf_dist_to_blocks(comm, a)))
+            goto done;
         if (Q == 1)
             st = metis_on_root(comm, a, o, row_off, &perm, &iperm, &ap);
         else if (o->perm)

@@ -28,7 +28,7 @@ static int cmp_i32(const void *x, const void *y)
 }
 
 /* vals[u] = the value that column need[u] (ascending, distinct) has in a
- * vector distributed like the block bounds off, of which this rank holds
+ * vector distributed in the bands off, of which this rank holds
  * mine[0 .. off[me+1] - off[me]). */
 static int lookup(MPI_Comm comm, const int64_t *off, const double *mine, const int32_t *need,
                   int64_t nneed, double *vals)
@@ -107,8 +107,8 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     for (int64_t i = 0; st == TF_OK && i < t.nrows; i++)
         cs[i] = tf_norm_row_sum(&t.loc, i);
     tf_dcsr_free(&t);
-    /* Square and both in block rows: this rank's rows and columns of the
-     * degree vectors are the same indices, so the first bad one over the
+    /* Square, and the transpose in the bands of A + I: this rank's rows and
+     * columns of the degree vectors are the same indices, so the first bad one over the
      * ranks is the serial loop's first. */
     for (int64_t i = 0; st == TF_OK && i < s.nrows; i++) {
         rs[i] = tf_norm_row_sum(&s.loc, i);
@@ -139,9 +139,10 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
             if (!cv)
                 st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld degrees", (long long)nu);
         }
-        tf_dist_block_bounds(a->n, Q, off);
     }
     st = tf_agree(comm, st);
+    if (st == TF_OK)
+        st = tf_agree(comm, tf_dist_row_bounds(comm, &s, off));
     if (st == TF_OK)
         st = tf_agree(comm, lookup(comm, off, cs, need, nu, cv));
     if (st == TF_OK) {
@@ -188,7 +189,8 @@ static int is_symmetric(MPI_Comm comm, const tf_dcsr *a, int *sym)
     int st = tf_dist_transpose(comm, a, &t);
     if (st)
         return st;
-    /* Both in the block rows of a square matrix: the same local rows. */
+    /* A square matrix and its transpose in the same bands: the same local
+     * rows. */
     int mine = t.nrows == a->nrows && t.loc.nnz == a->loc.nnz &&
                memcmp(t.loc.rowptr, a->loc.rowptr, (size_t)(a->nrows + 1) * 8) == 0 &&
                (a->loc.nnz == 0 ||

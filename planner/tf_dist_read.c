@@ -18,6 +18,7 @@
 #include "tf_mm_read.h"
 #include "tf_node.h"
 #include "tf_row_exchange.h"
+#include "tf_dist_bounds.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,10 +73,8 @@ static void count_sharers(ctx *c)
  * ranks that share the node is a split of the communicator (with the rest
  * of the check, about 0.2 ms of a simulated 64-rank read of a small graph),
  * needed only where the bands would not all fit. Collective. */
-static int check_band(ctx *c)
+static int check_band(ctx *c, int64_t r0, int64_t r1)
 {
-    int64_t r0 = tf_dcsr_block(c->h.m, c->Q, c->rank);
-    int64_t r1 = tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
     int64_t need = (r1 - r0 + 1) * TF_CSR_BUILD_ROW_BYTES;
     /* Every rank agrees, with a limit of its own or without. */
     if (tf_agree(c->comm, c->max_memory == 0 ? tf_mem_check(need * c->Q, 0)
@@ -100,11 +99,12 @@ static int fail_eof(const ctx *c, int64_t line, int64_t seen)
                    c->path, (long long)line, (long long)seen, (long long)c->h.declared);
 }
 
-/* The rank's rows from entries that all belong to them (global rows). */
-static int build_band(const ctx *c, tf_coo *mine, tf_dcsr *out)
+/* The rank's rows, the band [off[rank], off[rank + 1]) (off NULL: its
+ * block), from entries that all belong to them (global rows). */
+static int build_band(const ctx *c, const int64_t *off, tf_coo *mine, tf_dcsr *out)
 {
-    int64_t r0 = tf_dcsr_block(c->h.m, c->Q, c->rank);
-    int64_t r1 = tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
+    int64_t r0 = off ? off[c->rank] : tf_dcsr_block(c->h.m, c->Q, c->rank);
+    int64_t r1 = off ? off[c->rank + 1] : tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
     for (int64_t e = 0; e < mine->n; e++)
         mine->row[e] -= (int32_t)r0;
     mine->nrows = r1 - r0;
@@ -224,19 +224,21 @@ static int parse_range(const ctx *c, int fd, char *buf, int64_t a, int64_t b, in
     return TF_OK;
 }
 
-static int read_plain(const ctx *c, tf_dcsr *out)
+static int read_plain(ctx *c, tf_dcsr *out)
 {
     const tf_mm_header *h = &c->h;
     int64_t D = h->data_offset, S = h->file_size;
     int st = TF_OK, fd = open(c->path, O_RDONLY | O_CLOEXEC);
     char *buf = malloc(c->block + TF_MM_MAX_LINE + 2);
     int64_t *starts = malloc((size_t)(c->Q + 1) * sizeof *starts);
+    int64_t *band = malloc((size_t)(c->Q + 1) * sizeof *band);
+    int64_t *bins = malloc((size_t)c->Q * TF_DIST_BOUNDS_BINS * sizeof *bins);
     tf_coo coo, mine;
     memset(&coo, 0, sizeof coo);
     memset(&mine, 0, sizeof mine);
     if (fd < 0)
         st = tf_fail(TF_ERR_IO, "rank %d: %s: cannot open: %s", c->rank, c->path, strerror(errno));
-    else if (!buf || !starts)
+    else if (!buf || !starts || !band || !bins)
         st = tf_fail(TF_ERR_NOMEM, "%s: cannot allocate a read buffer", c->path);
     /* Equal byte ranges, each moved forward to the next line start. */
     int64_t start = D;
@@ -293,13 +295,28 @@ static int read_plain(const ctx *c, tf_dcsr *out)
     }
     free(buf);
     buf = NULL;
+    /* Every entry is parsed before any moves, so the bands can follow the
+     * entries: equal row blocks left the first ranks of a graph numbered
+     * by degree (SNAP, R-MAT) most of the entries, and the read and the
+     * preparation after it waited for them. */
+    st = tf_agree_key(c->comm, tf_dist_balanced_bounds(c->comm, h->m, coo.row, coo.n, bins, band),
+                      TF_KEY_FIRST);
+    /* Bands other than the blocks checked before the read are checked
+     * again; every rank has the same bands, so all check, or none. */
+    int moved = 0;
+    for (int r = 0; !st && r <= c->Q; r++)
+        moved |= band[r] != tf_dcsr_block(h->m, c->Q, r);
+    if (moved)
+        st = check_band(c, band[c->rank], band[c->rank + 1]);
+    if (st)
+        goto done;
     st = tf_coo_init_ones(&mine, h->m, h->n, 0); /* the exchange sizes it */
     st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
-        st = tf_row_exchange(c->comm, h->m, &coo, &mine, c->round);
+        st = tf_row_exchange(c->comm, h->m, band, &coo, &mine, c->round);
     st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
-        st = build_band(c, &mine, out);
+        st = build_band(c, band, &mine, out);
 done:
     if (coo.row)
         tf_coo_free(&coo);
@@ -307,6 +324,8 @@ done:
         tf_coo_free(&mine);
     free(buf);
     free(starts);
+    free(band);
+    free(bins);
     if (fd >= 0)
         close(fd);
     return st;
@@ -459,7 +478,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
         }
         st = tf_agree_key(c->comm, st, st ? key : TF_KEY_FIRST);
         if (!st)
-            st = tf_row_exchange(c->comm, h->m, &part, &mine, c->round);
+            st = tf_row_exchange(c->comm, h->m, NULL, &part, &mine, c->round);
         if (!st && !fin[0])
             continue;
         st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
@@ -471,7 +490,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
     if (part.row)
         tf_coo_free(&part);
     if (!st)
-        st = build_band(c, &mine, out);
+        st = build_band(c, NULL, &mine, out);
     if (mine.row)
         tf_coo_free(&mine);
     return st;
@@ -551,7 +570,10 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
         st = tf_agree_key(comm, st, TF_KEY_FIRST);
         if (!st) {
             MPI_Bcast(&c.h, (int)sizeof c.h, MPI_BYTE, 0, comm);
-            st = tf_agree_key(comm, check_band(&c), TF_KEY_FIRST);
+            st = tf_agree_key(comm,
+                              check_band(&c, tf_dcsr_block(c.h.m, c.Q, c.rank),
+                                         tf_dcsr_block(c.h.m, c.Q, c.rank + 1)),
+                              TF_KEY_FIRST);
         }
         if (!st) {
             if (c.h.compression == TF_MM_PLAIN && c.h.file_size >= 0) {

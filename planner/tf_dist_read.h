@@ -1,15 +1,16 @@
-/* Reading a matrix straight into its row bands: every rank of a
- * communicator ends with the rows tf_dcsr_block gives it, and no rank ever
- * holds more than its own share plus a few blocks of text or entries in
- * flight. The input side of the distributed planner (docs/planning.md,
- * "Input").
+/* Reading a matrix straight into row bands: every rank of a communicator
+ * ends with a band of rows, the bands in rank order, and no rank ever holds
+ * more than its own share plus a few blocks of text or entries in flight.
+ * The input side of the distributed planner (docs/planning.md, "Input").
  *
  *   plain .mtx        every rank parses its own byte range (cut at line
  *                     boundaries), entries then go to the ranks owning their
- *                     rows;
+ *                     rows in bands balanced by entries and rows
+ *                     (tf_dist_bounds.h);
  *   .mtx.gz/.mtx.zst  cannot be split: rank 0 decompresses and deals blocks
- *                     of lines out to the ranks, which parse them;
- *   HDF5 CSR          every rank reads the slice of its own rows
+ *                     of lines out to the ranks, which parse them; the
+ *                     bands are the blocks tf_dcsr_block gives;
+ *   HDF5 CSR          every rank reads the slice of its own rows, its block
  *                     (tf_h5csr.h).
  * The kind comes from the file's first bytes. The result is bitwise the
  * serial reader's (tf_mm_read, tf_h5csr_read) restricted to the rank's rows,

@@ -14,6 +14,65 @@ void tf_dist_block_bounds(int64_t m, int Q, int64_t *off)
         off[r] = tf_dcsr_block(m, Q, r);
 }
 
+int tf_dist_row_bounds(MPI_Comm comm, const tf_dcsr *a, int64_t *off)
+{
+    int Q;
+    MPI_Comm_size(comm, &Q);
+    int64_t mine[2] = {a->row0, a->nrows};
+    int64_t *all = malloc((size_t)Q * 2 * sizeof *all);
+    int bad = all == NULL, any;
+    /* Every rank takes part in the gather below, or none does. */
+    tf_mpi_allreduce_idle(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+        free(all);
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' bands", Q);
+    }
+    if (MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
+        free(all);
+        return tf_fail(TF_ERR_MPI, "gathering the ranks' bands failed");
+    }
+    /* A rank without rows starts where the next band does. */
+    off[Q] = a->m;
+    int st = TF_OK;
+    for (int r = Q - 1; r >= 0; r--) {
+        off[r] = all[2 * r + 1] > 0 ? all[2 * r] : off[r + 1];
+        if (all[2 * r + 1] > 0 && all[2 * r] + all[2 * r + 1] != off[r + 1] && st == TF_OK)
+            st = tf_fail(TF_ERR_INTERNAL,
+                         "rank %d holds rows %lld-%lld, which do not end where the next band "
+                         "starts (%lld)", r, (long long)all[2 * r],
+                         (long long)(all[2 * r] + all[2 * r + 1]), (long long)off[r + 1]);
+    }
+    if (st == TF_OK && off[0] != 0)
+        st = tf_fail(TF_ERR_INTERNAL, "the ranks' bands start at row %lld, not 0",
+                     (long long)off[0]);
+    free(all);
+    return st;
+}
+
+int tf_dist_to_blocks(MPI_Comm comm, tf_dcsr *a)
+{
+    int Q;
+    MPI_Comm_size(comm, &Q);
+    int64_t *off = malloc((size_t)(Q + 1) * 2 * sizeof *off);
+    int st = tf_agree(comm, off ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
+    if (st == TF_OK)
+        st = tf_agree(comm, tf_dist_row_bounds(comm, a, off));
+    if (st == TF_OK) {
+        int64_t *blk = off + Q + 1;
+        tf_dist_block_bounds(a->m, Q, blk);
+        /* Every rank sees the same bounds: all move, or none. */
+        if (memcmp(off, blk, (size_t)(Q + 1) * sizeof *off) != 0) {
+            tf_dcsr b;
+            st = tf_dist_redistribute(comm, a, blk, &b);
+            *a = b;
+        }
+    }
+    if (st)
+        tf_dcsr_free(a);
+    free(off);
+    return st;
+}
+
 typedef struct {
     int64_t *send, *recv, *sd, *rd;
 } counts4;
@@ -174,7 +233,15 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     /* Collectives follow: every rank goes on, or none. */
     if ((st = tf_agree(comm, st)))
         goto done;
-    tf_dist_block_bounds(in->n, Q, off);
+    /* A square matrix's transpose comes in the bands of the matrix, so
+     * that its rows and the matrix's are the same indices on every rank
+     * (the symmetry test and the degrees rely on it). */
+    if (in->m == in->n) {
+        if ((st = tf_agree(comm, tf_dist_row_bounds(comm, in, off))))
+            goto done;
+    } else {
+        tf_dist_block_bounds(in->n, Q, off);
+    }
     const tf_csr *a = &in->loc;
     for (int64_t e = 0; e < a->nnz; e++)
         c.send[tf_partition_owner(off, Q, a->col[e])]++;

@@ -13,8 +13,18 @@ void tf_dist_block_bounds(int64_t m, int Q, int64_t *off);
  * where possible); on failure both are empty. Collective. */
 int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr *out);
 
-/* out = the transpose of in, in the block distribution of its rows (in's
- * columns). Each row of out lists its columns ascending, so the values of
+/* Collective. off[0..Q] = the bands the rows of a are in now, rank r's
+ * [off[r], off[r + 1]) (the same on every rank). Fails on bands that do
+ * not follow one another in rank order. */
+int tf_dist_row_bounds(MPI_Comm comm, const tf_dcsr *a, int64_t *off);
+
+/* Collective. Moves the rows of *a into the block distribution
+ * (tf_dcsr_block) if they are in other bands. On failure *a is empty. */
+int tf_dist_to_blocks(MPI_Comm comm, tf_dcsr *a);
+
+/* out = the transpose of in: for a square matrix in the bands of in's rows
+ * (tf_dist_row_bounds), otherwise in the block distribution of its rows
+ * (in's columns). Each row of out lists its columns ascending, so the values of
  * column j of in are visited in row order, as a serial transpose does. */
 int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out);
 

@@ -8,6 +8,7 @@
 #include "tf_dcsr.h"
 #include "tf_error.h"
 #include "tf_idle.h"
+#include "tf_partition.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -54,7 +55,9 @@ static void get(const unsigned char *buf, int vals, int64_t at, tf_coo *c, int64
 int tf_row_owner(int64_t m, int Q, int64_t i)
 {
     /* The largest r with floor(m r / Q) <= i, from m r < (i + 1) Q. */
-    int r = m > 0 ? (int)(((__int128)(i + 1) * Q + m - 1) / m) - 1 : 0;
+    int r = m <= 0            ? 0
+            : m <= INT32_MAX ? (int)(((i + 1) * Q + m - 1) / m) - 1
+                             : (int)(((__int128)(i + 1) * Q + m - 1) / m) - 1;
     if (r < 0)
         r = 0;
     if (r > Q - 1)
@@ -86,7 +89,8 @@ static int reserve(tf_coo *c, int64_t more)
     return TF_OK;
 }
 
-int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t round_entries)
+int tf_row_exchange(MPI_Comm comm, int64_t m, const int64_t *off, tf_coo *in, tf_coo *out,
+                    int64_t round_entries)
 {
     int Q;
     MPI_Comm_size(comm, &Q);
@@ -145,7 +149,7 @@ int tf_row_exchange(MPI_Comm comm, int64_t m, tf_coo *in, tf_coo *out, int64_t r
     }
     if (!st) {
         for (int64_t e = 0; e < n; e++) {
-            dest[e] = tf_row_owner(m, Q, in->row[e]);
+            dest[e] = off ? tf_partition_owner(off, Q, in->row[e]) : tf_row_owner(m, Q, in->row[e]);
             scount[dest[e]]++;
         }
         for (int q = 0; q < Q; q++)

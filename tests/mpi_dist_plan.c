@@ -65,6 +65,21 @@ static void block_slice(const tf_csr *a, tf_dcsr *d)
           d);
 }
 
+/* Bands other than blocks, as the reader makes them from the entries:
+ * rank 0 most rows, rank 1 none on 3 ranks or more. */
+static void skew_slice(const tf_csr *a, tf_dcsr *d)
+{
+    int64_t m = a->nrows, off[65];
+    ck_assert_int_le(g_size, 64);
+    off[0] = 0;
+    for (int r = 1; r < g_size; r++)
+        off[r] = m - (int64_t)(g_size - r) * (m / (4 * g_size));
+    if (g_size >= 3)
+        off[2] = off[1];
+    off[g_size] = m;
+    slice(a, off[g_rank], off[g_rank + 1], d);
+}
+
 /* Do the rows of d equal rows [d->row0, ...) of a, bit for bit? */
 static int same_rows(const tf_csr *a, const tf_dcsr *d)
 {
@@ -204,7 +219,8 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
     const int64_t m = a->nrows, n = a->ncols;
     tf_dcsr d, d2;
     block_slice(a, &d);
-    block_slice(a, &d2);
+    /* The plan written from the second copy must not depend on its bands. */
+    skew_slice(a, &d2);
     tf_plan_options so, dopt;
     tf_plan_options_default(&so);
     so.nranks = P;
@@ -277,19 +293,50 @@ static void plan_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int P, i
     tf_csr_free(&a);
 }
 
-START_TEST(test_transpose)
+/* The distributed transpose against the serial one: a square matrix's in
+ * the matrix's own bands (skewed here), any other in blocks of its rows. */
+static void transpose_case(int64_t m, int64_t n, int64_t nnz, uint64_t seed, int skew)
 {
     tf_csr a, t;
-    tf_test_random_csr(&a, 61, 45, 500, 3);
+    tf_test_random_csr(&a, m, n, nnz, seed);
     ck_assert_int_eq(tf_csr_transpose(&a, &t), TF_OK);
     tf_dcsr d, dt;
-    block_slice(&a, &d);
+    if (skew)
+        skew_slice(&a, &d);
+    else
+        block_slice(&a, &d);
     ck_assert_int_eq(tf_dist_transpose(MPI_COMM_WORLD, &d, &dt), TF_OK);
-    ck_assert(all_true(dt.row0 == tf_dcsr_block(45, g_size, g_rank) && same_rows(&t, &dt)));
+    int band = m == n ? dt.row0 == d.row0 && dt.nrows == d.nrows
+                      : dt.row0 == tf_dcsr_block(n, g_size, g_rank);
+    ck_assert(all_true(band && same_rows(&t, &dt)));
     tf_dcsr_free(&d);
     tf_dcsr_free(&dt);
     tf_csr_free(&a);
     tf_csr_free(&t);
+}
+
+START_TEST(test_transpose)
+{
+    transpose_case(61, 45, 500, 3, 0);
+    transpose_case(40, 40, 300, 5, 1);
+}
+END_TEST
+
+/* The bands a matrix is in, and its move into blocks. */
+START_TEST(bands_of_a_matrix)
+{
+    tf_csr a;
+    tf_test_random_csr(&a, 40, 40, 300, 5);
+    tf_dcsr d;
+    skew_slice(&a, &d);
+    int64_t off[65];
+    ck_assert_int_eq(tf_dist_row_bounds(MPI_COMM_WORLD, &d, off), TF_OK);
+    ck_assert(all_true(off[g_rank] == d.row0 && off[g_rank + 1] == d.row0 + d.nrows &&
+                       off[0] == 0 && off[g_size] == 40));
+    ck_assert_int_eq(tf_dist_to_blocks(MPI_COMM_WORLD, &d), TF_OK);
+    ck_assert(all_true(d.row0 == tf_dcsr_block(40, g_size, g_rank) && same_rows(&a, &d)));
+    tf_dcsr_free(&d);
+    tf_csr_free(&a);
 }
 END_TEST
 
@@ -614,6 +661,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("dist_plan");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_transpose);
+    tcase_add_test(tc, bands_of_a_matrix);
     tcase_add_test(tc, test_alltoallv_pairwise);
     tcase_add_test(tc, test_redistribute);
     tcase_add_test(tc, test_plans_nnz);

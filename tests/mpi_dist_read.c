@@ -194,13 +194,26 @@ static char *gzip_pack(const char *src, size_t len, size_t *outlen)
 
 /* ---- comparison ----------------------------------------------------------- */
 
-/* d must be exactly rows [block(r), block(r+1)) of a. */
+/* The ranks' bands follow one another in rank order and cover the rows of
+ * a, and d is exactly its band's rows of a. Collective. */
 static int same_band(const tf_dcsr *d, const tf_csr *a)
 {
-    int64_t r0 = tf_dcsr_block(a->nrows, g_size, g_rank);
-    int64_t r1 = tf_dcsr_block(a->nrows, g_size, g_rank + 1);
-    if (d->m != a->nrows || d->n != a->ncols || d->nnz_total != a->nnz || d->row0 != r0 ||
-        d->nrows != r1 - r0 || d->loc.nrows != r1 - r0 || d->loc.ncols != a->ncols)
+    int64_t mine[2] = {d->row0, d->nrows}, *all = malloc((size_t)g_size * 2 * sizeof *all);
+    ck_assert_ptr_nonnull(all);
+    MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, MPI_COMM_WORLD);
+    int64_t end = 0;
+    int ok = 1;
+    for (int q = 0; q < g_size; q++) {
+        if (all[2 * q + 1] < 0 || (all[2 * q + 1] > 0 && all[2 * q] != end))
+            ok = 0;
+        if (all[2 * q + 1] > 0)
+            end = all[2 * q] + all[2 * q + 1];
+    }
+    free(all);
+    int64_t r0 = d->row0, r1 = d->row0 + d->nrows;
+    if (!ok || end != a->nrows || d->m != a->nrows || d->n != a->ncols ||
+        d->nnz_total != a->nnz || r0 < 0 || r1 > a->nrows || d->loc.nrows != r1 - r0 ||
+        d->loc.ncols != a->ncols)
         return 0;
     int64_t k0 = a->rowptr[r0], nnz = a->rowptr[r1] - k0;
     if (d->loc.nnz != nnz || d->loc.rowptr[0] != 0)
@@ -255,6 +268,39 @@ START_TEST(every_variant_equals_the_serial_read)
         unshare(p);
         free(t);
     }
+}
+END_TEST
+
+/* A plain file's bands follow its entries: a rank holds about a Q-th of the
+ * weight (entries plus rows), within the heaviest row's, where equal blocks
+ * of rows would give the first rank most of the entries. */
+START_TEST(plain_read_balances_entries)
+{
+    const int64_t m = 40, heavy = 4, per = 30;
+    sbuf b = {0};
+    int64_t nnz = heavy * per + (m - heavy);
+    put(&b, "%%%%MatrixMarket matrix coordinate real general\n%lld %lld %lld\n", (long long)m,
+        (long long)m, (long long)nnz);
+    for (int64_t i = 0; i < heavy; i++)
+        for (int64_t j = 0; j < per; j++)
+            put(&b, "%lld %lld %lld.5\n", (long long)i + 1, (long long)j + 1, (long long)j);
+    for (int64_t i = heavy; i < m; i++)
+        put(&b, "%lld %lld 1\n", (long long)i + 1, (long long)(m - i));
+    const char *p = share(0, ".mtx", b.s, b.n);
+    tf_csr a;
+    ck_assert_int_eq(tf_mm_read(p, &a, NULL), TF_OK);
+    tf_dcsr d;
+    int st = tf_dist_read(MPI_COMM_WORLD, p, &d);
+    ck_assert_msg(all_true(st == TF_OK), "%s", tf_error_message());
+    ck_assert(all_true(same_band(&d, &a)));
+    int64_t weight = d.loc.nnz + d.nrows, total = nnz + m;
+    ck_assert_msg(all_true(weight <= total / g_size + per + 1),
+                  "rank %d holds %lld of %lld (entries and rows) over %d ranks", g_rank,
+                  (long long)weight, (long long)total, g_size);
+    tf_dcsr_free(&d);
+    tf_csr_free(&a);
+    unshare(p);
+    free(b.s);
 }
 END_TEST
 
@@ -859,6 +905,7 @@ static Suite *suite(void)
     Suite *s = suite_create("dist_read");
     TCase *tc = tcase_create("dist_read");
     tcase_add_test(tc, every_variant_equals_the_serial_read);
+    tcase_add_test(tc, plain_read_balances_entries);
     tcase_add_test(tc, compressed_input_equals_the_serial_read);
     tcase_add_test(tc, errors_carry_the_true_line_from_any_rank);
     tcase_add_test(tc, truncated_compressed_input);
