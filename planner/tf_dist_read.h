@@ -10,8 +10,8 @@
  *   .mtx.gz/.mtx.zst  cannot be split: rank 0 decompresses and deals blocks
  *                     of lines out to the ranks, which parse them; the
  *                     bands are the blocks tf_dcsr_block gives;
- *   HDF5 CSR          every rank reads the slice of its own rows, its block
- *                     (tf_h5csr.h).
+ *   HDF5 CSR          every rank reads the slice of its own rows, a band of
+ *                     equal weight found in indptr (tf_h5csr.h).
  * The kind comes from the file's first bytes. The result is bitwise the
  * serial reader's (tf_mm_read, tf_h5csr_read) restricted to the rank's rows,
  * whatever the number of ranks: duplicates are summed in double in file

@@ -19,9 +19,12 @@
  * when the file cannot be opened or read.) */
 int tf_h5csr_sniff(const char *path, int *is_h5);
 
-/* Reads the rows [tf_dcsr_block(m, nparts, part), ...(part + 1)) of the file:
- * *loc gets them with global columns (rowptr from 0), *row0 the first, m and
- * n the dimensions. Only that slice of indptr, indices and data is read.
+/* Reads part `part` of nparts bands of rows of equal weight (entries plus
+ * rows; band k starts at the first row r with indptr[r] + r >= k (nnz + m)
+ * / nparts, found by a binary search over indptr): *loc gets them with
+ * global columns (rowptr from 0), *row0 the first, m and n the dimensions.
+ * Only that slice of indptr, indices and data is read, and a few dozen
+ * single entries of indptr.
  * On failure *err_key is TF_KEY_FIRST for a problem of the whole file (not
  * HDF5, a dataset missing or of the wrong type or length, indptr's ends) and
  * 1 + the row otherwise, so that ranks reading different parts agree on the

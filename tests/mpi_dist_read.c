@@ -271,10 +271,14 @@ START_TEST(every_variant_equals_the_serial_read)
 }
 END_TEST
 
-/* A plain file's bands follow its entries: a rank holds about a Q-th of the
- * weight (entries plus rows), within a bin of rows (two heavy rows here),
- * where equal blocks of rows would give the first rank most of the entries
- * (more than TF_DIST_BOUNDS_EXCESS over its share at every Q > 1). */
+static void h5_from_text(const char *text_path, const char *h5_path, int index_bytes,
+                         int value_bytes);
+
+/* A plain file's bands follow its entries, and so do an HDF5 CSR file's: a
+ * rank holds about a Q-th of the weight (entries plus rows), within a bin
+ * of rows (two heavy rows here), where equal blocks of rows would give the
+ * first rank most of the entries (more than TF_DIST_BOUNDS_EXCESS over its
+ * share at every Q > 1). */
 START_TEST(plain_read_balances_entries)
 {
     const int64_t m = 200, n = 2000, heavy = 8, per = 1200;
@@ -288,19 +292,26 @@ START_TEST(plain_read_balances_entries)
     for (int64_t i = heavy; i < m; i++)
         put(&b, "%lld %lld 1\n", (long long)i + 1, (long long)(m - i));
     const char *p = share(0, ".mtx", b.s, b.n);
+    const char *q = shared_path(6, ".h5");
+    h5_from_text(p, q, 4, 8);
+    MPI_Barrier(MPI_COMM_WORLD);
     tf_csr a;
     ck_assert_int_eq(tf_mm_read(p, &a, NULL), TF_OK);
-    tf_dcsr d;
-    int st = tf_dist_read(MPI_COMM_WORLD, p, &d);
-    ck_assert_msg(all_true(st == TF_OK), "%s", tf_error_message());
-    ck_assert(all_true(same_band(&d, &a)));
-    int64_t weight = d.loc.nnz + d.nrows, total = nnz + m;
-    ck_assert_msg(all_true(weight <= total / g_size + 2 * (per + 1)),
-                  "rank %d holds %lld of %lld (entries and rows) over %d ranks", g_rank,
-                  (long long)weight, (long long)total, g_size);
-    tf_dcsr_free(&d);
+    const char *paths[2] = {p, q};
+    for (int k = 0; k < 2; k++) {
+        tf_dcsr d;
+        int st = tf_dist_read(MPI_COMM_WORLD, paths[k], &d);
+        ck_assert_msg(all_true(st == TF_OK), "%s", tf_error_message());
+        ck_assert(all_true(same_band(&d, &a)));
+        int64_t weight = d.loc.nnz + d.nrows, total = nnz + m;
+        ck_assert_msg(all_true(weight <= total / g_size + 2 * (per + 1)),
+                      "%s: rank %d holds %lld of %lld (entries and rows) over %d ranks",
+                      paths[k], g_rank, (long long)weight, (long long)total, g_size);
+        tf_dcsr_free(&d);
+    }
     tf_csr_free(&a);
     unshare(p);
+    unshare(q);
     free(b.s);
 }
 END_TEST
