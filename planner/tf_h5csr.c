@@ -354,7 +354,10 @@ static int read_rows(h5in *f, const int64_t dims[2], int64_t r0, int64_t r1, tf_
  * rows): the smallest r with indptr[r] + r >= k (nnz + m) / nparts, by a
  * binary search over indptr, a few dozen reads of one entry. Every reader
  * finds the same rows, even in a file whose indptr decreases somewhere,
- * which read_rows then reports from the part that holds the step. */
+ * which read_rows then reports from the part that holds the step: two
+ * searches share their path until they part, the larger target to the
+ * right, so part k + 1 never starts before part k and the parts cover
+ * every row once. */
 static int band_start(const h5in *f, int64_t m, int nparts, int k, int64_t *r)
 {
     *r = k <= 0 ? 0 : m;
