@@ -701,6 +701,13 @@ START_TEST(hdf5_csr_errors)
     int64_t past_end[7] = {0, 1, 1, 3, 9, 9, 6}; /* past 'indices' at row 3 */
     write_raw(p, H5T_STD_I64LE, past_end, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
     expect_h5_failure(p, TF_ERR_FORMAT, "indptr[4] = 9 (row 3) is past the end of 'indices', 6 entries");
+    /* Extreme pointers, which the search for the bands' ends reads too. */
+    int64_t huge[7] = {0, 1, INT64_MAX, 3, 4, 4, 6};
+    write_raw(p, H5T_STD_I64LE, huge, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indptr[2] = 9223372036854775807 (row 1) is past the end");
+    int64_t negative[7] = {0, INT64_MIN, -1, 3, 4, 4, 6};
+    write_raw(p, H5T_STD_I64LE, negative, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
+    expect_h5_failure(p, TF_ERR_FORMAT, "indptr[1] = -9223372036854775808 < indptr[0] = 0");
     int64_t short_end[7] = {0, 1, 1, 3, 4, 4, 5};
     write_raw(p, H5T_STD_I64LE, short_end, 7, H5T_STD_I64LE, idx, 6, -1, val, 0, shape);
     expect_h5_failure(p, TF_ERR_FORMAT, "indptr[6] is 5, expected the length of 'indices', 6");
