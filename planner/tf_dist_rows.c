@@ -16,37 +16,24 @@ void tf_dist_block_bounds(int64_t m, int Q, int64_t *off)
 
 int tf_dist_row_bounds(MPI_Comm comm, const tf_dcsr *a, int64_t *off)
 {
-    int Q;
+    int Q, me;
     MPI_Comm_size(comm, &Q);
-    int64_t mine[2] = {a->row0, a->nrows};
-    int64_t *all = malloc((size_t)Q * 2 * sizeof *all);
-    int bad = all == NULL, any;
-    /* Every rank takes part in the gather below, or none does. */
-    tf_mpi_allreduce_idle(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
-    if (any) {
-        free(all);
-        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' bands", Q);
-    }
-    if (MPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
-        free(all);
+    MPI_Comm_rank(comm, &me);
+    /* A rank without rows holds row0 = the next band's start (every maker of
+     * a tf_dcsr sets it so), so the starts alone give the bands. */
+    if (MPI_Allgather(&a->row0, 1, MPI_INT64_T, off, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "gathering the ranks' bands failed");
-    }
-    /* A rank without rows starts where the next band does. */
     off[Q] = a->m;
-    int st = TF_OK;
-    for (int r = Q - 1; r >= 0; r--) {
-        off[r] = all[2 * r + 1] > 0 ? all[2 * r] : off[r + 1];
-        if (all[2 * r + 1] > 0 && all[2 * r] + all[2 * r + 1] != off[r + 1] && st == TF_OK)
-            st = tf_fail(TF_ERR_INTERNAL,
-                         "rank %d holds rows %lld-%lld, which do not end where the next band "
-                         "starts (%lld)", r, (long long)all[2 * r],
-                         (long long)(all[2 * r] + all[2 * r + 1]), (long long)off[r + 1]);
-    }
-    if (st == TF_OK && off[0] != 0)
-        st = tf_fail(TF_ERR_INTERNAL, "the ranks' bands start at row %lld, not 0",
-                     (long long)off[0]);
-    free(all);
-    return st;
+    for (int r = 0; r < Q; r++)
+        if (off[r] > off[r + 1] || off[0] != 0)
+            return tf_fail(TF_ERR_INTERNAL, "the ranks' bands start at rows %lld (rank %d) and "
+                           "%lld (rank %d): not in order from row 0", (long long)off[r], r,
+                           (long long)off[r + 1], r + 1);
+    if (a->row0 + a->nrows != off[me + 1])
+        return tf_fail(TF_ERR_INTERNAL, "rank %d holds rows %lld-%lld, which do not end where "
+                       "the next band starts (%lld)", me, (long long)a->row0,
+                       (long long)(a->row0 + a->nrows), (long long)off[me + 1]);
+    return TF_OK;
 }
 
 int tf_dist_to_blocks(MPI_Comm comm, tf_dcsr *a)

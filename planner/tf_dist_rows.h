@@ -14,8 +14,10 @@ void tf_dist_block_bounds(int64_t m, int Q, int64_t *off);
 int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr *out);
 
 /* Collective. off[0..Q] = the bands the rows of a are in now, rank r's
- * [off[r], off[r + 1]) (the same on every rank). Fails on bands that do
- * not follow one another in rank order. */
+ * [off[r], off[r + 1]) (the same on every rank), from the ranks' row0 (one
+ * that holds no rows has the next band's start). Fails on bands that do not
+ * follow one another in rank order; the failure may be one rank's, so
+ * callers agree on the status. */
 int tf_dist_row_bounds(MPI_Comm comm, const tf_dcsr *a, int64_t *off);
 
 /* Collective. Moves the rows of *a into the block distribution
