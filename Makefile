@@ -283,6 +283,16 @@ bench-kernels: all $(KERNELS_BENCH) $(KNOBS_BENCH)
 .PHONY: bench-kernels
 # ---- end kernels ---------------------------------------------------------------
 
+# make bench-h5-floor: what a fresh process pays HDF5 for a file written the
+# way the plan writer writes it, empty and with 31 chunked datasets, five
+# processes each (bench/h5_floor.c; docs/scale.md, "Planning at scale").
+$(BUILD)/bench/h5_floor: bench/h5_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(PKG_LIBS)
+bench-h5-floor: $(BUILD)/bench/h5_floor
+	@cd $(BUILD)/bench && for n in 0 31; do for i in 1 2 3 4 5; do ./h5_floor $$n 512; done; done
+.PHONY: bench-h5-floor
+
 # ---- GNN training (gnn/, docs/gnn.md) ------------------------------------------
 # gnn/*.c -> $(BUILD)/lib/libtwoface-gnn.a, linked into
 # twoface-gcn (cli/main_gcn.c) and into the tests named tests/test_gnn_*.c and tests/mpi_gnn_*.c

@@ -1231,10 +1231,19 @@ int tf_mm_stream_open(const char *path, size_t chunk_bytes, tf_mm_header *h, tf_
     return TF_OK;
 }
 
+void tf_mm_stream_set_chunk(tf_mm_stream *s, size_t chunk_bytes)
+{
+    if (!s)
+        return;
+    s->r.chunk = chunk_bytes ? chunk_bytes : DEFAULT_CHUNK;
+    if (s->r.chunk > ((size_t)64 << 20))
+        s->r.chunk = (size_t)64 << 20;
+}
+
 int tf_mm_read_header(const char *path, tf_mm_header *h)
 {
     tf_mm_stream *s;
-    int st = tf_mm_stream_open(path, 0, h, &s);
+    int st = tf_mm_stream_open(path, TF_MM_HEADER_CHUNK, h, &s);
     tf_mm_stream_close(s);
     return st;
 }

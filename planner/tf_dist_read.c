@@ -565,8 +565,10 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
         st = read_h5(&c, out);
     } else {
         tf_mm_stream *s = NULL;
-        if (c.rank == 0)
-            st = tf_mm_stream_open(c.path, c.block, &c.h, &s);
+        /* The header in small blocks: a plain file's stream ends here, and
+         * a compressed one goes on in blocks of c.block. */
+        if (c.rank == 0 && (st = tf_mm_stream_open(c.path, TF_MM_HEADER_CHUNK, &c.h, &s)) == TF_OK)
+            tf_mm_stream_set_chunk(s, c.block);
         st = tf_agree_key(comm, st, TF_KEY_FIRST);
         if (!st) {
             MPI_Bcast(&c.h, (int)sizeof c.h, MPI_BYTE, 0, comm);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_ASK = 7301, TAG_HEAD = 7302, TAG_DATA = 7303 };
+enum { TAG_ASK = 7301, TAG_DATA = 7303 };
 #define PIECE ((int64_t)1 << 30)
 
 static int send_big(MPI_Comm comm, const void *p, int64_t bytes, int dst)
@@ -26,62 +26,30 @@ static int send_big(MPI_Comm comm, const void *p, int64_t bytes, int dst)
     return TF_OK;
 }
 
-static int recv_big(MPI_Comm comm, void *p, int64_t bytes, int src)
-{
-    for (int64_t off = 0; off < bytes; off += PIECE) {
-        int64_t n = bytes - off < PIECE ? bytes - off : PIECE;
-        if (MPI_Recv((char *)p + off, (int)n, MPI_BYTE, src, TAG_DATA, comm,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return tf_fail(TF_ERR_MPI, "receiving a plan part from rank %d failed", src);
-    }
-    return TF_OK;
-}
-
-/* An encoded part travels as its head, then its chunk sizes, then its bytes. */
+/* An encoded part travels as its chunk sizes, then its bytes: rank 0 knows
+ * both lengths from the heads it gathered, so it posts the receives before
+ * it asks. */
 static int send_part(MPI_Comm comm, const tf_pl_enc_part *e)
 {
-    if (MPI_Send(&e->h, (int)sizeof e->h, MPI_BYTE, 0, TAG_HEAD, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "sending a plan part's header to rank 0 failed");
     int st = send_big(comm, e->sizes, e->h.n_sizes * (int64_t)sizeof *e->sizes, 0);
     return st ? st : send_big(comm, e->bytes, e->h.n_bytes, 0);
 }
 
-/* Drains what the sender sends when there is no memory to keep it, so that
- * it does not block. */
-static void drain(MPI_Comm comm, int src, int64_t bytes)
-{
-    for (int64_t off = 0; off < bytes;) {
-        MPI_Status stt;
-        MPI_Probe(src, TAG_DATA, comm, &stt);
-        int cnt;
-        MPI_Get_count(&stt, MPI_BYTE, &cnt);
-        char *tmp = malloc((size_t)(cnt > 0 ? cnt : 1));
-        char sink;
-        MPI_Recv(tmp ? tmp : &sink, tmp ? cnt : 0, MPI_BYTE, src, TAG_DATA, comm,
-                 MPI_STATUS_IGNORE);
-        free(tmp);
-        off += cnt > 0 ? cnt : 1;
-    }
-}
+/* Rank 0 keeps up to WINDOW parts in flight, asked for and being received
+ * while it places the chunks of the one before: one round trip per part
+ * (ask, then the data) would otherwise be paid P times in a row, the
+ * larger part of the write's messages at P = 64 (docs/scale.md). The
+ * window also stops at WINDOW_BYTES, so rank 0 never holds more than a
+ * few parts, or one when a part alone is larger. */
+enum { WINDOW = 8 };
+#define WINDOW_BYTES ((int64_t)16 << 20)
 
-static int recv_part(MPI_Comm comm, int src, tf_pl_enc_part *e)
-{
-    memset(e, 0, sizeof *e);
-    if (MPI_Recv(&e->h, (int)sizeof e->h, MPI_BYTE, src, TAG_HEAD, comm, MPI_STATUS_IGNORE) !=
-        MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "receiving a plan part's header from rank %d failed", src);
-    int64_t nsz = e->h.n_sizes * (int64_t)sizeof *e->sizes, nb = e->h.n_bytes;
-    e->sizes = malloc((size_t)(nsz > 0 ? nsz : 1));
-    e->bytes = malloc((size_t)(nb > 0 ? nb : 1));
-    if (!e->sizes || !e->bytes) {
-        drain(comm, src, nsz);
-        drain(comm, src, nb);
-        return tf_fail(TF_ERR_NOMEM, "rank 0: out of memory for rank %d's part (%lld bytes)",
-                       (int)e->h.rank, (long long)nb);
-    }
-    int st = recv_big(comm, e->sizes, nsz, src);
-    return st ? st : recv_big(comm, e->bytes, nb, src);
-}
+typedef struct {
+    int64_t seq;         /* alt * nranks + part; -1: free */
+    tf_pl_enc_part e;
+    MPI_Request *reqs;
+    int nreqs;
+} slot;
 
 typedef struct {
     MPI_Comm comm;
@@ -90,7 +58,9 @@ typedef struct {
     int Q;
     const tf_dist_enc *own; /* this rank's parts, encoded: plan's and runner-up's */
     tf_pl_enc_head *heads[2]; /* every rank's heads, gathered before the write */
-    tf_pl_enc_part got;     /* a part received, until released */
+    slot win[WINDOW];
+    int64_t next;           /* the next part in write order not yet considered */
+    int64_t bytes_in_flight;
 } root_ctx;
 
 static int root_heads(void *ctx, int alt, const tf_pl_enc_head **h)
@@ -109,27 +79,134 @@ static int holder_of(const root_ctx *c, int p)
     return x;
 }
 
+static int64_t n_parts_to_write(const root_ctx *c)
+{
+    return (int64_t)c->plan->nranks * (c->plan->alt ? 2 : 1);
+}
+
+static int held_here(const root_ctx *c, int alt, int p)
+{
+    const tf_plan *pl = alt ? c->plan->alt : c->plan;
+    return p >= pl->first_rank && p < pl->first_rank + pl->n_parts;
+}
+
+static int64_t pieces(int64_t bytes) { return (bytes + PIECE - 1) / PIECE; }
+
+static int post_recv_big(MPI_Comm comm, void *p, int64_t bytes, int src, MPI_Request *r,
+                         int *n)
+{
+    for (int64_t off = 0; off < bytes; off += PIECE) {
+        int64_t m = bytes - off < PIECE ? bytes - off : PIECE;
+        if (MPI_Irecv((char *)p + off, (int)m, MPI_BYTE, src, TAG_DATA, comm, &r[*n]) !=
+            MPI_SUCCESS)
+            return tf_fail(TF_ERR_MPI, "receiving a plan part from rank %d failed", src);
+        (*n)++;
+    }
+    return TF_OK;
+}
+
+/* Waits for what a slot still receives and frees it. */
+static int slot_finish(slot *s)
+{
+    int st = TF_OK;
+    if (s->nreqs && MPI_Waitall(s->nreqs, s->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        st = tf_fail(TF_ERR_MPI, "receiving a plan part failed");
+    free(s->reqs);
+    tf_pl_enc_part_free(&s->e);
+    memset(s, 0, sizeof *s);
+    s->seq = -1;
+    return st;
+}
+
+static slot *slot_of(root_ctx *c, int64_t seq)
+{
+    for (int i = 0; i < WINDOW; i++)
+        if (c->win[i].seq == seq)
+            return &c->win[i];
+    return NULL;
+}
+
+/* Asks for the parts after those in flight while the window has room:
+ * buffers first, receives posted, then the ask, so that the holder's sends
+ * always find their receives. */
+static int fill_window(root_ctx *c)
+{
+    const int P = c->plan->nranks;
+    while (c->next < n_parts_to_write(c)) {
+        int alt = (int)(c->next / P), p = (int)(c->next % P);
+        if (held_here(c, alt, p)) {
+            c->next++;
+            continue;
+        }
+        const tf_pl_enc_head *h = &c->heads[alt][p];
+        slot *s = slot_of(c, -1);
+        int64_t nsz = h->n_sizes * (int64_t)sizeof *s->e.sizes, nb = h->n_bytes;
+        int busy = s == NULL || (c->bytes_in_flight > 0 &&
+                                 c->bytes_in_flight + nsz + nb > WINDOW_BYTES);
+        if (busy)
+            return TF_OK;
+        if (nsz < 0 || nb < 0)
+            return tf_fail(TF_ERR_INTERNAL, "part %d announced a negative size", p);
+        s->e.h = *h;
+        s->e.sizes = malloc((size_t)(nsz > 0 ? nsz : 1));
+        s->e.bytes = malloc((size_t)(nb > 0 ? nb : 1));
+        s->reqs = malloc((size_t)(pieces(nsz) + pieces(nb) + 1) * sizeof *s->reqs);
+        if (!s->e.sizes || !s->e.bytes || !s->reqs) {
+            slot_finish(s);
+            return tf_fail(TF_ERR_NOMEM, "rank 0: out of memory for rank %d's part (%lld bytes)",
+                           p, (long long)nb);
+        }
+        s->seq = c->next;
+        int src = holder_of(c, p), st;
+        if ((st = post_recv_big(c->comm, s->e.sizes, nsz, src, s->reqs, &s->nreqs)) != TF_OK ||
+            (st = post_recv_big(c->comm, s->e.bytes, nb, src, s->reqs, &s->nreqs)) != TF_OK) {
+            /* What was posted completes only if the holder is asked. */
+            for (int i = 0; i < s->nreqs; i++)
+                if (MPI_Cancel(&s->reqs[i]) == MPI_SUCCESS)
+                    MPI_Request_free(&s->reqs[i]);
+            s->nreqs = 0;
+            slot_finish(s);
+            return st;
+        }
+        int ask[2] = {alt, p};
+        if (MPI_Send(ask, 2, MPI_INT, src, TAG_ASK, c->comm) != MPI_SUCCESS)
+            return tf_fail(TF_ERR_MPI, "asking rank %d for plan part %d failed", src, p);
+        c->bytes_in_flight += nsz + nb;
+        c->next++;
+    }
+    return TF_OK;
+}
+
 static int root_get(void *ctx, int alt, int p, const tf_pl_enc_part **e)
 {
     root_ctx *c = ctx;
-    const tf_plan *pl = alt ? c->plan->alt : c->plan;
-    if (p >= pl->first_rank && p < pl->first_rank + pl->n_parts) {
+    if (held_here(c, alt, p)) {
+        const tf_plan *pl = alt ? c->plan->alt : c->plan;
         *e = &c->own[alt].parts[p - pl->first_rank];
         return TF_OK;
     }
-    int src = holder_of(c, p);
-    int ask[2] = {alt, p};
-    if (MPI_Send(ask, 2, MPI_INT, src, TAG_ASK, c->comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "asking rank %d for plan part %d failed", src, p);
-    *e = &c->got;
-    return recv_part(c->comm, src, &c->got);
+    int st = fill_window(c);
+    slot *s = slot_of(c, (int64_t)alt * c->plan->nranks + p);
+    if (st == TF_OK && !s)
+        st = tf_fail(TF_ERR_INTERNAL, "rank 0 did not ask for plan part %d", p);
+    if (st != TF_OK)
+        return st;
+    if (s->nreqs && MPI_Waitall(s->nreqs, s->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+        return tf_fail(TF_ERR_MPI, "receiving plan part %d from rank %d failed", p,
+                       holder_of(c, p));
+    s->nreqs = 0;
+    *e = &s->e;
+    return TF_OK;
 }
 
 static void root_release(void *ctx, int alt, int p)
 {
-    (void)alt;
-    (void)p;
-    tf_pl_enc_part_free(&((root_ctx *)ctx)->got);
+    root_ctx *c = ctx;
+    slot *s = slot_of(c, (int64_t)alt * c->plan->nranks + p);
+    if (!s)
+        return;
+    c->bytes_in_flight -= s->e.h.n_sizes * (int64_t)sizeof *s->e.sizes + s->e.h.n_bytes;
+    slot_finish(s);
 }
 
 /* Rank 0 gathers the heads of every part of pl (NULL on other ranks):
@@ -224,10 +301,24 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
         return st;
     }
     if (me == 0) {
-        root_ctx c = {comm, plan, first_part, Q, enc, {heads[0], heads[1]}, {{0}, NULL, NULL}};
+        root_ctx c;
+        memset(&c, 0, sizeof c);
+        c.comm = comm;
+        c.plan = plan;
+        c.first_part = first_part;
+        c.Q = Q;
+        c.own = enc;
+        c.heads[0] = heads[0];
+        c.heads[1] = heads[1];
+        for (int i = 0; i < WINDOW; i++)
+            c.win[i].seq = -1;
         tf_plan_part_source src = {root_heads, root_get, root_release, &c};
         st = tf_plan_write_source(path, plan, zstd_level, &src);
-        tf_pl_enc_part_free(&c.got);
+        /* Parts asked for and not written (the write failed) are still
+         * received, so that no holder stays in its send. */
+        for (int i = 0; i < WINDOW; i++)
+            if (c.win[i].seq >= 0)
+                slot_finish(&c.win[i]);
         /* Whoever still waits to be asked is told to stop. */
         int stop[2] = {-1, -1};
         for (int x = 1; x < Q; x++)

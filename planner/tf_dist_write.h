@@ -1,7 +1,8 @@
 /* Writing a plan built by the distributed planner: one file, the same as
  * tf_plan_write makes of the whole plan. Rank 0 writes; every other rank
- * hands its parts over one at a time when rank 0 asks for them, so no rank
- * holds more than its own parts and the one being written. */
+ * hands its parts over when rank 0 asks for them, a few at a time (at most
+ * 8 parts and 16 MiB in flight, or the one part when it is larger), so no
+ * rank holds more than its own parts and those. */
 #ifndef TF_DIST_WRITE_H
 #define TF_DIST_WRITE_H
 

@@ -25,6 +25,9 @@
 #            on this machine and vary from run to run (plan_table.py takes
 #            the job of median total time)
 #   OUT      [/tmp/twoface-smpi-plan]   TIMEOUT [3000] seconds per job
+#   SIMCOLL  [--cfg=smpi/allgather:bruck --cfg=smpi/alltoall:bruck
+#            --cfg=smpi/alltoallv:pair] SMPI's collective algorithms
+#            (bench/smpi/sim.sh)
 #   KEEP     [0] 1: keep the plans (OUT/plans); they are deleted after each
 #            job otherwise (R-MAT 20's is 36 MB)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,6 +58,8 @@ mkdir -p "$OUT/data" "$OUT/plans" "$OUT/runs" || exit 1
 maxp=16
 for p in $PS; do [ "$p" -gt "$maxp" ] && maxp=$p; done
 sh "$SRC/bench/smpi/platform.sh" "$maxp" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" || exit 1
+# Small all-to-alls and all-gathers as Open MPI runs them (bench/smpi/sim.sh).
+SIMCOLL=${SIMCOLL:---cfg=smpi/allgather:bruck --cfg=smpi/alltoall:bruck --cfg=smpi/alltoallv:pair}
 . "$SRC/bench/smpi/sim.sh"
 say "platform: $maxp nodes, links $BW / $LAT; coefficients $CALIB; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 

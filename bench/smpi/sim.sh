@@ -23,11 +23,18 @@
 # The timed exchanges stay quadratic in host time (SMPI completes a
 # nonblocking collective with the same wait-any loop), which is what keeps
 # P = 256 out of reach here (docs/scale.md).
+# SIMCOLL: those three choices, unless the sourcing script sets its own.
+# bench/smpi/plan.sh runs MPI_Alltoall and MPI_Allgather with Bruck's
+# algorithm instead: the planner's all-to-alls and all-gathers are its timed
+# work, a few bytes a rank, and for those Open MPI's fixed rules take
+# log2(P) steps (alltoall: Bruck for blocks under 200 bytes on more than 12
+# ranks, coll_tuned_alltoall_small_msg; allgather: recursive doubling or
+# Bruck), where pairwise and ring take P - 1.
 export OMP_NUM_THREADS=1
 SIMOPTS="--cfg=smpi/host-speed:1Gf --cfg=smpi/test:1e-7 --cfg=smpi/iprobe:1e-7
  --cfg=smpi/grow-injected-times:no --cfg=smpi/wtime:0 --cfg=smpi/bw-factor:0:1
  --cfg=smpi/lat-factor:0:1 --cfg=smpi/privatization:1 --cfg=network/crosstraffic:0
- --cfg=smpi/allgather:ring --cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair
+ ${SIMCOLL:---cfg=smpi/allgather:ring --cfg=smpi/alltoall:pair --cfg=smpi/alltoallv:pair}
  --log=smpi_mpi.thresh:error --log=xbt_cfg.thresh:warning --log=smpi_config.thresh:error"
 sim() { # ranks, program and arguments
     np=$1
