@@ -43,6 +43,14 @@ static int send_part(MPI_Comm comm, const tf_pl_enc_part *e)
  * few parts, or one when a part alone is larger. */
 enum { WINDOW = 8 };
 #define WINDOW_BYTES ((int64_t)16 << 20)
+static int window_parts = WINDOW;
+static int64_t window_bytes = WINDOW_BYTES;
+
+void tf_dist_write_window(int parts, int64_t bytes)
+{
+    window_parts = parts < 1 || parts > WINDOW ? WINDOW : parts;
+    window_bytes = bytes < 1 ? WINDOW_BYTES : bytes;
+}
 
 typedef struct {
     int64_t seq;         /* alt * nranks + part; -1: free */
@@ -59,17 +67,12 @@ typedef struct {
     const tf_dist_enc *own; /* this rank's parts, encoded: plan's and runner-up's */
     tf_pl_enc_head *heads[2]; /* every rank's heads, gathered before the write */
     slot win[WINDOW];
+    int nslots;             /* window_parts when the write began */
+    int64_t max_bytes;      /* window_bytes likewise */
     int64_t next;           /* the next part in write order not yet considered */
     int64_t bytes_in_flight;
 } root_ctx;
 
-static int root_heads(void *ctx, int alt, const tf_pl_enc_head **h)
-{
-    root_ctx *c = ctx;
-    *h = c->heads[alt];
-    return *h ? TF_OK : tf_fail(TF_ERR_INTERNAL, "no heads gathered for the %s",
-                                alt ? "runner-up" : "plan");
-}
 
 static int holder_of(const root_ctx *c, int p)
 {
@@ -120,7 +123,7 @@ static int slot_finish(slot *s)
 
 static slot *slot_of(root_ctx *c, int64_t seq)
 {
-    for (int i = 0; i < WINDOW; i++)
+    for (int i = 0; i < c->nslots; i++)
         if (c->win[i].seq == seq)
             return &c->win[i];
     return NULL;
@@ -142,7 +145,7 @@ static int fill_window(root_ctx *c)
         slot *s = slot_of(c, -1);
         int64_t nsz = h->n_sizes * (int64_t)sizeof *s->e.sizes, nb = h->n_bytes;
         int busy = s == NULL || (c->bytes_in_flight > 0 &&
-                                 c->bytes_in_flight + nsz + nb > WINDOW_BYTES);
+                                 c->bytes_in_flight + nsz + nb > c->max_bytes);
         if (busy)
             return TF_OK;
         if (nsz < 0 || nb < 0)
@@ -157,10 +160,13 @@ static int fill_window(root_ctx *c)
                            p, (long long)nb);
         }
         s->seq = c->next;
-        int src = holder_of(c, p), st;
-        if ((st = post_recv_big(c->comm, s->e.sizes, nsz, src, s->reqs, &s->nreqs)) != TF_OK ||
-            (st = post_recv_big(c->comm, s->e.bytes, nb, src, s->reqs, &s->nreqs)) != TF_OK) {
-            /* What was posted completes only if the holder is asked. */
+        int src = holder_of(c, p), ask[2] = {alt, p}, st;
+        if ((st = post_recv_big(c->comm, s->e.sizes, nsz, src, s->reqs, &s->nreqs)) == TF_OK &&
+            (st = post_recv_big(c->comm, s->e.bytes, nb, src, s->reqs, &s->nreqs)) == TF_OK &&
+            MPI_Send(ask, 2, MPI_INT, src, TAG_ASK, c->comm) != MPI_SUCCESS)
+            st = tf_fail(TF_ERR_MPI, "asking rank %d for plan part %d failed", src, p);
+        if (st != TF_OK) {
+            /* Receives posted for a holder never asked would never complete. */
             for (int i = 0; i < s->nreqs; i++)
                 if (MPI_Cancel(&s->reqs[i]) == MPI_SUCCESS)
                     MPI_Request_free(&s->reqs[i]);
@@ -168,24 +174,34 @@ static int fill_window(root_ctx *c)
             slot_finish(s);
             return st;
         }
-        int ask[2] = {alt, p};
-        if (MPI_Send(ask, 2, MPI_INT, src, TAG_ASK, c->comm) != MPI_SUCCESS)
-            return tf_fail(TF_ERR_MPI, "asking rank %d for plan part %d failed", src, p);
         c->bytes_in_flight += nsz + nb;
         c->next++;
     }
     return TF_OK;
 }
 
+/* The writer asks for the heads before it creates the file: the first
+ * parts are asked for then, and travel while it writes the tables. */
+static int root_heads(void *ctx, int alt, const tf_pl_enc_head **h)
+{
+    root_ctx *c = ctx;
+    *h = c->heads[alt];
+    if (!*h)
+        return tf_fail(TF_ERR_INTERNAL, "no heads gathered for the %s",
+                       alt ? "runner-up" : "plan");
+    return fill_window(c);
+}
+
 static int root_get(void *ctx, int alt, int p, const tf_pl_enc_part **e)
 {
     root_ctx *c = ctx;
-    if (held_here(c, alt, p)) {
+    /* Also while rank 0 writes its own parts: the others' arrive meanwhile. */
+    int st = fill_window(c);
+    if (st == TF_OK && held_here(c, alt, p)) {
         const tf_plan *pl = alt ? c->plan->alt : c->plan;
         *e = &c->own[alt].parts[p - pl->first_rank];
         return TF_OK;
     }
-    int st = fill_window(c);
     slot *s = slot_of(c, (int64_t)alt * c->plan->nranks + p);
     if (st == TF_OK && !s)
         st = tf_fail(TF_ERR_INTERNAL, "rank 0 did not ask for plan part %d", p);
@@ -310,6 +326,8 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
         c.own = enc;
         c.heads[0] = heads[0];
         c.heads[1] = heads[1];
+        c.nslots = window_parts;
+        c.max_bytes = window_bytes;
         for (int i = 0; i < WINDOW; i++)
             c.win[i].seq = -1;
         tf_plan_part_source src = {root_heads, root_get, root_release, &c};

@@ -22,4 +22,10 @@ int tf_dist_plan_write(MPI_Comm comm, const char *path, const tf_plan *plan, int
 int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
                            const tf_dist_enc enc[2], int zstd_level);
 
+/* The window of parts rank 0 keeps in flight while it writes: at most
+ * `parts` (1-8) and `bytes` of them, or the one part when it is larger;
+ * 0 or less restores the default, 8 parts and 16 MiB. For tests, which
+ * write small plans through narrower windows; the file is the same. */
+void tf_dist_write_window(int parts, int64_t bytes);
+
 #endif

@@ -654,6 +654,93 @@ START_TEST(test_write)
 }
 END_TEST
 
+/* The window of parts rank 0 keeps in flight (tf_dist_write_window): 12
+ * parts, more than the widest window, so that holders are asked for
+ * several at once; one part at a time, three, three under a byte limit
+ * that admits one, and the default all make the serial plan's file. A part
+ * whose chunk sizes do not add up, found by rank 0 halfway through with
+ * others in flight, fails the call on every rank with its message, leaves
+ * no file and no rank waiting. */
+START_TEST(test_write_window)
+{
+    char dir[256] = "";
+    if (g_rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/tf_dist_window_XXXXXX", t && t[0] ? t : "/tmp");
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char dpath[300], spath[300];
+    snprintf(dpath, sizeof dpath, "%s/dist.h5", dir);
+    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+
+    tf_csr a;
+    tf_test_random_csr(&a, 600, 600, 30000, 77);
+    tf_dcsr d;
+    block_slice(&a, &d);
+    tf_plan_options so, dopt;
+    tf_plan_options_default(&so);
+    so.nranks = 12;
+    so.partition = TF_PART_NNZ;
+    so.k = 32;
+    dopt = so;
+    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_NONE, 0, &so), TF_OK);
+    ck_assert(all_true(tf_dist_prepare(MPI_COMM_WORLD, &d, TF_NORM_NONE, 0, &dopt) == TF_OK));
+    tf_plan sp, ep;
+    ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
+    tf_dist_enc enc[2];
+    ck_assert(all_true(tf_dist_plan_build_enc(MPI_COMM_WORLD, &d, &dopt, 3, &ep, enc) == TF_OK));
+    for (tf_plan *x = &sp; x; x = x->alt)
+        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    for (tf_plan *x = &ep; x; x = x->alt)
+        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    if (g_rank == 0)
+        ck_assert_int_eq(tf_plan_write(spath, &sp, 3), TF_OK);
+
+    const int parts[] = {1, 3, 3, 0};
+    const int64_t bytes[] = {1, (int64_t)1 << 30, 1, 0};
+    for (int w = 0; w < 4; w++) {
+        tf_dist_write_window(parts[w], bytes[w]);
+        int st = tf_dist_plan_write_enc(MPI_COMM_WORLD, dpath, &ep, enc, 3);
+        ck_assert_msg(all_true(st == TF_OK), "window %d: %s", w, tf_error_message());
+        int same = 1;
+        if (g_rank == 0) {
+            long n1, n2;
+            unsigned char *b1 = slurp(dpath, &n1), *b2 = slurp(spath, &n2);
+            same = b1 && b2 && n1 == n2 && memcmp(b1, b2, (size_t)n1) == 0;
+            free(b1);
+            free(b2);
+        }
+        ck_assert_msg(all_true(same), "window %d parts %lld bytes: the file differs",
+                      parts[w], (long long)bytes[w]);
+        unlink(dpath);
+    }
+
+    /* Part 9's first chunk claims a byte more than it holds. */
+    const int bad = 9;
+    if (bad >= ep.first_rank && bad < ep.first_rank + ep.n_parts)
+        enc[0].parts[bad - ep.first_rank].sizes[0] += 1;
+    tf_dist_write_window(3, (int64_t)1 << 30);
+    int st = tf_dist_plan_write_enc(MPI_COMM_WORLD, dpath, &ep, enc, 3);
+    tf_dist_write_window(0, 0);
+    char want[32];
+    snprintf(want, sizeof want, "part %d:", bad);
+    ck_assert_msg(all_true(st == TF_ERR_INTERNAL && strstr(tf_error_message(), want) &&
+                           access(dpath, F_OK) != 0),
+                  "status %d: %s (expected '%s')", st, tf_error_message(), want);
+    if (g_rank == 0) {
+        unlink(spath);
+        rmdir(dir);
+    }
+    tf_dist_enc_free(&enc[0]);
+    tf_dist_enc_free(&enc[1]);
+    tf_plan_free(&ep);
+    tf_plan_free(&sp);
+    tf_dcsr_free(&d);
+    tf_csr_free(&a);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -671,6 +758,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plans_hybrid);
     tcase_add_test(tc, test_plans_third_kept);
     tcase_add_test(tc, test_write);
+    tcase_add_test(tc, test_write_window);
     suite_add_tcase(s, tc);
     return s;
 }
