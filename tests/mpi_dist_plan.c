@@ -159,20 +159,57 @@ static int is_shell(const tf_rank_plan *rp)
     return 1;
 }
 
+/* A fresh directory under TMPDIR, made by rank 0, its name on every rank. */
+static void shared_dir(const char *tag, char dir[256])
+{
+    dir[0] = '\0';
+    if (g_rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, 256, "%s/%s_XXXXXX", t && t[0] ? t : "/tmp", tag);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+    }
+    MPI_Bcast(dir, 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+/* shared_dir's directory and the two files the write tests compare: the
+ * distributed planner's and the serial one's. */
+static void shared_files(const char *tag, char dir[256], char dpath[300], char spath[300])
+{
+    shared_dir(tag, dir);
+    snprintf(dpath, 300, "%s/dist.h5", dir);
+    snprintf(spath, 300, "%s/serial.h5", dir);
+}
+
+/* One creation date for a plan and its runner-up, so that files compare. */
+static void fix_date(tf_plan *p)
+{
+    for (tf_plan *x = p; x; x = x->alt)
+        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+}
+
+/* A random n x n matrix of about nnz entries, whole (a) and in blocks of
+ * rows (d), both prepared for P = nranks, nnz bands, K = 32: so for the
+ * serial planner, dopt for the distributed one. */
+static void nnz_inputs(int64_t n, int64_t nnz, uint64_t seed, int nranks, tf_csr *a, tf_dcsr *d,
+                       tf_plan_options *so, tf_plan_options *dopt)
+{
+    tf_test_random_csr(a, n, n, nnz, seed);
+    block_slice(a, d);
+    tf_plan_options_default(so);
+    so->nranks = nranks;
+    so->partition = TF_PART_NNZ;
+    so->k = 32;
+    *dopt = *so;
+    ck_assert_int_eq(tf_matrix_prepare(a, TF_NORM_NONE, 0, so), TF_OK);
+    ck_assert(all_true(tf_dist_prepare(MPI_COMM_WORLD, d, TF_NORM_NONE, 0, dopt) == TF_OK));
+}
+
 /* Plans d encoded as built and writes it: the file must be the one
  * tf_plan_write makes of the serial plan sp (same creation date). */
 static void check_encoded(tf_dcsr *d, const tf_plan_options *dopt, tf_plan *sp)
 {
-    char dir[256] = "";
-    if (g_rank == 0) {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/tf_dist_enc_XXXXXX", t && t[0] ? t : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-    }
-    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    char dpath[300], spath[300];
-    snprintf(dpath, sizeof dpath, "%s/enc.h5", dir);
-    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+    char dir[256], dpath[300], spath[300];
+    shared_files("tf_dist_enc", dir, dpath, spath);
     tf_plan_options o = *dopt;
     o.timing = NULL;
     tf_plan ep;
@@ -185,10 +222,8 @@ static void check_encoded(tf_dcsr *d, const tf_plan_options *dopt, tf_plan *sp)
     for (int i = 0; ok && i < ep.n_parts; i++)
         ok = is_shell(&ep.parts[i]) && (!ep.alt || is_shell(&ep.alt->parts[i]));
     ck_assert_msg(all_true(ok), "encoded plan: parts keep arrays or encoded parts missing");
-    for (tf_plan *x = sp; x; x = x->alt)
-        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
-    for (tf_plan *x = &ep; x; x = x->alt)
-        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    fix_date(sp);
+    fix_date(&ep);
     st = tf_dist_plan_write_enc(MPI_COMM_WORLD, dpath, &ep, enc, 3);
     ck_assert_msg(all_true(st == TF_OK), "tf_dist_plan_write_enc: %s", tf_error_message());
     int same = 1;
@@ -564,29 +599,14 @@ static unsigned char *slurp(const char *path, long *n)
  * on every rank with that rank's message, and leaves no file. */
 START_TEST(test_write)
 {
-    char dir[256] = "";
-    if (g_rank == 0) {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/tf_dist_write_XXXXXX", t && t[0] ? t : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-    }
-    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    char dpath[300], spath[300];
-    snprintf(dpath, sizeof dpath, "%s/dist.h5", dir);
-    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+    char dir[256], dpath[300], spath[300];
+    shared_files("tf_dist_write", dir, dpath, spath);
 
     tf_csr a;
-    tf_test_random_csr(&a, 900, 900, 500000, 41);
     tf_dcsr d;
-    block_slice(&a, &d);
     tf_plan_options so, dopt;
-    tf_plan_options_default(&so);
-    so.nranks = 2; /* at Q = 1 one rank holds both parts, at Q > 2 some hold none */
-    so.partition = TF_PART_NNZ;
-    so.k = 32;
-    dopt = so;
-    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_NONE, 0, &so), TF_OK);
-    ck_assert(all_true(tf_dist_prepare(MPI_COMM_WORLD, &d, TF_NORM_NONE, 0, &dopt) == TF_OK));
+    /* P = 2: at Q = 1 one rank holds both parts, at Q > 2 some hold none. */
+    nnz_inputs(900, 500000, 41, 2, &a, &d, &so, &dopt);
     tf_plan sp, dp;
     ck_assert(all_true(tf_dist_plan_build(MPI_COMM_WORLD, &d, &dopt, &dp) == TF_OK));
     ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
@@ -663,37 +683,19 @@ END_TEST
  * no file and no rank waiting. */
 START_TEST(test_write_window)
 {
-    char dir[256] = "";
-    if (g_rank == 0) {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/tf_dist_window_XXXXXX", t && t[0] ? t : "/tmp");
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-    }
-    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    char dpath[300], spath[300];
-    snprintf(dpath, sizeof dpath, "%s/dist.h5", dir);
-    snprintf(spath, sizeof spath, "%s/serial.h5", dir);
+    char dir[256], dpath[300], spath[300];
+    shared_files("tf_dist_window", dir, dpath, spath);
 
     tf_csr a;
-    tf_test_random_csr(&a, 600, 600, 30000, 77);
     tf_dcsr d;
-    block_slice(&a, &d);
     tf_plan_options so, dopt;
-    tf_plan_options_default(&so);
-    so.nranks = 12;
-    so.partition = TF_PART_NNZ;
-    so.k = 32;
-    dopt = so;
-    ck_assert_int_eq(tf_matrix_prepare(&a, TF_NORM_NONE, 0, &so), TF_OK);
-    ck_assert(all_true(tf_dist_prepare(MPI_COMM_WORLD, &d, TF_NORM_NONE, 0, &dopt) == TF_OK));
+    nnz_inputs(600, 30000, 77, 12, &a, &d, &so, &dopt);
     tf_plan sp, ep;
     ck_assert_int_eq(tf_plan_build(&a, &so, &sp), TF_OK);
     tf_dist_enc enc[2];
     ck_assert(all_true(tf_dist_plan_build_enc(MPI_COMM_WORLD, &d, &dopt, 3, &ep, enc) == TF_OK));
-    for (tf_plan *x = &sp; x; x = x->alt)
-        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
-    for (tf_plan *x = &ep; x; x = x->alt)
-        snprintf(x->creation_date, sizeof x->creation_date, "2026-01-02T03:04:05Z");
+    fix_date(&sp);
+    fix_date(&ep);
     if (g_rank == 0)
         ck_assert_int_eq(tf_plan_write(spath, &sp, 3), TF_OK);
 
