@@ -1006,11 +1006,17 @@ static const char *last_newline(const char *s, const char *e)
 }
 
 /* Sets up buffers and the decoder; the first step of every use of a reader. */
-static int reader_start(reader *r, const tf_mm_read_options *opt)
+/* The block size of the reader's fills (0: the default). */
+static void reader_set_chunk(reader *r, size_t chunk_bytes)
 {
-    r->chunk = opt->chunk_bytes ? opt->chunk_bytes : DEFAULT_CHUNK;
+    r->chunk = chunk_bytes ? chunk_bytes : DEFAULT_CHUNK;
     if (r->chunk > ((size_t)64 << 20))
         r->chunk = (size_t)64 << 20; /* zlib counts output room in 32 bits */
+}
+
+static int reader_start(reader *r, const tf_mm_read_options *opt)
+{
+    reader_set_chunk(r, opt->chunk_bytes);
     r->in = malloc(RAW_CAP);
     if (!r->in)
         return tf_fail(TF_ERR_NOMEM, "%s: cannot allocate read buffers", r->name);
@@ -1233,11 +1239,8 @@ int tf_mm_stream_open(const char *path, size_t chunk_bytes, tf_mm_header *h, tf_
 
 void tf_mm_stream_set_chunk(tf_mm_stream *s, size_t chunk_bytes)
 {
-    if (!s)
-        return;
-    s->r.chunk = chunk_bytes ? chunk_bytes : DEFAULT_CHUNK;
-    if (s->r.chunk > ((size_t)64 << 20))
-        s->r.chunk = (size_t)64 << 20;
+    if (s)
+        reader_set_chunk(&s->r, chunk_bytes);
 }
 
 int tf_mm_read_header(const char *path, tf_mm_header *h)

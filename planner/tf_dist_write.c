@@ -55,8 +55,9 @@ void tf_dist_write_window(int parts, int64_t bytes)
 typedef struct {
     int64_t seq;         /* alt * nranks + part; -1: free */
     tf_pl_enc_part e;
+    int64_t bytes;       /* its sizes and bytes, counted in bytes_in_flight */
     MPI_Request *reqs;
-    int nreqs;
+    int nreqs;           /* receives not yet waited for */
 } slot;
 
 typedef struct {
@@ -72,7 +73,6 @@ typedef struct {
     int64_t next;           /* the next part in write order not yet considered */
     int64_t bytes_in_flight;
 } root_ctx;
-
 
 static int holder_of(const root_ctx *c, int p)
 {
@@ -108,12 +108,19 @@ static int post_recv_big(MPI_Comm comm, void *p, int64_t bytes, int src, MPI_Req
     return TF_OK;
 }
 
+/* Waits for what a slot still receives. */
+static int slot_wait(slot *s)
+{
+    int err = s->nreqs ? MPI_Waitall(s->nreqs, s->reqs, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    s->nreqs = 0;
+    return err;
+}
+
 /* Waits for what a slot still receives and frees it. */
 static int slot_finish(slot *s)
 {
-    int st = TF_OK;
-    if (s->nreqs && MPI_Waitall(s->nreqs, s->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-        st = tf_fail(TF_ERR_MPI, "receiving a plan part failed");
+    int st = slot_wait(s) != MPI_SUCCESS ? tf_fail(TF_ERR_MPI, "receiving a plan part failed")
+                                         : TF_OK;
     free(s->reqs);
     tf_pl_enc_part_free(&s->e);
     memset(s, 0, sizeof *s);
@@ -174,7 +181,8 @@ static int fill_window(root_ctx *c)
             slot_finish(s);
             return st;
         }
-        c->bytes_in_flight += nsz + nb;
+        s->bytes = nsz + nb;
+        c->bytes_in_flight += s->bytes;
         c->next++;
     }
     return TF_OK;
@@ -207,10 +215,9 @@ static int root_get(void *ctx, int alt, int p, const tf_pl_enc_part **e)
         st = tf_fail(TF_ERR_INTERNAL, "rank 0 did not ask for plan part %d", p);
     if (st != TF_OK)
         return st;
-    if (s->nreqs && MPI_Waitall(s->nreqs, s->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+    if (slot_wait(s) != MPI_SUCCESS)
         return tf_fail(TF_ERR_MPI, "receiving plan part %d from rank %d failed", p,
                        holder_of(c, p));
-    s->nreqs = 0;
     *e = &s->e;
     return TF_OK;
 }
@@ -221,7 +228,7 @@ static void root_release(void *ctx, int alt, int p)
     slot *s = slot_of(c, (int64_t)alt * c->plan->nranks + p);
     if (!s)
         return;
-    c->bytes_in_flight -= s->e.h.n_sizes * (int64_t)sizeof *s->e.sizes + s->e.h.n_bytes;
+    c->bytes_in_flight -= s->bytes;
     slot_finish(s);
 }
 
@@ -317,17 +324,14 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
         return st;
     }
     if (me == 0) {
-        root_ctx c;
-        memset(&c, 0, sizeof c);
-        c.comm = comm;
-        c.plan = plan;
-        c.first_part = first_part;
-        c.Q = Q;
-        c.own = enc;
-        c.heads[0] = heads[0];
-        c.heads[1] = heads[1];
-        c.nslots = window_parts;
-        c.max_bytes = window_bytes;
+        root_ctx c = {.comm = comm,
+                      .plan = plan,
+                      .first_part = first_part,
+                      .Q = Q,
+                      .own = enc,
+                      .heads = {heads[0], heads[1]},
+                      .nslots = window_parts,
+                      .max_bytes = window_bytes};
         for (int i = 0; i < WINDOW; i++)
             c.win[i].seq = -1;
         tf_plan_part_source src = {root_heads, root_get, root_release, &c};
