@@ -10,6 +10,7 @@
 #include "tf_plan_perm.h"
 #include "tf_prepare.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,10 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t ch
          * mode, has nothing to compare. */
         if (strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0)
             continue;
+        /* Nor one that cannot be kept. */
+        if (i == 1 && strcmp(cls, "collective") == 0 &&
+            !tf_plan_fetch_may_count(&cand[0], o->no_alternative))
+            continue;
         tf_plan_options po = *o;
         po.mode = mode;
         /* A third candidate is built lean (tf_build.h) and in full again
@@ -226,6 +231,49 @@ void tf_plan_choose(const double t[3], const int have[3], const char *greedy_cla
     *alt_mode = runner == 0 && !greedy_pure ? TF_MODE_TWOFACE
                 : alt_fetch                 ? TF_MODE_FETCH
                                             : TF_MODE_COLLECTIVE;
+}
+
+double tf_plan_fetch_floor(const tf_plan *coll)
+{
+    const tf_coeffs *c = &coll->coeffs;
+    const double coef[] = {c->alpha_coll,   c->beta_coll,          c->alpha_fetch,
+                           c->beta_fetch,   c->gamma_local,        c->gamma_coll,
+                           c->gamma_fetch,  c->alpha_sync,         c->beta_coll_max,
+                           c->gamma_cached, c->gamma_row,          c->gamma_fetch_cached,
+                           c->cache_bytes,  c->overlap_fetch};
+    for (size_t i = 0; i < sizeof coef / sizeof coef[0]; i++)
+        if (!isfinite(coef[i]) || coef[i] < 0)
+            return 0;
+    if (!coll->all_stats)
+        return 0;
+    /* Per rank, of tf_cost_predict's terms for the fetch plan: its local
+     * part is coll's (t_local); every remote nonzero is fetched (nnz_fetch =
+     * coll's nnz_coll), at no less than the cheaper CSC rate; fetch_requests
+     * >= fetch_peers_recv; the handshakes are alpha_sync (fetch_peers_recv +
+     * fetch_peers_sent), with coll's peers: the same stripes, fetched. The
+     * bytes a one-thread rank hides are at most the fetch's byte term, which
+     * the floor leaves out; two groups take the larger of the halves. */
+    const double gf = c->gamma_fetch_cached > 0 && c->gamma_fetch_cached < c->gamma_fetch
+                          ? c->gamma_fetch_cached
+                          : c->gamma_fetch;
+    double floor = 0;
+    for (int r = 0; r < coll->nranks; r++) {
+        const tf_rank_stats *s = &coll->all_stats[r];
+        double fetch = c->alpha_fetch * (double)s->coll_peers_recv +
+                       gf * (double)s->nnz_coll * coll->k_planned;
+        double t = (c->threads >= 2 ? fmax(s->t_local, fetch) : s->t_local + fetch) +
+                   c->alpha_sync * (double)(s->coll_peers_recv + s->coll_peers_sent);
+        floor = t > floor ? t : floor;
+    }
+    return floor;
+}
+
+int tf_plan_fetch_may_count(const tf_plan *coll, int no_alternative)
+{
+    double floor = tf_plan_fetch_floor(coll);
+    double keep = (no_alternative ? 1.0 : TF_ALT_RATIO) * tf_plan_predicted_time(coll);
+    /* The margin covers the rounding of the two sums' different orders. */
+    return !(floor > keep * (1.0 + 1e-6));
 }
 
 static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)

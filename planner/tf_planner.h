@@ -91,6 +91,21 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o);
 void tf_plan_choose(const double t[3], const int have[3], const char *greedy_classes,
                     int no_alternative, int *chosen, int *runner, int *alt_mode);
 
+/* A lower bound of the predicted time of the all-fetch plan on the bands of
+ * coll, a built plan whose classes are "collective", without building it:
+ * the same local part, every remote nonzero fetched, every owner a rank
+ * receives a stripe from in coll one it would fetch from, with at least one
+ * request and a handshake on each side (alpha_fetch, alpha_sync), and every
+ * other term of the model non-negative. 0 when that cannot be relied on
+ * (coefficients negative or not finite, no statistics). */
+double tf_plan_fetch_floor(const tf_plan *coll);
+
+/* Whether the pure-fetch candidate could be chosen or carried beside coll
+ * (as above): 0 when tf_plan_fetch_floor is above what tf_plan_choose would
+ * keep it at (TF_ALT_RATIO x coll's time; 1x with no_alternative), so that
+ * the candidate need not be built. */
+int tf_plan_fetch_may_count(const tf_plan *coll, int no_alternative);
+
 /* Builds every rank's part. On failure nothing is left allocated in *out. */
 int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
 

@@ -575,6 +575,42 @@ START_TEST(test_plans_third_kept)
 }
 END_TEST
 
+START_TEST(test_plans_fetch_skipped)
+{
+    /* An all-collective classification: where the fetch plan's floor
+     * (tf_plan_fetch_floor) rules it out, it is not built, and where it
+     * does not, it is built and carried as the runner-up. Either way the
+     * ranks' plan and file are the serial ones. */
+    tf_csr a;
+    tf_test_random_csr(&a, 120, 120, 900, 61);
+    for (int k = 0; k < 2; k++) {
+        tf_coeffs c;
+        memset(&c, 0, sizeof c);
+        c.alpha_coll = 1e-6;
+        c.beta_coll = 1e-10;
+        c.alpha_fetch = 2e-6;
+        c.beta_fetch = 1e-10;
+        c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+        c.alpha_sync = k ? 2e-6 : 1e-5;
+        c.threads = 2;
+        tf_plan_options o;
+        tf_plan_options_default(&o);
+        o.nranks = 4;
+        o.k = 32;
+        o.mode = TF_MODE_COLLECTIVE;
+        o.coeffs = c;
+        tf_plan pc;
+        ck_assert_int_eq(tf_plan_build(&a, &o, &pc), TF_OK);
+        ck_assert_int_eq(tf_plan_fetch_may_count(&pc, 0), k);
+        tf_plan_free(&pc);
+        const char *cls = plan_matrix(&a, 4, TF_PART_NNZ, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
+        ck_assert_msg(strcmp(cls, "collective") == 0 && g_alt_mode == (k ? TF_MODE_FETCH : -1),
+                      "case %d: classes %s, runner-up mode %d", k, cls, g_alt_mode);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
 /* Whole file's bytes, or NULL. */
 static unsigned char *slurp(const char *path, long *n)
 {
@@ -756,6 +792,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_plans_nnz);
     tcase_add_test(tc, test_plans_work);
     tcase_add_test(tc, test_plans_modes);
+    tcase_add_test(tc, test_plans_fetch_skipped);
     tcase_add_test(tc, test_plans_prepared);
     tcase_add_test(tc, test_plans_hybrid);
     tcase_add_test(tc, test_plans_third_kept);

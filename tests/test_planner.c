@@ -995,6 +995,69 @@ START_TEST(runner_up_carried_when_the_model_is_unsure)
 }
 END_TEST
 
+START_TEST(fetch_floor_bounds_the_fetch_plan)
+{
+    /* The floor from an all-collective plan's statistics never exceeds the
+     * built all-fetch plan's predicted time, over matrices, rank counts and
+     * coefficients of both rank-time forms (one thread, with hidden fetch
+     * bytes; two groups); where it rules the fetch candidate out, the choice
+     * with that candidate built keeps the collective plan and no runner-up.
+     * The sweep has both outcomes. */
+    tf_csr mats[3];
+    tf_test_random_csr(&mats[0], 300, 300, 4000, 77);
+    tf_test_random_csr(&mats[1], 500, 500, 1500, 5);
+    hub_matrix(&mats[2]);
+    int skipped = 0, kept = 0;
+    const int Ps[] = {2, 3, 5, 9};
+    for (int m = 0; m < 3; m++)
+        for (int pi = 0; pi < 4; pi++)
+            for (int i = 0; i < 8; i++) {
+                const int P = Ps[pi];
+                tf_plan_options o;
+                hub_sweep_options(&o, P, i);
+                o.coeffs.alpha_sync = (i % 4) * 2e-6;
+                o.coeffs.threads = i < 4 ? 1 : 2;
+                o.coeffs.overlap_fetch = i < 4 ? 0.5 * (i % 3) : 0;
+                o.coeffs.gamma_fetch = 1e-9;
+                if (i % 2) {
+                    /* Rows of B and C reused from cache, cheaper. */
+                    o.coeffs.cache_bytes = 16384;
+                    o.coeffs.gamma_cached = 0.2e-9;
+                    o.coeffs.gamma_fetch_cached = 0.3e-9;
+                    o.coeffs.gamma_row = 0.1e-9;
+                }
+                tf_plan pc, pf;
+                o.mode = TF_MODE_COLLECTIVE;
+                ck_assert_int_eq(tf_plan_build(&mats[m], &o, &pc), TF_OK);
+                o.mode = TF_MODE_FETCH;
+                ck_assert_int_eq(tf_plan_build(&mats[m], &o, &pf), TF_OK);
+                double floor = tf_plan_fetch_floor(&pc), tf = plan_time(&pf);
+                ck_assert_msg(floor <= tf * (1 + 1e-12),
+                              "matrix %d P %d point %d: floor %.6g above the fetch plan's %.6g", m,
+                              P, i, floor, tf);
+                ck_assert(floor > 0);
+                for (int na = 0; na < 2; na++) {
+                    double t[3] = {plan_time(&pc), tf, 0};
+                    int have[3] = {1, 1, 0}, chosen, runner, alt_mode;
+                    tf_plan_choose(t, have, "collective", na, &chosen, &runner, &alt_mode);
+                    if (!tf_plan_fetch_may_count(&pc, na)) {
+                        ck_assert_int_eq(chosen, 0);
+                        ck_assert_int_eq(runner, -1);
+                        skipped++;
+                    } else {
+                        kept++;
+                    }
+                }
+                tf_plan_free(&pc);
+                tf_plan_free(&pf);
+            }
+    ck_assert_int_gt(skipped, 0);
+    ck_assert_int_gt(kept, 0);
+    for (int m = 0; m < 3; m++)
+        tf_csr_free(&mats[m]);
+}
+END_TEST
+
 static double predicted_spmm(const tf_csr *a, int P, int mode, const tf_coeffs *c, int64_t *peers)
 {
     tf_plan_options o;
@@ -1271,6 +1334,7 @@ static Suite *suite(void)
     tcase_add_test(tc, collective_moves_exactly_the_needed_rows);
     tcase_add_test(tc, hybrid_kept_only_with_a_margin_over_pure_plans);
     tcase_add_test(tc, runner_up_carried_when_the_model_is_unsure);
+    tcase_add_test(tc, fetch_floor_bounds_the_fetch_plan);
     tcase_add_test(tc, cost_prediction_terms);
     tcase_add_test(tc, shift_cost_terms);
     tcase_add_test(tc, duplex_term_relieves_a_sending_owner);
