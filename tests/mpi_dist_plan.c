@@ -512,6 +512,22 @@ static void hub_matrix(tf_csr *a)
     tf_coo_free(&coo);
 }
 
+/* Coefficients of two thread groups (tf_cost_rank_time), without the
+ * cache, row and handshake terms, with the given collective byte price and
+ * fetch prices. */
+static tf_coeffs two_groups(double beta_coll, double alpha_fetch, double beta_fetch)
+{
+    tf_coeffs c;
+    memset(&c, 0, sizeof c);
+    c.alpha_coll = 1e-6;
+    c.beta_coll = beta_coll;
+    c.alpha_fetch = alpha_fetch;
+    c.beta_fetch = beta_fetch;
+    c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+    c.threads = 2;
+    return c;
+}
+
 START_TEST(test_plans_hybrid)
 {
     /* The classification's rounds at work: every row uses a few of the first
@@ -522,14 +538,7 @@ START_TEST(test_plans_hybrid)
      * must still not depend on the number of planning ranks. */
     tf_csr a;
     hub_matrix(&a);
-    tf_coeffs c;
-    memset(&c, 0, sizeof c);
-    c.alpha_coll = 1e-6;
-    c.beta_coll = 4e-9;
-    c.alpha_fetch = 5e-6;
-    c.beta_fetch = 1e-9;
-    c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
-    c.threads = 2;
+    tf_coeffs c = two_groups(4e-9, 5e-6, 1e-9);
     for (int P = 5; P <= 16; P += 11) {
         const char *cls =
             plan_matrix(&a, P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 1);
@@ -557,14 +566,7 @@ START_TEST(test_plans_third_kept)
         {2e-9, 5e-6, 5, TF_MODE_FETCH},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        tf_coeffs c;
-        memset(&c, 0, sizeof c);
-        c.alpha_coll = 1e-6;
-        c.beta_coll = cases[k].beta_coll;
-        c.alpha_fetch = cases[k].alpha_fetch;
-        c.beta_fetch = 1e-9;
-        c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
-        c.threads = 2;
+        tf_coeffs c = two_groups(cases[k].beta_coll, cases[k].alpha_fetch, 1e-9);
         const char *cls =
             plan_matrix(&a, cases[k].P, TF_PART_ROWS, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
         ck_assert_msg(strcmp(cls, "hybrid") == 0 && g_alt_mode == cases[k].alt_mode,
@@ -584,15 +586,8 @@ START_TEST(test_plans_fetch_skipped)
     tf_csr a;
     tf_test_random_csr(&a, 120, 120, 900, 61);
     for (int k = 0; k < 2; k++) {
-        tf_coeffs c;
-        memset(&c, 0, sizeof c);
-        c.alpha_coll = 1e-6;
-        c.beta_coll = 1e-10;
-        c.alpha_fetch = 2e-6;
-        c.beta_fetch = 1e-10;
-        c.gamma_local = c.gamma_coll = c.gamma_fetch = 1e-9;
+        tf_coeffs c = two_groups(1e-10, 2e-6, 1e-10);
         c.alpha_sync = k ? 2e-6 : 1e-5;
-        c.threads = 2;
         tf_plan_options o;
         tf_plan_options_default(&o);
         o.nranks = 4;
