@@ -250,17 +250,24 @@ double tf_plan_fetch_floor(const tf_plan *coll)
      * part is coll's (t_local); every remote nonzero is fetched (nnz_fetch =
      * coll's nnz_coll), at no less than the cheaper CSC rate; fetch_requests
      * >= fetch_peers_recv; the handshakes are alpha_sync (fetch_peers_recv +
-     * fetch_peers_sent), with coll's peers: the same stripes, fetched. The
-     * bytes a one-thread rank hides are at most the fetch's byte term, which
-     * the floor leaves out; two groups take the larger of the halves. */
+     * fetch_peers_sent), with coll's peers: the same stripes, fetched. Where
+     * coll received exactly the rows it needs (needed rows, no gap spanned:
+     * K > 16), the fetch gets at least those; a one-thread rank hides at
+     * most overlap_fetch of their bytes. Two groups take the larger of the
+     * halves. */
     const double gf = c->gamma_fetch_cached > 0 && c->gamma_fetch_cached < c->gamma_fetch
                           ? c->gamma_fetch_cached
                           : c->gamma_fetch;
+    const int exact_rows =
+        coll->coll_rows == TF_COLL_NEEDED && tf_cost_coll_gap(coll->k_planned) == 0;
+    const double shown = c->threads >= 2 ? 1.0 : 1.0 - fmin(c->overlap_fetch, 1.0);
     double floor = 0;
     for (int r = 0; r < coll->nranks; r++) {
         const tf_rank_stats *s = &coll->all_stats[r];
         double fetch = c->alpha_fetch * (double)s->coll_peers_recv +
                        gf * (double)s->nnz_coll * coll->k_planned;
+        if (exact_rows)
+            fetch += shown * tf_cost_fetch_bytes(c, coll->k_planned, s->coll_rows_recv);
         double t = (c->threads >= 2 ? fmax(s->t_local, fetch) : s->t_local + fetch) +
                    c->alpha_sync * (double)(s->coll_peers_recv + s->coll_peers_sent);
         floor = t > floor ? t : floor;

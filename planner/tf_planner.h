@@ -95,7 +95,8 @@ void tf_plan_choose(const double t[3], const int have[3], const char *greedy_cla
  * coll, a built plan whose classes are "collective", without building it:
  * the same local part, every remote nonzero fetched, every owner a rank
  * receives a stripe from in coll one it would fetch from, with at least one
- * request and a handshake on each side (alpha_fetch, alpha_sync), and every
+ * request and a handshake on each side (alpha_fetch, alpha_sync), at least
+ * the rows coll receives when those are exactly the rows needed, and every
  * other term of the model non-negative. 0 when that cannot be relied on
  * (coefficients negative or not finite, no statistics). */
 double tf_plan_fetch_floor(const tf_plan *coll);
