@@ -1005,7 +1005,6 @@ static const char *last_newline(const char *s, const char *e)
     return NULL;
 }
 
-/* Sets up buffers and the decoder; the first step of every use of a reader. */
 /* The block size of the reader's fills (0: the default). */
 static void reader_set_chunk(reader *r, size_t chunk_bytes)
 {
@@ -1014,6 +1013,7 @@ static void reader_set_chunk(reader *r, size_t chunk_bytes)
         r->chunk = (size_t)64 << 20; /* zlib counts output room in 32 bits */
 }
 
+/* Sets up buffers and the decoder; the first step of every use of a reader. */
 static int reader_start(reader *r, const tf_mm_read_options *opt)
 {
     reader_set_chunk(r, opt->chunk_bytes);

@@ -132,12 +132,12 @@ int tf_mm_read_header(const char *path, tf_mm_header *h);
 typedef struct tf_mm_stream tf_mm_stream;
 int tf_mm_stream_open(const char *path, size_t chunk_bytes, tf_mm_header *h, tf_mm_stream **s);
 int tf_mm_stream_next(tf_mm_stream *s, const char **text, size_t *len, int64_t *first_line);
-/* The block size of the next calls (0: 1 MiB): a stream opened with small
- * blocks to read the header alone goes on in large ones. */
 /* Blocks for reading a header: enough for a banner, comments and the size
  * line, without a 1 MiB buffer filled with entries nobody parses (the
  * distributed read's rank 0 does it alone while the others wait). */
 #define TF_MM_HEADER_CHUNK ((size_t)64 << 10)
+/* The block size of the next calls (0: 1 MiB): a stream opened with small
+ * blocks to read the header alone goes on in large ones. */
 void tf_mm_stream_set_chunk(tf_mm_stream *s, size_t chunk_bytes);
 void tf_mm_stream_close(tf_mm_stream *s);
 

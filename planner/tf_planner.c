@@ -236,14 +236,11 @@ void tf_plan_choose(const double t[3], const int have[3], const char *greedy_cla
 double tf_plan_fetch_floor(const tf_plan *coll)
 {
     const tf_coeffs *c = &coll->coeffs;
-    const double coef[] = {c->alpha_coll,   c->beta_coll,          c->alpha_fetch,
-                           c->beta_fetch,   c->gamma_local,        c->gamma_coll,
-                           c->gamma_fetch,  c->alpha_sync,         c->beta_coll_max,
-                           c->gamma_cached, c->gamma_row,          c->gamma_fetch_cached,
-                           c->cache_bytes,  c->overlap_fetch};
-    for (size_t i = 0; i < sizeof coef / sizeof coef[0]; i++)
-        if (!isfinite(coef[i]) || coef[i] < 0)
+    for (int i = 0; i < TF_NCOEFFS; i++) {
+        double v = tf_coeffs_get(c, i);
+        if (!isfinite(v) || v < 0)
             return 0;
+    }
     if (!coll->all_stats)
         return 0;
     /* Per rank, of tf_cost_predict's terms for the fetch plan: its local
