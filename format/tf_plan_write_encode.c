@@ -65,6 +65,55 @@ static void shuffle(unsigned char *dst, const unsigned char *src, size_t n, size
             dst[j * n + e] = src[e * esize + j];
 }
 
+/* The shuffle of a chunk of c elements whose first m come from src (in
+ * native order) and the rest are zeros, straight from src on a
+ * little-endian host: each byte plane gets its m bytes and a zero tail.
+ * Every rank's chunk of an array is as long as the longest rank's slice,
+ * so the tail can be most of it (2.4x the data on email-Enron at P = 64),
+ * and the byte-by-byte copy and shuffle of the whole chunk were a quarter
+ * of the encoding. Words are read whole and split into the planes with
+ * shifts, one pointer a plane, in 32-bit halves for 8-byte elements: at
+ * -O2 that runs 1.6-3.6x faster than the strided byte loop (the plan's
+ * element sizes are 4 and 8; other sizes take the plain loop). */
+static void shuffle_padded(unsigned char *dst, const unsigned char *src, size_t m, size_t c,
+                           size_t esize)
+{
+    if (esize == 4) {
+        unsigned char *d0 = dst, *d1 = dst + c, *d2 = dst + 2 * c, *d3 = dst + 3 * c;
+        for (size_t e = 0; e < m; e++) {
+            uint32_t v;
+            memcpy(&v, src + 4 * e, 4);
+            d0[e] = (unsigned char)v;
+            d1[e] = (unsigned char)(v >> 8);
+            d2[e] = (unsigned char)(v >> 16);
+            d3[e] = (unsigned char)(v >> 24);
+        }
+    } else if (esize == 8) {
+        unsigned char *d0 = dst, *d1 = dst + c, *d2 = dst + 2 * c, *d3 = dst + 3 * c;
+        unsigned char *d4 = dst + 4 * c, *d5 = dst + 5 * c, *d6 = dst + 6 * c, *d7 = dst + 7 * c;
+        for (size_t e = 0; e < m; e++) {
+            uint32_t lo, hi;
+            memcpy(&lo, src + 8 * e, 4);
+            memcpy(&hi, src + 8 * e + 4, 4);
+            d0[e] = (unsigned char)lo;
+            d1[e] = (unsigned char)(lo >> 8);
+            d2[e] = (unsigned char)(lo >> 16);
+            d3[e] = (unsigned char)(lo >> 24);
+            d4[e] = (unsigned char)hi;
+            d5[e] = (unsigned char)(hi >> 8);
+            d6[e] = (unsigned char)(hi >> 16);
+            d7[e] = (unsigned char)(hi >> 24);
+        }
+    } else {
+        for (size_t j = 0; j < esize; j++)
+            for (size_t e = 0; e < m; e++)
+                dst[j * c + e] = src[e * esize + j];
+    }
+    if (m < c)
+        for (size_t j = 0; j < esize; j++)
+            memset(dst + j * c + m, 0, c - m);
+}
+
 static void put_le32(unsigned char *b, uint32_t v)
 {
     b[0] = (unsigned char)v;
@@ -80,10 +129,20 @@ int tf_pl_encode_chunk(unsigned char *dst, size_t cap, unsigned char *plain,
     size_t cb = (size_t)c * esize, n;
     /* A last, short chunk is stored whole, as HDF5 does; its tail is zeros
      * instead of whatever HDF5's buffer would hold. */
-    to_le(plain, src, m, esize);
-    memset(plain + (size_t)m * esize, 0, cb - (size_t)m * esize);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const int le = 1;
+#else
+    const int le = 0;
+#endif
+    if (!level || !le) {
+        to_le(plain, src, m, esize);
+        memset(plain + (size_t)m * esize, 0, cb - (size_t)m * esize);
+    }
     if (level) {
-        shuffle(shuf, plain, (size_t)c, esize);
+        if (le)
+            shuffle_padded(shuf, src, (size_t)m, (size_t)c, esize);
+        else
+            shuffle(shuf, plain, (size_t)c, esize);
         n = cap >= 4 ? tf_h5zstd_compress(dst, cap - 4, shuf, cb, level) : 0;
         if (cap < 4 || ZSTD_isError(n))
             return tf_fail(TF_ERR_INTERNAL, "zstd cannot compress a chunk of %zu bytes: %s", cb,

@@ -823,8 +823,9 @@ END_TEST
 /* The writer filters chunks itself and hands them to H5Dwrite_chunk
  * (format/tf_plan_write_encode.h); they must be the bytes HDF5's own
  * pipeline stores for the dataset's filters, or readers would see
- * checksum errors or wrong values. Full chunks of int32 and int64, at zstd
- * levels 0 (Fletcher-32 only) and 3, compared with H5Dread_chunk. */
+ * checksum errors or wrong values. Full chunks and short slices padded
+ * with zeros, of int32 and int64, at zstd levels 0 (Fletcher-32 only) and
+ * 3, compared with H5Dread_chunk. */
 START_TEST(encoded_chunks_are_hdf5_pipeline_bytes)
 {
     ck_assert_int_eq(tf_h5zstd_register(), TF_OK);
@@ -880,6 +881,41 @@ START_TEST(encoded_chunks_are_hdf5_pipeline_bytes)
                 ck_assert_msg(len == size && memcmp(mine, theirs, len) == 0,
                               "level %d, %zu-byte elements, chunk %d: %zu bytes vs HDF5's %llu",
                               levels[li], es, k, len, (unsigned long long)size);
+            }
+            /* A short slice is a whole chunk with a zero tail: the same
+             * bytes as HDF5's pipeline stores for that zero-padded chunk,
+             * from a tail of a few elements to nearly all of it. */
+            const int64_t shorts[] = {c - 5, c / 3, 1};
+            for (int si = 0; si < 3; si++) {
+                int64_t m = shorts[si];
+                unsigned char *padded = xmalloc((size_t)c * es);
+                memcpy(padded, data, (size_t)m * es);
+                memset(padded + (size_t)m * es, 0, (size_t)(c - m) * es);
+                char name[16];
+                snprintf(name, sizeof name, "y%d", si);
+                hsize_t one = (hsize_t)c, off0 = 0, size = 0;
+                hid_t sp1 = H5Screate_simple(1, &one, NULL);
+                hid_t y = H5Dcreate2(f, name, wide ? H5T_STD_I64LE : H5T_STD_I32LE, sp1,
+                                     H5P_DEFAULT, dcpl, H5P_DEFAULT);
+                ck_assert_int_ge(y, 0);
+                ck_assert_int_ge(H5Dwrite(y, wide ? H5T_NATIVE_INT64 : H5T_NATIVE_INT32, H5S_ALL,
+                                          H5S_ALL, H5P_DEFAULT, padded),
+                                 0);
+                uint32_t mask = 1;
+                ck_assert_int_ge(H5Dget_chunk_storage_size(y, &off0, &size), 0);
+                ck_assert_uint_le(size, cap);
+                ck_assert_int_ge(H5Dread_chunk(y, H5P_DEFAULT, &off0, &mask, theirs), 0);
+                ck_assert_int_eq(tf_pl_encode_chunk(mine, cap, plain, shuf, data, m, c, es,
+                                                    levels[li], &len),
+                                 TF_OK);
+                ck_assert_msg(len == size && memcmp(mine, theirs, len) == 0,
+                              "level %d, %zu-byte elements, %lld of %lld elements: %zu bytes "
+                              "vs HDF5's %llu",
+                              levels[li], es, (long long)m, (long long)c, len,
+                              (unsigned long long)size);
+                H5Dclose(y);
+                H5Sclose(sp1);
+                free(padded);
             }
             /* And a short chunk (zero-padded) reads back through HDF5. */
             ck_assert_int_eq(tf_pl_encode_chunk(mine, cap, plain, shuf, data, c - 5, c, es,
