@@ -42,7 +42,12 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
  * checksummed and compressed by whoever holds it, in the chunk lengths
  * tf_pl_chunks_of gives for the longest slices), valid until
  * release(ctx, alt, p). Parts are asked for in rank order, the plan's
- * first, then the runner-up's. */
+ * first, then the runner-up's. gate (may be NULL) is called at most once,
+ * with the status of the temporary file (written, or not), just before it
+ * would be synced and renamed over `path`: what it returns decides whether
+ * it is, so that ranks that handed over the parts can still fail the
+ * write; it is not called when the write fails before there is a
+ * temporary file. */
 struct tf_pl_enc_part;
 struct tf_pl_enc_head;
 typedef struct {
@@ -50,6 +55,7 @@ typedef struct {
     int (*get)(void *ctx, int alt, int p, const struct tf_pl_enc_part **e);
     void (*release)(void *ctx, int alt, int p);
     void *ctx;
+    int (*gate)(void *ctx, int status);
 } tf_plan_part_source;
 
 /* tf_plan_write for a plan (and runner-up) holding the header, summaries

@@ -815,6 +815,8 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
         if (st == TF_OK && write_all(out.fd, image, size) < 0)
             st = tf_fail(TF_ERR_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));
         free(image);
+        if (src && src->gate)
+            st = src->gate(src->ctx, st);
         if (st == TF_OK)
             st = tf_outpath_commit(&out);
         else

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define AGREE_MSG_MAX 1024
@@ -18,8 +19,45 @@ int tf_mpi_fail(int err, const char *what)
     return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
 }
 
+/* A failure injected for tests (docs/reliability.md, "Failures on one
+ * rank"): TF_FAULT_AGREE=R:N makes rank R of MPI_COMM_WORLD fail the N-th
+ * agreement it enters (tf_agree, tf_agree_key) as if its own step before it
+ * had failed, so that a test can walk every agreement of a program and see
+ * every rank end with one line and none wait (tests/e2e_agree_faults.sh).
+ * Read once; without the variable an agreement pays one comparison. */
+int tf_agree_injected(int status)
+{
+    static int armed = -1;
+    static long at, calls;
+    static int who;
+    if (armed < 0) {
+        armed = 0;
+        const char *e = getenv("TF_FAULT_AGREE");
+        int r = -1, me = -1, init = 0;
+        long n = 0;
+        char tail = 0;
+        MPI_Initialized(&init);
+        if (init)
+            MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (e && sscanf(e, "%d:%ld%c", &r, &n, &tail) == 2 && r >= 0 && n > 0 && r == me) {
+            armed = 1;
+            at = n;
+            who = r;
+        }
+    }
+    if (!armed || ++calls != at || status != TF_OK)
+        return status;
+    /* Said at once: a step may look again after a failed agreement and go
+     * on (a first, coarse check of memory), and the test must tell that
+     * from a run that had no N-th agreement. */
+    fprintf(stderr, "tf_agree: failure injected on rank %d at its agreement %ld\n", who, at);
+    return tf_fail(TF_ERR_NOMEM, "rank %d: failure injected at its agreement %ld "
+                                 "(TF_FAULT_AGREE)", who, at);
+}
+
 int tf_agree(MPI_Comm comm, int status)
 {
+    status = tf_agree_injected(status);
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

@@ -44,6 +44,12 @@ uint64_t tf_agree_mix_ints(uint64_t h, const int64_t *v, size_t n);
 uint64_t tf_agree_mix_str(uint64_t h, const char *s);
 uint64_t tf_agree_mix_double(uint64_t h, double d);
 
+/* The status an agreement works with: `status`, or on the rank and at the
+ * agreement that TF_FAULT_AGREE=R:N names (rank R's N-th agreement), a
+ * failure injected for tests when `status` is TF_OK. Called by tf_agree and
+ * tf_agree_key on entry. */
+int tf_agree_injected(int status);
+
 /* The first failing MPI call's message: TF_ERR_MPI with "<what> failed:
  * <MPI's error string>". */
 int tf_mpi_fail(int err, const char *what);

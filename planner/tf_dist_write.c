@@ -72,6 +72,7 @@ typedef struct {
     int64_t max_bytes;      /* window_bytes likewise */
     int64_t next;           /* the next part in write order not yet considered */
     int64_t bytes_in_flight;
+    int gated;              /* root_gate ran: the others were told to stop and agreed */
 } root_ctx;
 
 static int holder_of(const root_ctx *c, int p)
@@ -232,6 +233,30 @@ static void root_release(void *ctx, int alt, int p)
     slot_finish(s);
 }
 
+/* Rank 0 is done with the parts (written, or the write failed): parts
+ * asked for and not written are still received, so that no holder stays in
+ * its send, and whoever still waits to be asked is told to stop. */
+static void root_done(root_ctx *c)
+{
+    for (int i = 0; i < WINDOW; i++)
+        if (c->win[i].seq >= 0)
+            slot_finish(&c->win[i]);
+    int stop[2] = {-1, -1};
+    for (int x = 1; x < c->Q; x++)
+        MPI_Send(stop, 2, MPI_INT, x, TAG_ASK, c->comm);
+}
+
+/* Before the file is renamed into place: the ranks agree on the write, so
+ * that a failure on any of them leaves no file (and an older one as it
+ * was). The rename, which can still fail on rank 0, is agreed on after. */
+static int root_gate(void *ctx, int status)
+{
+    root_ctx *c = ctx;
+    c->gated = 1;
+    root_done(c);
+    return tf_agree(c->comm, status);
+}
+
 /* Rank 0 gathers the heads of every part of pl (NULL on other ranks):
  * the tables it writes before any part's bytes. */
 static int gather_heads(MPI_Comm comm, const tf_plan *pl, const tf_pl_enc_part *own,
@@ -334,17 +359,13 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
                       .max_bytes = window_bytes};
         for (int i = 0; i < WINDOW; i++)
             c.win[i].seq = -1;
-        tf_plan_part_source src = {root_heads, root_get, root_release, &c};
+        tf_plan_part_source src = {root_heads, root_get, root_release, &c, root_gate};
         st = tf_plan_write_source(path, plan, zstd_level, &src);
-        /* Parts asked for and not written (the write failed) are still
-         * received, so that no holder stays in its send. */
-        for (int i = 0; i < WINDOW; i++)
-            if (c.win[i].seq >= 0)
-                slot_finish(&c.win[i]);
-        /* Whoever still waits to be asked is told to stop. */
-        int stop[2] = {-1, -1};
-        for (int x = 1; x < Q; x++)
-            MPI_Send(stop, 2, MPI_INT, x, TAG_ASK, comm);
+        if (!c.gated) {
+            /* The write failed before it had a file to rename. */
+            root_done(&c);
+            st = tf_agree(comm, st);
+        }
     } else {
         for (;;) {
             int ask[2];
@@ -368,9 +389,16 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
             if ((st = send_part(comm, &enc[ask[0] ? 1 : 0].parts[i])) != TF_OK)
                 break;
         }
+        /* Rank 0's agreement before it renames the file (root_gate). */
+        st = tf_agree(comm, st);
     }
     free(heads[0]);
     free(heads[1]);
     free(first_part);
-    return tf_agree(comm, st);
+    /* Every rank has the agreed status of the write; the rename after it
+     * was rank 0's alone, which tells the others how it went. */
+    int code = st;
+    if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of the plan file's status failed"));
+    return code == TF_OK ? TF_OK : tf_agree_adopt(comm, 0, st);
 }
