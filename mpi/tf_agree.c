@@ -19,8 +19,8 @@ int tf_mpi_fail(int err, const char *what)
     return tf_fail(TF_ERR_MPI, "%s failed: %s", what, s);
 }
 
-/* A failure injected for tests (docs/reliability.md, "Failures on one
- * rank"): TF_FAULT_AGREE=R:N makes rank R of MPI_COMM_WORLD fail the N-th
+/* A failure injected for tests (docs/reliability.md, "Tests"):
+ * TF_FAULT_AGREE=R:N makes rank R of MPI_COMM_WORLD fail the N-th
  * agreement it enters (tf_agree, tf_agree_key) as if its own step before it
  * had failed, so that a test can walk every agreement of a program and see
  * every rank end with one line and none wait (tests/e2e_agree_faults.sh).
