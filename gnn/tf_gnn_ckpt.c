@@ -42,7 +42,8 @@ int tf_gnn_ckpt_save(const tf_gnn_trainer *t, uint64_t fingerprint, const char *
         c.stop_hist = t->stop.hist;
         st = tf_gnn_ckpt_write(path, &c);
     }
-    return tf_agree(t->m->comm, st);
+    /* The state is the same on every rank: rank 0 alone writes it. */
+    return tf_agree_root(t->m->comm, st);
 }
 
 /* A hash of everything a checkpoint restores, to compare the ranks' reads. */

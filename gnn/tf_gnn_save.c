@@ -59,7 +59,8 @@ int tf_gnn_save_model(const tf_gnn_trainer *t, uint64_t fingerprint, const char 
         if ((st = tf_gnn_write_atomic(path, write_model, &mf)))
             st = tf_fail_prefix(st, "--save-model");
     }
-    return tf_agree(t->m->comm, st);
+    /* The weights are the same on every rank: rank 0 alone writes them. */
+    return tf_agree_root(t->m->comm, st);
 }
 
 /* ---- Predictions --------------------------------------------------------- */
@@ -150,5 +151,7 @@ int tf_gnn_save_predictions(tf_gnn_model *m, const char *path)
     free(all);
     free(cls);
     free(split);
-    return tf_agree(m->comm, st);
+    /* The other ranks' part (their buffer, the gather) was agreed on
+     * above; the check and the file are rank 0's. */
+    return tf_agree_root(m->comm, st);
 }

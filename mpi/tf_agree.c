@@ -71,6 +71,14 @@ int tf_agree(MPI_Comm comm, int status)
     return tf_agree_adopt(comm, first, status);
 }
 
+int tf_agree_root(MPI_Comm comm, int status)
+{
+    int code = status;
+    if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of rank 0's status failed"));
+    return code == TF_OK ? TF_OK : tf_agree_adopt(comm, 0, status);
+}
+
 int tf_agree_same(MPI_Comm comm, uint64_t hash, int status, const char *fmt, ...)
 {
     uint64_t h0 = hash;

@@ -14,6 +14,14 @@
  * function returns it; else TF_OK. Collective over comm. */
 int tf_agree(MPI_Comm comm, int status);
 
+/* Rank 0's status, told to every rank: for a step that only rank 0 can
+ * fail, such as writing and renaming a file it alone writes, after the
+ * other ranks' part in it was agreed on (their own status must be TF_OK
+ * here). Every rank returns rank 0's status and message. A broadcast, not
+ * an agreement: a failure injected at the others' agreements (below) cannot
+ * land where they have nothing left to fail. Collective over comm. */
+int tf_agree_root(MPI_Comm comm, int status);
+
 /* Before the agreement on reading a file that every rank opens: when some
  * ranks, but not all, could not read it (TF_ERR_IO: each node its own copy,
  * one missing), each of those adds "(rank R; N of P ranks cannot read it)"

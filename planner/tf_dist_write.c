@@ -397,8 +397,5 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
     free(first_part);
     /* Every rank has the agreed status of the write; the rename after it
      * was rank 0's alone, which tells the others how it went. */
-    int code = st;
-    if (MPI_Bcast(&code, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
-        return tf_agree(comm, tf_fail(TF_ERR_MPI, "MPI_Bcast of the plan file's status failed"));
-    return code == TF_OK ? TF_OK : tf_agree_adopt(comm, 0, st);
+    return tf_agree_root(comm, st);
 }

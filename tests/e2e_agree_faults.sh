@@ -1,12 +1,15 @@
 #!/bin/sh
 # End to end: a failure on one rank, at every point where the ranks agree
 # on a status (mpi/tf_agree.h), ends every rank with one line and no output
-# file, and no rank waits. TF_FAULT_AGREE=R:N fails rank R's N-th agreement
-# as if its own step before it had failed (an allocation, a read, a check),
-# and says so on stderr; the walk goes N = 1, 2, ... until a run has no N-th
+# file (but those of earlier, finished steps: a checkpoint, the model), and
+# no rank waits. TF_FAULT_AGREE=R:N fails rank R's N-th agreement as if its
+# own step before it had failed (an allocation, a read, a check), and says
+# so on stderr; the walk goes N = 1, 2, ... until a run has no N-th
 # agreement and succeeds (a run that failed an agreement and still succeeds
-# must be a step that looks again, then goes on): twoface-plan at Q = 3 for P = 5 (each rank: rank 0 writes the
-# file, the others hand it their parts), twoface-exec at 3 ranks.
+# must be a step that looks again, then goes on). Walked: twoface-plan at
+# Q = 3 for P = 5, failing each rank in turn (rank 0 writes the file, the
+# others hand it their parts); twoface-exec --check and twoface-gcn (Cora,
+# every output) at 3 ranks.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_agree_faults: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_agree_faults
@@ -14,6 +17,7 @@ E2E_NAME=e2e_agree_faults
 e2e_mpi_env
 PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
+GCN=$B/bin/twoface-gcn
 
 # 150 x 150, directed, weighted: every rank of 5 has rows, remote columns
 # and stripes to exchange.
@@ -27,14 +31,16 @@ awk 'BEGIN {
     for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
 }' >"$work/dir.mtx"
 
-# walk NAME RANK DIR PROGRAM OUTPUT ARGS...: the runs with rank RANK failing
-# at its agreement 1, 2, ..., in the scratch folder DIR (the walks run side
-# by side). OUTPUT: the file a successful run writes ("" for none), which a
-# failed run must not leave, nor its temporary file, in DIR/out. Prints the
-# outcome as an "ok - " or "FAIL - " line.
+# walk NAME RANK DIR PROGRAM OUTPUT KEEP ARGS...: the runs with rank RANK
+# failing at its agreement 1, 2, ..., in the scratch folder DIR (the walks
+# run side by side). OUTPUT: the file a successful run writes last ("" for
+# none); a failed run leaves nothing in DIR/out, no temporary file either,
+# but the files an earlier, finished step wrote whose names match the
+# extended regular expression KEEP. Prints the outcome as an "ok - " or
+# "FAIL - " line.
 walk() {
-    name=$1 r=$2 d=$3 prog=$4 out=$5
-    shift 5
+    name=$1 r=$2 d=$3 prog=$4 out=$5 keep=$6
+    shift 6
     mkdir -p "$d/out"
     n=1 again=0
     while [ $n -le 400 ]; do
@@ -60,7 +66,7 @@ walk() {
             fi
             return
         fi
-        left=$(ls "$d/out" | wc -l)
+        left=$(ls "$d/out" | grep -Evc "$keep")
         if [ $rc -eq 124 ] || [ "$lines" -ne 1 ] || [ "$left" -ne 0 ] ||
             ! grep -q "failure injected at its agreement $n " "$d/e"; then
             echo "FAIL - $name, rank $r, agreement $n: exit $rc, $lines lines, $left files left: $(head -2 "$d/e")"
@@ -72,13 +78,27 @@ walk() {
 }
 
 if "$PLAN" "$work/dir.mtx" -n 3 -k 16 -q -o "$work/p3.h5" 2>"$work/e"; then
-    walk "twoface-exec --check, 3 ranks" 1 "$work/x" "$EXEC" "" \
+    walk "twoface-exec --check, 3 ranks" 1 "$work/x" "$EXEC" "" '^$' \
         "$work/p3.h5" -k 16 -i 2 --check >"$work/r.x" &
 else
     bad "plan for twoface-exec: $(cat "$work/e")"
 fi
+# Training on the shipped Cora with every output: a checkpoint each epoch,
+# the model, then the predictions, which are written last.
+DATA=$SRC/examples/data
+if "$PLAN" "$DATA/cora.mtx.zst" -n 3 -k 16 --normalize gcn -q -o "$work/cora3.h5" 2>"$work/e"
+then
+    walk "twoface-gcn with a checkpoint, the model and predictions, 3 ranks" 2 "$work/g" \
+        "$GCN" "$work/g/out/pred.txt" '^(ck|model)\.h5$' "$work/cora3.h5" \
+        --features "$DATA/cora.features.mtx.zst" --labels "$DATA/cora.labels.txt" \
+        --split "$DATA/cora.split.txt" --epochs 2 --patience 0 \
+        --checkpoint "$work/g/out/ck.h5" --checkpoint-every 1 \
+        --save-model "$work/g/out/model.h5" --predictions "$work/g/out/pred.txt" >"$work/r.g" &
+else
+    bad "plan of Cora for twoface-gcn: $(cat "$work/e")"
+fi
 for r in 0 1 2; do
-    walk "twoface-plan at Q = 3, P = 5" $r "$work/p$r" "$PLAN" "$work/p$r/out/p.h5" \
+    walk "twoface-plan at Q = 3, P = 5" $r "$work/p$r" "$PLAN" "$work/p$r/out/p.h5" '^$' \
         "$work/dir.mtx" -n 5 -k 16 -q -o "$work/p$r/out/p.h5" >"$work/r.$r" &
 done
 wait
