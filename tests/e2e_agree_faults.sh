@@ -19,17 +19,7 @@ PLAN=$B/bin/twoface-plan
 EXEC=$B/bin/twoface-exec
 GCN=$B/bin/twoface-gcn
 
-# 150 x 150, directed, weighted: every rank of 5 has rows, remote columns
-# and stripes to exchange.
-awk 'BEGIN {
-    n = 150; k = 0
-    for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
-                              r[k] = i; c[k] = (i * i + 1) % n; k++
-                              r[k] = i; c[k] = (i + 75) % n; k++ }
-    print "%%MatrixMarket matrix coordinate real general"
-    print n, n, k
-    for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
-}' >"$work/dir.mtx"
+e2e_directed_150 "$work/dir.mtx"
 
 # walk NAME RANK DIR PROGRAM OUTPUT KEEP ARGS...: the runs with rank RANK
 # failing at its agreement 1, 2, ..., in the scratch folder DIR (the walks

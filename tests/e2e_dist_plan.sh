@@ -18,15 +18,8 @@ e2e_cora_tools "$H5DUMP"
 CORA=$MATRIX
 
 # dir.mtx: 150 x 150 directed with weights; rect.mtx: 40 x 25; tiny.mtx 3 x 3.
+e2e_directed_150 "$work/dir.mtx"
 awk 'BEGIN {
-    n = 150; k = 0
-    for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
-                              r[k] = i; c[k] = (i * i + 1) % n; k++
-                              r[k] = i; c[k] = (i + 75) % n; k++ }
-    for (i = 0; i < n; i += 10) { r[k] = i; c[k] = i; k++ }
-    print "%%MatrixMarket matrix coordinate real general" > "'"$work"'/dir.mtx"
-    print n, n, k > "'"$work"'/dir.mtx"
-    for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4 > "'"$work"'/dir.mtx"
     m = 40; nc = 25
     print "%%MatrixMarket matrix coordinate real general" > "'"$work"'/rect.mtx"
     print m, nc, 2 * m > "'"$work"'/rect.mtx"

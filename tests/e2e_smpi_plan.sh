@@ -22,17 +22,7 @@ done
 e2e_smpi_setup twoface-plan
 SPLAN=$SMPI_BUILD/bin/twoface-plan
 
-# 150 x 150, three entries a row and a few on the diagonal, weights 1-4.
-awk 'BEGIN {
-    n = 150; k = 0
-    for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
-                              r[k] = i; c[k] = (i * i + 1) % n; k++
-                              r[k] = i; c[k] = (i + 75) % n; k++ }
-    for (i = 0; i < n; i += 10) { r[k] = i; c[k] = i; k++ }
-    print "%%MatrixMarket matrix coordinate real general"
-    print n, n, k
-    for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
-}' >"$work/a.mtx"
+e2e_directed_150 "$work/a.mtx"
 
 dump() { e2e_plan_dump "$H5DUMP" "$1"; }
 

@@ -29,6 +29,21 @@ finish() {
 }
 work=$(mktemp -d "${TMPDIR:-/tmp}/$E2E_NAME.XXXXXX") || exit 1
 trap 'rm -rf "$work"; exit 1' INT TERM
+# e2e_directed_150 FILE: a 150 x 150 directed matrix, three entries a row
+# and a few on the diagonal, weights 1-4: at up to 6 ranks every rank has
+# rows, remote columns and stripes to exchange.
+e2e_directed_150() {
+    awk 'BEGIN {
+        n = 150; k = 0
+        for (i = 0; i < n; i++) { r[k] = i; c[k] = (7 * i + 3) % n; k++
+                                  r[k] = i; c[k] = (i * i + 1) % n; k++
+                                  r[k] = i; c[k] = (i + 75) % n; k++ }
+        for (i = 0; i < n; i += 10) { r[k] = i; c[k] = i; k++ }
+        print "%%MatrixMarket matrix coordinate real general"
+        print n, n, k
+        for (e = 0; e < k; e++) print r[e] + 1, c[e] + 1, 1 + e % 4
+    }' >"$1"
+}
 # e2e_run_mpi Q COMMAND...: mpirun on Q ranks, unbound, at most 300 s.
 e2e_run_mpi() { q_=$1; shift; timeout 300 mpirun -n "$q_" --bind-to none "$@"; }
 # e2e_per_rank_wrapper FILE [PROGRAM]: writes FILE, a command that runs
