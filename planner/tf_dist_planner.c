@@ -392,19 +392,13 @@ static int rebuild_full(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
     return st;
 }
 
-/* Whether twoface mode builds candidate i (1: all-fetch, 2: all-collective)
- * beside the classification's plan greedy, whose classes are cls: only a
- * pure plan that differs from it and could be kept (tf_plan_fetch_may_count)
- * can win. greedy's statistics are every rank's, so every rank decides
- * alike. */
-static int pure_wanted(const tf_plan_options *o, const tf_plan *greedy, const char *cls, int i)
+/* Whether candidate i (1: all-fetch, 2: all-collective) is built beside
+ * the classification's plan greedy: in twoface mode, as the serial planner
+ * decides (tf_plan_pure_wanted). */
+static int pure_wanted(const tf_plan_options *o, const tf_plan *greedy, int i)
 {
-    int mode = i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
-    if (o->mode != TF_MODE_TWOFACE || o->no_pure_check || strcmp(cls, "local") == 0 ||
-        strcmp(cls, tf_mode_name(mode)) == 0)
-        return 0;
-    return i != 1 || strcmp(cls, "collective") != 0 ||
-           tf_plan_fetch_may_count(greedy, o->no_alternative);
+    return o->mode == TF_MODE_TWOFACE && !o->no_pure_check &&
+           tf_plan_pure_wanted(greedy, i, o->no_alternative);
 }
 
 /* level < 0: every candidate keeps its arrays (tf_dist_plan_build);
@@ -534,7 +528,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
     int lean = -1;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
-        if (i > 0 && !pure_wanted(o, &cand[0], cls, i))
+        if (i > 0 && !pure_wanted(o, &cand[0], i))
             continue;
         double c0 = MPI_Wtime();
         if (mode == TF_MODE_TWOFACE) {
@@ -551,7 +545,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         /* Whether more candidates follow is known once the first is built. */
         int last = i > 0;
         for (int j = i + 1; last && j < 3; j++)
-            last = !pure_wanted(o, &cand[0], cls, j);
+            last = !pure_wanted(o, &cand[0], j);
         if (level >= 0 && last)
             lean = i;
         if (st == TF_OK)
@@ -566,7 +560,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         if (st == TF_OK && level >= 0 && lean != i) {
             int more = 0;
             for (int j = i + 1; j < 3; j++)
-                more = more || pure_wanted(o, &cand[0], cls, j);
+                more = more || pure_wanted(o, &cand[0], j);
             if (!more) {
                 /* Nothing is built from A or the analysis any more. */
                 tf_analysis_free(&an);

@@ -133,13 +133,7 @@ static int choose_twoface(const tf_csr *a, const tf_plan_options *o, uint64_t ch
     const char *cls = tf_plan_classes(&cand[0]);
     for (int i = 1; i < 3 && st == TF_OK; i++) {
         int mode = i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
-        /* A plan with nothing remote, or whose greedy result is this pure
-         * mode, has nothing to compare. */
-        if (strcmp(cls, "local") == 0 || strcmp(cls, tf_mode_name(mode)) == 0)
-            continue;
-        /* Nor one that cannot be kept. */
-        if (i == 1 && strcmp(cls, "collective") == 0 &&
-            !tf_plan_fetch_may_count(&cand[0], o->no_alternative))
+        if (!tf_plan_pure_wanted(&cand[0], i, o->no_alternative))
             continue;
         tf_plan_options po = *o;
         po.mode = mode;
@@ -278,6 +272,19 @@ int tf_plan_fetch_may_count(const tf_plan *coll, int no_alternative)
     double keep = (no_alternative ? 1.0 : TF_ALT_RATIO) * tf_plan_predicted_time(coll);
     /* The margin covers the rounding of the two sums' different orders. */
     return !(floor > keep * (1.0 + 1e-6));
+}
+
+int tf_plan_pure_wanted(const tf_plan *greedy, int i, int no_alternative)
+{
+    const char *cls = tf_plan_classes(greedy);
+    /* A plan with nothing remote, or whose greedy result is this pure mode,
+     * has nothing to compare. */
+    if (strcmp(cls, "local") == 0 ||
+        strcmp(cls, tf_mode_name(i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE)) == 0)
+        return 0;
+    /* Nor one that cannot be kept. */
+    return i != 1 || strcmp(cls, "collective") != 0 ||
+           tf_plan_fetch_may_count(greedy, no_alternative);
 }
 
 static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)

@@ -107,6 +107,14 @@ double tf_plan_fetch_floor(const tf_plan *coll);
  * the candidate need not be built. */
 int tf_plan_fetch_may_count(const tf_plan *coll, int no_alternative);
 
+/* Whether twoface mode builds pure candidate i (1: all-fetch, 2:
+ * all-collective) beside the classification's plan greedy: only a pure plan
+ * that differs from it (greedy's classes are not "local" or that mode) and
+ * could be kept (tf_plan_fetch_may_count) can win. Decided from greedy's
+ * header and every rank's statistics, so every planning rank decides alike.
+ * Shared by the serial and the distributed planner. */
+int tf_plan_pure_wanted(const tf_plan *greedy, int i, int no_alternative);
+
 /* Builds every rank's part. On failure nothing is left allocated in *out. */
 int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out);
 
