@@ -681,10 +681,9 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
         /* Planning: this rank's rows and the parts of its plan ranks, as
          * estimate_plan counts them for a matrix of its share; rank 0 also
          * encodes the whole file. */
-        int64_t nnz_max = a.loc.nnz, rows_max = a.nrows;
-        MPI_Allreduce(MPI_IN_PLACE, &nnz_max, 1, MPI_INT64_T, MPI_MAX, comm);
-        MPI_Allreduce(MPI_IN_PLACE, &rows_max, 1, MPI_INT64_T, MPI_MAX, comm);
-        tf_csr share = {rows_max, a.n, nnz_max, NULL, NULL, NULL};
+        int64_t most[2] = {a.loc.nnz, a.nrows};
+        MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_INT64_T, MPI_MAX, comm);
+        tf_csr share = {most[1], a.n, most[0], NULL, NULL, NULL};
         int pq = (o->nranks + Q - 1) / Q;
         double need = estimate_plan(&share, pq, o->stripe_width, level, o->mode);
         tf_csr whole = {a.m, a.n, a.nnz_total, NULL, NULL, NULL};

@@ -57,7 +57,11 @@ int tf_agree_injected(int status)
 
 int tf_agree(MPI_Comm comm, int status)
 {
-    status = tf_agree_injected(status);
+    return tf_agree_settle(comm, tf_agree_injected(status));
+}
+
+int tf_agree_settle(MPI_Comm comm, int status)
+{
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);

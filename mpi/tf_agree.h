@@ -14,6 +14,11 @@
  * function returns it; else TF_OK. Collective over comm. */
 int tf_agree(MPI_Comm comm, int status);
 
+/* tf_agree without the injected failure (tf_agree_injected): for an
+ * agreement that another collective carried and counted
+ * (tf_agree_carry.h), once it has shown that a rank failed. */
+int tf_agree_settle(MPI_Comm comm, int status);
+
 /* Rank 0's status, told to every rank: for a step that only rank 0 can
  * fail, such as writing and renaming a file it alone writes, after the
  * other ranks' part in it was agreed on (their own status must be TF_OK

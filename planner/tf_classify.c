@@ -32,6 +32,8 @@ enum {
     C_FPEERS_SENT, /* ranks fetching from it */
     C_N
 };
+_Static_assert(C_N == TF_CLASSIFY_COLS && C_ROWS_SENT == TF_CLASSIFY_RECV_COLS,
+               "tf_classify.h's table layout: receiver columns first, then the owner's");
 
 /* The model's prediction for a rank with counts x: the same function the
  * built plan's statistics use, so the two cannot drift apart. */

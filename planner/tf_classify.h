@@ -40,7 +40,16 @@
  * over the processes of lower receivers (zeros on the first). The first
  * call passes the caller's status, which may be a failure on some
  * processes only (n is then 0): it must return the status agreed by all.
- * Later calls are made with TF_OK, by every process. */
+ * Later calls are made with TF_OK, by every process.
+ *
+ * What TF_CLASSIFY_SUM adds up is count tables: n / (P TF_CLASSIFY_COLS)
+ * whole tables of P rows (row p: rank p's counts) of TF_CLASSIFY_COLS
+ * columns, then n mod (P TF_CLASSIFY_COLS) plain values. The first
+ * TF_CLASSIFY_RECV_COLS columns of row p (the receiver's side) only ever
+ * get counts from the process holding receiver p, zeros from every other:
+ * a sum may gather them from their holder instead of adding them up. */
+#define TF_CLASSIFY_COLS 17
+#define TF_CLASSIFY_RECV_COLS 14
 enum { TF_CLASSIFY_SUM, TF_CLASSIFY_EXSCAN };
 typedef int (*tf_classify_sum_fn)(int64_t *v, int64_t n, int op, int status, void *ctx);
 

@@ -1,6 +1,7 @@
 #include "tf_dist_comm.h"
 #include "tf_error.h"
 #include "tf_agree.h"
+#include "tf_agree_carry.h"
 #include "tf_idle.h"
 
 #include <stdlib.h>
@@ -75,13 +76,10 @@ int tf_dist_alltoallv_pairwise(MPI_Comm comm, const void *sendbuf, const int64_t
     return TF_OK;
 }
 
-int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,
-                   int64_t *rdispl, int64_t *send_total, int64_t *recv_total)
+/* Displacements and totals of exchanged counts. */
+static void displacements(int Q, const int64_t *send, const int64_t *recv, int64_t *sdispl,
+                          int64_t *rdispl, int64_t *send_total, int64_t *recv_total)
 {
-    int Q;
-    MPI_Comm_size(comm, &Q);
-    if (tf_mpi_alltoall_idle(send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_Alltoall of counts failed");
     int64_t s = 0, t = 0;
     for (int q = 0; q < Q; q++) {
         if (sdispl)
@@ -95,7 +93,29 @@ int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *s
         *send_total = s;
     if (recv_total)
         *recv_total = t;
+}
+
+int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,
+                   int64_t *rdispl, int64_t *send_total, int64_t *recv_total)
+{
+    int Q;
+    MPI_Comm_size(comm, &Q);
+    if (tf_mpi_alltoall_idle(send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
+        return tf_fail(TF_ERR_MPI, "MPI_Alltoall of counts failed");
+    displacements(Q, send, recv, sdispl, rdispl, send_total, recv_total);
     return TF_OK;
+}
+
+int tf_dist_counts_agree(MPI_Comm comm, int status, const int64_t *send, int64_t *recv,
+                         int64_t *sdispl, int64_t *rdispl, int64_t *send_total,
+                         int64_t *recv_total)
+{
+    int Q;
+    MPI_Comm_size(comm, &Q);
+    int st = tf_agree_alltoall_i64(comm, status, send, recv, 1);
+    if (st == TF_OK)
+        displacements(Q, send, recv, sdispl, rdispl, send_total, recv_total);
+    return st;
 }
 
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v)

@@ -30,6 +30,13 @@ int tf_dist_alltoallv_pairwise(MPI_Comm comm, const void *sendbuf, const int64_t
 int tf_dist_counts(MPI_Comm comm, const int64_t *send, int64_t *recv, int64_t *sdispl,
                    int64_t *rdispl, int64_t *send_total, int64_t *recv_total);
 
+/* tf_dist_counts carrying the agreement on this rank's status
+ * (tf_agree_carry.h): for a step that would agree and then exchange its
+ * counts. A failed rank may pass NULL arrays. Returns the agreed status. */
+int tf_dist_counts_agree(MPI_Comm comm, int status, const int64_t *send, int64_t *recv,
+                         int64_t *sdispl, int64_t *rdispl, int64_t *send_total,
+                         int64_t *recv_total);
+
 /* Sum of a 64-bit unsigned value over the ranks, mod 2^64. */
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v);
 int64_t tf_dist_sum_i64(MPI_Comm comm, int64_t v);

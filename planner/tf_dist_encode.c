@@ -1,5 +1,6 @@
 #include "tf_dist_encode.h"
 #include "tf_agree.h"
+#include "tf_agree_carry.h"
 #include "tf_build.h"
 #include "tf_error.h"
 #include "tf_idle.h"
@@ -8,28 +9,35 @@
 #include <string.h>
 
 /* Every rank must cut an array kind into chunks of the same length, the
- * dataset's: from the longest slice of that kind over all ranks. */
-static int agree_chunks(MPI_Comm comm, const tf_plan *pl, int64_t chunk[N_COUNTS])
+ * dataset's: from the longest slice of that kind over all ranks. status:
+ * the caller's step before, carried by the maximum (pl is not read on a
+ * rank that failed). */
+static int agree_chunks(MPI_Comm comm, int status, const tf_plan *pl, int64_t chunk[N_COUNTS])
 {
-    int64_t mine[N_COUNTS] = {0}, all[N_COUNTS];
-    for (int i = 0; i < pl->n_parts; i++)
+    int64_t most[N_COUNTS] = {0};
+    for (int i = 0; status == TF_OK && i < pl->n_parts; i++)
         for (int c = 0; c < N_COUNTS; c++) {
             int64_t n = tf_pl_count_get(&pl->parts[i], c);
-            if (n > mine[c])
-                mine[c] = n;
+            if (n > most[c])
+                most[c] = n;
         }
-    if (tf_mpi_allreduce_idle(mine, all, N_COUNTS, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "agreeing on the plan's chunk lengths failed");
-    tf_pl_chunks_of(all, chunk);
-    return TF_OK;
+    int st = tf_agree_allreduce(comm, status, most, N_COUNTS, MPI_INT64_T, MPI_MAX);
+    if (st == TF_OK)
+        tf_pl_chunks_of(most, chunk);
+    return st;
 }
 
-/* drop: pl's parts, to be emptied as they are encoded; NULL keeps them. */
-static int encode(MPI_Comm comm, const tf_plan *pl, int level, tf_rank_plan *drop,
+/* drop: pl's parts, to be emptied as they are encoded; NULL keeps them.
+ * status: as tf_dist_encode_drop's. */
+static int encode(MPI_Comm comm, int status, const tf_plan *pl, int level, tf_rank_plan *drop,
                   tf_dist_enc *out)
 {
     memset(out, 0, sizeof *out);
-    int st = agree_chunks(comm, pl, out->chunk);
+    /* A rank whose step before failed takes part in the agreement only:
+     * its plan is not for reading. */
+    if (status != TF_OK)
+        return agree_chunks(comm, status, pl, out->chunk);
+    int st = agree_chunks(comm, TF_OK, pl, out->chunk);
     if (st == TF_OK && pl->n_parts > 0) {
         out->parts = calloc((size_t)pl->n_parts, sizeof *out->parts);
         if (!out->parts)
@@ -51,12 +59,12 @@ static int encode(MPI_Comm comm, const tf_plan *pl, int level, tf_rank_plan *dro
 
 int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out)
 {
-    return encode(comm, pl, level, NULL, out);
+    return encode(comm, TF_OK, pl, level, NULL, out);
 }
 
-int tf_dist_encode_drop(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *out)
+int tf_dist_encode_drop(MPI_Comm comm, int status, tf_plan *pl, int level, tf_dist_enc *out)
 {
-    return encode(comm, pl, level, pl->parts, out);
+    return encode(comm, status, pl, level, status == TF_OK ? pl->parts : NULL, out);
 }
 
 void tf_dist_enc_free(tf_dist_enc *e)

@@ -31,8 +31,10 @@ int tf_dist_encode(MPI_Comm comm, const tf_plan *pl, int level, tf_dist_enc *out
 /* tf_dist_encode, freeing each part's arrays, schedules and runs as soon
  * as it is encoded (tf_rank_plan_drop), also after a failure: the
  * parts become shells with their counts and statistics, and the choice
- * between candidates needs only all_stats. */
-int tf_dist_encode_drop(MPI_Comm comm, tf_plan *pl, int level, tf_dist_enc *out);
+ * between candidates needs only all_stats. status: the caller's step
+ * before, not yet agreed on: the agreement on the chunk lengths carries
+ * it (tf_agree_carry.h), and a rank that failed does not touch pl. */
+int tf_dist_encode_drop(MPI_Comm comm, int status, tf_plan *pl, int level, tf_dist_enc *out);
 void tf_dist_enc_free(tf_dist_enc *e);
 
 /* Bytes this rank holds in *e (chunk sizes and chunks). */

@@ -3,6 +3,8 @@
 #include "tf_analysis.h"
 #include "tf_build.h"
 #include "tf_classify.h"
+#include "tf_agree_carry.h"
+#include "tf_dist_classify.h"
 #include "tf_dist_comm.h"
 #include "tf_dist_encode.h"
 #include "tf_dist_partition.h"
@@ -36,19 +38,15 @@ static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64
     if (total == 0)
         return tf_partition_rows(a->m, P, off);
     int64_t *cand = malloc((size_t)P * sizeof *cand);
-    /* Collectives follow: every rank goes on, or none. */
-    if ((st = tf_agree(comm, cand ? TF_OK
-                                   : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P)))) {
-        free(cand);
-        return st;
-    }
+    /* The minimum of the candidates carries the agreement on them. */
+    st = cand ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
     int64_t base = 0, mine = a->loc.nnz;
     MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
     int me;
     MPI_Comm_rank(comm, &me);
     if (me == 0)
         base = 0;
-    for (int p = 0; p < P; p++) {
+    for (int p = 0; st == TF_OK && p < P; p++) {
         int64_t target = (int64_t)(((__int128)total * (p + 1)) / P);
         cand[p] = INT64_MAX;
         if (a->nrows == 0 && a->row0 != a->m)
@@ -66,12 +64,13 @@ static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64
         }
         cand[p] = a->row0 + lo;
     }
-    int rc = tf_mpi_allreduce_idle(MPI_IN_PLACE, cand, P, MPI_INT64_T, MPI_MIN, comm);
-    off[0] = 0;
-    for (int p = 0; p < P; p++)
-        off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
+    if ((st = tf_agree_allreduce(comm, st, cand, P, MPI_INT64_T, MPI_MIN)) == TF_OK) {
+        off[0] = 0;
+        for (int p = 0; p < P; p++)
+            off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
+    }
     free(cand);
-    return rc == MPI_SUCCESS ? TF_OK : tf_fail(TF_ERR_MPI, "MPI_Allreduce of band ends failed");
+    return st;
 }
 
 /* The bands of a kind other than metis. */
@@ -104,7 +103,7 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
     for (int r = 1; r <= Q; r++)
         root[r] = a->m;
     tf_dcsr whole;
-    int st = tf_dist_redistribute(comm, a, root, &whole);
+    int st = tf_dist_redistribute(comm, TF_OK, a, root, &whole);
     free(root);
     if (st)
         return st;
@@ -149,35 +148,6 @@ static int metis_on_root(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, in
     return st;
 }
 
-/* tf_classify_part's sums over the planning ranks: integer counts, so the
- * result is the same whatever the number of ranks. Only the first call can
- * carry a failure of one rank (tf_classify.h), so only it agrees first. */
-typedef struct {
-    MPI_Comm comm;
-    int calls;
-} classify_ctx;
-
-static int classify_sum(int64_t *v, int64_t n, int op, int status, void *ctx)
-{
-    classify_ctx *x = ctx;
-    int me;
-    MPI_Comm_rank(x->comm, &me);
-    if (x->calls++ == 0)
-        status = tf_agree(x->comm, status);
-    if (status || n == 0)
-        return status;
-    /* Planning rank r holds the plan ranks after rank r - 1's. */
-    int rc = op == TF_CLASSIFY_SUM
-                 ? tf_mpi_allreduce_idle(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm)
-                 : MPI_Exscan(MPI_IN_PLACE, v, (int)n, MPI_INT64_T, MPI_SUM, x->comm);
-    if (rc != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_%s of classification counts failed",
-                       op == TF_CLASSIFY_SUM ? "Allreduce" : "Exscan");
-    if (op == TF_CLASSIFY_EXSCAN && me == 0)
-        memset(v, 0, (size_t)n * sizeof *v); /* MPI leaves rank 0's undefined */
-    return TF_OK;
-}
-
 /* A collective receive (kind 0: q sends rows [first, first + rows) to p)
  * or a fetch partnership (kind 1: p fetches from q), sent to q's holder. */
 typedef struct {
@@ -206,9 +176,6 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part, 
     int st = st_in ? st_in
              : q4 && holder ? TF_OK
                             : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
-    /* Collectives follow: every rank goes on, or none (the parts' build
-     * included: one agreement for both). */
-    st = tf_agree(comm, st);
     if (st == TF_OK) {
         for (int x = 0; x < Q; x++)
             for (int p = first_part[x]; p < first_part[x + 1]; p++)
@@ -221,8 +188,10 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part, 
                 if (x == 0 || rp->run_owner[x] != rp->run_owner[x - 1])
                     s[holder[rp->run_owner[x]]]++;
         }
-        st = tf_dist_counts(comm, s, r, sd, rd, &stot, &rtot);
     }
+    /* Collectives follow: every rank goes on, or none (the parts' build
+     * included: one agreement for both, carried by the counts). */
+    st = tf_dist_counts_agree(comm, st, s, r, sd, rd, &stot, &rtot);
     if (st == TF_OK) {
         sb = malloc((size_t)(stot ? stot : 1) * sizeof *sb);
         rb = malloc((size_t)(rtot ? rtot : 1) * sizeof *rb);
@@ -322,10 +291,14 @@ static int build_send_dist(MPI_Comm comm, tf_plan *plan, const int *first_part, 
 }
 
 /* One candidate plan (the analysis classified for it): this rank's parts,
- * the send side, every rank's statistics and, on rank 0, the stripe table. */
-static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
+ * the send side, every rank's statistics and, on rank 0, the stripe table.
+ * st_in: this rank's classification, not yet agreed on (nothing is built
+ * on a rank where it failed). carry: the status returned is this rank's,
+ * and the caller's next collective carries the agreement on it
+ * (tf_dist_encode_drop); otherwise it is agreed. */
+static int build_candidate(MPI_Comm comm, int st_in, const tf_dcsr *a, const tf_analysis *an,
                            const tf_plan *hdr, int mode, const int *first_part, int lean,
-                           tf_plan *out)
+                           int carry, tf_plan *out)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -340,8 +313,9 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
     out->all_stats = NULL;
     out->alt = NULL;
     memset(&out->stripes, 0, sizeof out->stripes);
-    int st = out->row_off && out->brow_off ? TF_OK
-                                           : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    int st = st_in;
+    if (st == TF_OK && !(out->row_off && out->brow_off))
+        st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     if (st == TF_OK) {
         memcpy(out->row_off, hdr->row_off, (size_t)(P + 1) * sizeof *out->row_off);
         memcpy(out->brow_off, hdr->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
@@ -361,7 +335,10 @@ static int build_candidate(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *a
             MPI_Reduce(fbuf, t->fetchers, (int)t->n, MPI_INT32_T, MPI_SUM, 0, comm) !=
                 MPI_SUCCESS)
             st = tf_fail(TF_ERR_MPI, "MPI_Reduce of the stripe table failed");
-        st = tf_agree(comm, gather_st ? gather_st : st);
+        if (gather_st)
+            st = gather_st;
+        if (!carry)
+            st = tf_agree(comm, st);
     }
     if (st)
         tf_plan_free(out);
@@ -382,7 +359,7 @@ static int rebuild_full(MPI_Comm comm, const tf_dcsr *a, const tf_analysis *an,
         return st;
     memcpy(lean, pl->all_stats, (size_t)P * sizeof *lean);
     tf_plan_free(pl);
-    st = build_candidate(comm, a, an, hdr, mode, first_part, 0, pl);
+    st = build_candidate(comm, TF_OK, a, an, hdr, mode, first_part, 0, 0, pl);
     if (st == TF_OK && memcmp(lean, pl->all_stats, (size_t)P * sizeof *lean) != 0) {
         tf_plan_free(pl);
         st = tf_fail(TF_ERR_INTERNAL, "the %s plan built in full has other statistics than "
@@ -411,7 +388,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     memset(out, 0, sizeof *out);
-    int st = tf_agree(comm, tf_plan_check_options(a->m, a->n, o));
+    int st = tf_plan_check_options(a->m, a->n, o);
     if (st == TF_OK && o->partition != TF_PART_METIS && o->perm)
         st = tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
                      tf_partition_name(o->partition));
@@ -419,15 +396,13 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
                                                          !o->perm != !o->row_off))
         st = tf_fail(TF_ERR_ARG, "a metis plan on fixed bands needs the permutation they were "
                                  "made with, and a given permutation needs its bands");
-    if (st) {
-        tf_dcsr_free(a);
-        return st;
-    }
-    const int P = o->nranks;
-    int *first_part = malloc((size_t)(Q + 1) * sizeof *first_part);
-    int64_t *row_off = malloc((size_t)(P + 1) * sizeof *row_off);
-    int64_t *brow_off = malloc((size_t)(P + 1) * sizeof *brow_off);
-    int64_t *band = malloc((size_t)(Q + 1) * sizeof *band);
+    /* Agreed below, with the allocations: the options' check decides
+     * whether P can be trusted to size them. */
+    const int P = st == TF_OK ? o->nranks : 0;
+    int *first_part = st == TF_OK ? malloc((size_t)(Q + 1) * sizeof *first_part) : NULL;
+    int64_t *row_off = st == TF_OK ? malloc((size_t)(P + 1) * sizeof *row_off) : NULL;
+    int64_t *brow_off = st == TF_OK ? malloc((size_t)(P + 1) * sizeof *brow_off) : NULL;
+    int64_t *band = st == TF_OK ? malloc((size_t)(Q + 1) * sizeof *band) : NULL;
     int64_t *perm = NULL, *iperm = NULL;
     tf_dcsr mine;
     memset(&mine, 0, sizeof mine);
@@ -442,19 +417,18 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
     int have[3] = {0, 0, 0};
     double t[3] = {0, 0, 0};
     double t0 = MPI_Wtime(), t1 = t0, t2 = t0, t3 = t0, t4 = t0;
-    st = first_part && row_off && brow_off && band
-             ? TF_OK
-             : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
-    st = tf_agree(comm, st);
-    if (st) {
+    if (st == TF_OK && !(first_part && row_off && brow_off && band))
+        st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    for (int r = 0; st == TF_OK && r <= Q; r++)
+        first_part[r] = tf_dist_first_part(P, Q, r);
+    /* The checksum is of the matrix as given (a metis plan's too: of A in
+     * the original ids, tf_plan_perm.h); its sum carries the agreement on
+     * the allocations. */
+    uint64_t checksum = 0;
+    if ((st = tf_dist_fingerprint_agree(comm, st, a, o->normalization, &checksum))) {
         tf_dcsr_free(a);
         goto done;
     }
-    for (int r = 0; r <= Q; r++)
-        first_part[r] = tf_dist_first_part(P, Q, r);
-    /* The checksum is of the matrix as given (a metis plan's too: of A in
-     * the original ids, tf_plan_perm.h). */
-    uint64_t checksum = tf_dist_fingerprint(comm, a, o->normalization);
     if (o->partition == TF_PART_METIS) {
         /* On more than one rank the partition and the renumbering are
          * distributed too (tf_dist_partition.h); a given permutation needs
@@ -485,16 +459,12 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
             else
                 st = tf_partition_rows(a->n, P, brow_off);
         }
-        st = tf_agree(comm, st);
-        if (st) {
-            tf_dcsr_free(a);
-            goto done;
-        }
+        /* Not agreed here: the redistribution's counts carry it. */
     }
     /* Each planning rank takes the rows of the plan ranks it builds. */
-    for (int r = 0; r <= Q; r++)
+    for (int r = 0; st == TF_OK && r <= Q; r++)
         band[r] = row_off[first_part[r]];
-    if ((st = tf_dist_redistribute(comm, a, band, &mine)))
+    if ((st = tf_dist_redistribute(comm, st, a, band, &mine)))
         goto done;
     tf_mem_trace("partition");
     t1 = MPI_Wtime();
@@ -505,16 +475,17 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
                               row_off, brow_off, o->stripe_width, hdr.gap,
                               tf_cost_reuse_window(&hdr.coeffs, o->k),
                               tf_cost_fetch_window(&hdr.coeffs, o->k), &an);
-    st = tf_agree(comm, st);
-    if (st)
-        goto done;
+    /* Not agreed here: the first candidate's first collective carries it
+     * (the classification's first sum, or the build's counts). */
+    int step = st;
+    st = TF_OK;
     an.coll_needed = o->coll_rows == TF_COLL_NEEDED;
     tf_mem_trace("analyse");
     t2 = MPI_Wtime();
     /* Candidates as in tf_planner.c: the mode asked for, and in twoface
      * mode the two pure plans beside the greedy result. The analysis does
      * not depend on the mode and is made once. */
-    const int64_t T = an.ss_off[P];
+    const int64_t T = step == TF_OK ? an.ss_off[P] : 0;
     double t_classify = 0, t_build = 0;
     const char *cls = NULL;
     /* Encoding a candidate as soon as it is built and freeing its arrays
@@ -531,15 +502,25 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         if (i > 0 && !pure_wanted(o, &cand[0], i))
             continue;
         double c0 = MPI_Wtime();
+        /* The status from here to the build's counts is this rank's: they
+         * carry the agreement. */
         if (mode == TF_MODE_TWOFACE) {
-            classify_ctx x = {comm, 0};
-            st = tf_classify_part(&an, first_part[me], first_part[me + 1], &hdr.coeffs, o->k,
-                                  classify_sum, &x);
-            st = tf_agree(comm, st);
+            tf_dist_classify_ctx x;
+            tf_dist_classify_init(&x, comm, P, first_part);
+            /* A rank whose analysis failed takes part in the first sum
+             * only: the agreement (tf_classify.h). */
+            st = step == TF_OK
+                     ? tf_classify_part(&an, first_part[me], first_part[me + 1], &hdr.coeffs,
+                                        o->k, tf_dist_classify_sum, &x)
+                     : tf_dist_classify_sum(NULL, 0, TF_CLASSIFY_SUM, step, &x);
+            tf_dist_classify_free(&x);
         } else {
-            memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
-                   (size_t)T);
+            st = step;
+            if (st == TF_OK)
+                memset(an.ss_class, mode == TF_MODE_FETCH ? TF_CLASS_FETCH : TF_CLASS_COLL,
+                       (size_t)T);
         }
+        step = TF_OK;
         double c1 = MPI_Wtime();
         tf_mem_trace("classify");
         /* Whether more candidates follow is known once the first is built. */
@@ -548,8 +529,11 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
             last = !pure_wanted(o, &cand[0], j);
         if (level >= 0 && last)
             lean = i;
-        if (st == TF_OK)
-            st = build_candidate(comm, &mine, &an, &hdr, mode, first_part, lean == i, &cand[i]);
+        /* A candidate encoded at once leaves the agreement on its build to
+         * the encoding's first collective. */
+        int carry = level >= 0 && lean != i;
+        st = build_candidate(comm, st, &mine, &an, &hdr, mode, first_part, lean == i, carry,
+                             &cand[i]);
         tf_mem_trace(i == 0 ? "build 1st" : i == 1 ? "build fetch" : "build coll");
         if (st == TF_OK) {
             have[i] = 1;
@@ -557,16 +541,16 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
             if (i == 0)
                 cls = tf_plan_classes(&cand[0]);
         }
-        if (st == TF_OK && level >= 0 && lean != i) {
+        if (carry) {
             int more = 0;
-            for (int j = i + 1; j < 3; j++)
+            for (int j = i + 1; st == TF_OK && j < 3; j++)
                 more = more || pure_wanted(o, &cand[0], j);
-            if (!more) {
+            if (st == TF_OK && !more) {
                 /* Nothing is built from A or the analysis any more. */
                 tf_analysis_free(&an);
                 tf_dcsr_free(&mine);
             }
-            st = tf_dist_encode_drop(comm, &cand[i], level, &enc[i]);
+            st = tf_dist_encode_drop(comm, st, &cand[i], level, &enc[i]);
             tf_mem_trace("encode");
         }
         t_classify += c1 - c0;
@@ -598,7 +582,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         tf_dcsr_free(&mine);
         tf_mem_trace("rebuild");
         if (st == TF_OK)
-            st = tf_dist_encode_drop(comm, &cand[lean], level, &enc[lean]);
+            st = tf_dist_encode_drop(comm, TF_OK, &cand[lean], level, &enc[lean]);
         t_build += MPI_Wtime() - c1;
         tf_mem_trace("encode");
     }
@@ -626,8 +610,9 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
                 out->alt->mode = alt_mode;
                 have[runner] = 0;
             }
+            /* The same runner on every rank: all agree, or none need to. */
+            st = tf_agree(comm, st);
         }
-        st = tf_agree(comm, st);
         if (st) {
             tf_plan_free(out);
             memset(out, 0, sizeof *out);

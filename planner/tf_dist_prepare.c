@@ -1,4 +1,5 @@
 #include "tf_dist_prepare.h"
+#include "tf_agree_carry.h"
 #include "tf_dist_comm.h"
 #include "tf_dist_rows.h"
 #include "tf_error.h"
@@ -13,12 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+static uint64_t fingerprint_mine(const tf_dcsr *a)
+{
+    return a->nrows ? tf_fingerprint_rows(a->loc.rowptr, a->loc.col, a->loc.val, a->row0,
+                                          a->nrows)
+                    : 0;
+}
+
 uint64_t tf_dist_fingerprint(MPI_Comm comm, const tf_dcsr *a, int normalization)
 {
-    uint64_t mine = a->nrows ? tf_fingerprint_rows(a->loc.rowptr, a->loc.col, a->loc.val, a->row0,
-                                                   a->nrows)
-                             : 0;
-    return tf_dist_sum_u64(comm, mine) + tf_fingerprint_salt(tf_norm_name(normalization));
+    return tf_dist_sum_u64(comm, fingerprint_mine(a)) +
+           tf_fingerprint_salt(tf_norm_name(normalization));
+}
+
+int tf_dist_fingerprint_agree(MPI_Comm comm, int status, const tf_dcsr *a, int normalization,
+                              uint64_t *fp)
+{
+    uint64_t v = status == TF_OK ? fingerprint_mine(a) : 0;
+    int st = tf_agree_allreduce(comm, status, &v, 1, MPI_UINT64_T, MPI_SUM);
+    *fp = st == TF_OK ? v + tf_fingerprint_salt(tf_norm_name(normalization)) : 0;
+    return st;
 }
 
 static int cmp_i32(const void *x, const void *y)
@@ -140,9 +155,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
                 st = tf_fail(TF_ERR_NOMEM, "out of memory for %lld degrees", (long long)nu);
         }
     }
-    st = tf_agree(comm, st);
-    if (st == TF_OK)
-        st = tf_agree(comm, tf_dist_row_bounds(comm, &s, off));
+    st = tf_agree(comm, tf_dist_row_bounds(comm, st, &s, off));
     if (st == TF_OK)
         st = tf_agree(comm, lookup(comm, off, cs, need, nu, cv));
     if (st == TF_OK) {
@@ -177,27 +190,32 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     return TF_OK;
 }
 
-static int is_symmetric(MPI_Comm comm, const tf_dcsr *a, int *sym)
+/* residue: the ranks' sum of tf_csr_symmetry_residue, or NULL to make it.
+ * The status is agreed (the transpose's). */
+static int is_symmetric(MPI_Comm comm, const tf_dcsr *a, const uint64_t *residue, int *sym)
 {
     *sym = 0;
     if (a->m != a->n)
         return TF_OK;
     /* Most directed graphs are told apart without the transpose. */
-    if (tf_dist_sum_u64(comm, tf_csr_symmetry_residue(&a->loc, a->row0)) != 0)
+    if ((residue ? *residue : tf_dist_sum_u64(comm, tf_csr_symmetry_residue(&a->loc, a->row0))) !=
+        0)
         return TF_OK;
     tf_dcsr t;
-    int st = tf_dist_transpose(comm, a, &t);
-    if (st)
-        return st;
+    int st = tf_dist_transpose_carried(comm, a, &t);
     /* A square matrix and its transpose in the same bands: the same local
-     * rows. */
-    int mine = t.nrows == a->nrows && t.loc.nnz == a->loc.nnz &&
-               memcmp(t.loc.rowptr, a->loc.rowptr, (size_t)(a->nrows + 1) * 8) == 0 &&
-               (a->loc.nnz == 0 ||
-                (memcmp(t.loc.col, a->loc.col, (size_t)a->loc.nnz * 4) == 0 &&
-                 memcmp(t.loc.val, a->loc.val, (size_t)a->loc.nnz * 4) == 0));
+     * rows. The count of ranks where they differ carries the agreement on
+     * the transpose. */
+    int64_t differ = st == TF_OK &&
+                     !(t.nrows == a->nrows && t.loc.nnz == a->loc.nnz &&
+                       memcmp(t.loc.rowptr, a->loc.rowptr, (size_t)(a->nrows + 1) * 8) == 0 &&
+                       (a->loc.nnz == 0 ||
+                        (memcmp(t.loc.col, a->loc.col, (size_t)a->loc.nnz * 4) == 0 &&
+                         memcmp(t.loc.val, a->loc.val, (size_t)a->loc.nnz * 4) == 0)));
     tf_dcsr_free(&t);
-    tf_mpi_allreduce_idle(&mine, sym, 1, MPI_INT, MPI_LAND, comm);
+    if ((st = tf_agree_allreduce(comm, st, &differ, 1, MPI_INT64_T, MPI_SUM)))
+        return st;
+    *sym = differ == 0;
     return TF_OK;
 }
 
@@ -215,7 +233,14 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     }
     if (st)
         return st;
-    a->nnz_total = tf_dist_sum_i64(comm, a->loc.nnz);
+    /* The symmetry test's first sum goes with the count of nonzeros when
+     * the matrix it tests is this one. */
+    uint64_t sums[2] = {(uint64_t)a->loc.nnz, 0};
+    int early = !transpose && a->m == a->n;
+    if (early)
+        sums[1] = tf_csr_symmetry_residue(&a->loc, a->row0);
+    tf_mpi_allreduce_idle(MPI_IN_PLACE, sums, early ? 2 : 1, MPI_UINT64_T, MPI_SUM, comm);
+    a->nnz_total = (int64_t)sums[0];
     uint64_t forward = transpose ? tf_dist_fingerprint(comm, a, normalization) : 0;
     if (transpose) {
         tf_dcsr t;
@@ -225,8 +250,8 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
         *a = t;
     }
     int sym = 0;
-    if ((st = tf_agree(comm, is_symmetric(comm, a, &sym))) != TF_OK)
-   return st;
+    if ((st = is_symmetric(comm, a, early ? &sums[1] : NULL, &sym)) != TF_OK)
+        return st;
     o->normalization = normalization;
     o->transposed = transpose != 0;
     o->transpose_of = forward;

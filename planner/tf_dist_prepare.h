@@ -12,6 +12,12 @@
 /* The plan checksum of a distributed matrix (tf_plan_fingerprint). */
 uint64_t tf_dist_fingerprint(MPI_Comm comm, const tf_dcsr *a, int normalization);
 
+/* The same, carrying the agreement on this rank's status (its step
+ * before, not yet agreed on; tf_agree_carry.h): *fp on TF_OK. Returns the
+ * agreed status; a rank that failed does not read a. */
+int tf_dist_fingerprint_agree(MPI_Comm comm, int status, const tf_dcsr *a, int normalization,
+                              uint64_t *fp);
+
 /* As tf_matrix_prepare; *a must be in the block distribution and stays in
  * it. Collective; the status and message are the same on every rank. */
 int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,

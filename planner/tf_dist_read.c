@@ -11,6 +11,7 @@
 #include "tf_dist_read.h"
 #include "tf_agree.h"
 #include "tf_agree_key.h"
+#include "tf_agree_carry.h"
 #include "tf_error.h"
 #include "tf_idle.h"
 #include "tf_h5csr.h"
@@ -90,7 +91,8 @@ static int check_band(ctx *c, int64_t r0, int64_t r1)
     else if (st)
         tf_fail_prefix(st, "%s: a %lld x %lld matrix's row arrays (%d bytes a row)", c->path,
                        (long long)c->h.m, (long long)c->h.n, TF_CSR_BUILD_ROW_BYTES);
-    return st;
+    /* Rows are in rank order, so the lowest failing rank's band is first. */
+    return tf_agree(c->comm, st);
 }
 
 static int fail_eof(const ctx *c, int64_t line, int64_t seen)
@@ -101,26 +103,31 @@ static int fail_eof(const ctx *c, int64_t line, int64_t seen)
 
 /* The rank's rows, the band [off[rank], off[rank + 1]) (off NULL: its
  * block), from entries that all belong to them (global rows). */
-static int build_band(const ctx *c, const int64_t *off, tf_coo *mine, tf_dcsr *out)
+static int build_band(const ctx *c, int st_in, const int64_t *off, tf_coo *mine, tf_dcsr *out)
 {
-    int64_t r0 = off ? off[c->rank] : tf_dcsr_block(c->h.m, c->Q, c->rank);
-    int64_t r1 = off ? off[c->rank + 1] : tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
-    for (int64_t e = 0; e < mine->n; e++)
-        mine->row[e] -= (int32_t)r0;
-    mine->nrows = r1 - r0;
-    mine->ncols = c->h.n;
-    int st = tf_csr_from_coo_take(&out->loc, mine, r0);
-    if (st)
-        tf_fail_prefix(st, "%s", c->path);
-    /* Rows are in rank order, so the lowest failing rank has the first row. */
-    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
-    if (st)
+    int64_t r0 = 0, r1 = 0;
+    int st = st_in;
+    if (!st) {
+        r0 = off ? off[c->rank] : tf_dcsr_block(c->h.m, c->Q, c->rank);
+        r1 = off ? off[c->rank + 1] : tf_dcsr_block(c->h.m, c->Q, c->rank + 1);
+        for (int64_t e = 0; e < mine->n; e++)
+            mine->row[e] -= (int32_t)r0;
+        mine->nrows = r1 - r0;
+        mine->ncols = c->h.n;
+        st = tf_csr_from_coo_take(&out->loc, mine, r0);
+        if (st)
+            tf_fail_prefix(st, "%s", c->path);
+    }
+    /* The sum of the nonzeros carries the agreement. Rows are in rank
+     * order, so the lowest failing rank has the first row. */
+    int64_t nnz = st ? 0 : out->loc.nnz;
+    if ((st = tf_agree_allreduce(c->comm, st, &nnz, 1, MPI_INT64_T, MPI_SUM)))
         return st;
     out->m = c->h.m;
     out->n = c->h.n;
     out->row0 = r0;
     out->nrows = r1 - r0;
-    out->nnz_total = sum(c->comm, out->loc.nnz);
+    out->nnz_total = nnz;
     return TF_OK;
 }
 
@@ -233,21 +240,22 @@ static int read_plain(ctx *c, tf_dcsr *out)
     int64_t *starts = malloc((size_t)(c->Q + 1) * sizeof *starts);
     int64_t *band = malloc((size_t)(c->Q + 1) * sizeof *band);
     int64_t *bins = malloc((size_t)c->Q * TF_DIST_BOUNDS_BINS * sizeof *bins);
+    int64_t *all3 = malloc((size_t)c->Q * 3 * sizeof *all3);
     tf_coo coo, mine;
     memset(&coo, 0, sizeof coo);
     memset(&mine, 0, sizeof mine);
     if (fd < 0)
         st = tf_fail(TF_ERR_IO, "rank %d: %s: cannot open: %s", c->rank, c->path, strerror(errno));
-    else if (!buf || !starts || !band || !bins)
+    else if (!buf || !starts || !band || !bins || !all3)
         st = tf_fail(TF_ERR_NOMEM, "%s: cannot allocate a read buffer", c->path);
     /* Equal byte ranges, each moved forward to the next line start. */
     int64_t start = D;
     if (!st && c->rank > 0)
         st = line_start(c, fd, buf, D + (int64_t)((__int128)(S - D) * c->rank / c->Q), &start);
-    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
-    if (st)
+    /* The gathering of the starts carries the agreement: the lowest
+     * failing rank's message, as TF_KEY_FIRST gives. */
+    if ((st = tf_agree_allgather_i64(c->comm, st, &start, starts, 1)))
         goto done;
-    MPI_Allgather(&start, 1, MPI_INT64_T, starts, 1, MPI_INT64_T, c->comm);
     int64_t end = c->rank + 1 < c->Q ? starts[c->rank + 1] : S;
 
     /* The range is parsed with its lines numbered from 1, and the true
@@ -265,9 +273,25 @@ static int read_plain(ctx *c, tf_dcsr *out)
     st = tf_coo_init_ones(&coo, h->m, h->n, hint + 16);
     if (!st)
         st = parse_range(c, fd, buf, start, end, 1, 0, &seen, &coo, &err_line, &lines);
-    int64_t first_line = h->data_line + exscan(c->comm, c->rank, lines) + 1;
-    int64_t all_lines = h->data_line + sum(c->comm, lines);
-    if (st && err_line > 0) {
+    /* The ranges' lines and entries, and whether a range parses again, in
+     * one gathering rather than an exscan and a sum of each: the lines
+     * before this range and in all, and, unless a range parses again (its
+     * entries may then change), the entries likewise. */
+    int reparse = st && err_line > 0;
+    int64_t mine3[3] = {lines, seen, reparse}, before_lines = 0, all_lines = h->data_line;
+    int64_t before = 0, total = 0, again_any = 0;
+    MPI_Allgather(mine3, 3, MPI_INT64_T, all3, 3, MPI_INT64_T, c->comm);
+    for (int r = 0; r < c->Q; r++) {
+        if (r < c->rank) {
+            before_lines += all3[3 * r];
+            before += all3[3 * r + 1];
+        }
+        all_lines += all3[3 * r];
+        total += all3[3 * r + 1];
+        again_any |= all3[3 * r + 2];
+    }
+    int64_t first_line = h->data_line + before_lines + 1;
+    if (reparse) {
         int64_t again = 0, l2 = 0;
         coo.n = 0;
         seen = 0;
@@ -275,7 +299,10 @@ static int read_plain(ctx *c, tf_dcsr *out)
         if (!st)
             st = tf_fail(TF_ERR_INTERNAL, "%s: a parse failure was not found again", c->path);
     }
-    int64_t before = exscan(c->comm, c->rank, seen), total = sum(c->comm, seen);
+    if (again_any) {
+        before = exscan(c->comm, c->rank, seen);
+        total = sum(c->comm, seen);
+    }
     if (before <= h->declared && before + seen > h->declared) {
         /* Entry declared + 1 is here: parse again with the limit. */
         coo.n = 0;
@@ -299,8 +326,10 @@ static int read_plain(ctx *c, tf_dcsr *out)
      * entries: equal row blocks left the first ranks of a graph numbered
      * by degree (SNAP, R-MAT) most of the entries, and the read and the
      * preparation after it waited for them. */
-    st = tf_agree_key(c->comm, tf_dist_balanced_bounds(c->comm, h->m, coo.row, coo.n, bins, band),
-                      TF_KEY_FIRST);
+    st = tf_dist_balanced_bounds(c->comm, h->m, coo.row, coo.n, bins, band);
+    if (!st)
+        st = tf_coo_init_ones(&mine, h->m, h->n, 0); /* the exchange sizes it */
+    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     /* Bands other than the blocks checked before the read are checked
      * again; every rank has the same bands, so all check, or none. */
     int moved = 0;
@@ -308,15 +337,10 @@ static int read_plain(ctx *c, tf_dcsr *out)
         moved |= band[r] != tf_dcsr_block(h->m, c->Q, r);
     if (moved)
         st = check_band(c, band[c->rank], band[c->rank + 1]);
-    if (st)
-        goto done;
-    st = tf_coo_init_ones(&mine, h->m, h->n, 0); /* the exchange sizes it */
-    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
     if (!st)
         st = tf_row_exchange(c->comm, h->m, band, &coo, &mine, c->round);
-    st = tf_agree_key(c->comm, st, TF_KEY_FIRST);
-    if (!st)
-        st = build_band(c, band, &mine, out);
+    /* Not agreed: the band's build carries it. */
+    st = build_band(c, st, band, &mine, out);
 done:
     if (coo.row)
         tf_coo_free(&coo);
@@ -326,6 +350,7 @@ done:
     free(starts);
     free(band);
     free(bins);
+    free(all3);
     if (fd >= 0)
         close(fd);
     return st;
@@ -490,7 +515,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
     if (part.row)
         tf_coo_free(&part);
     if (!st)
-        st = build_band(c, NULL, &mine, out);
+        st = build_band(c, TF_OK, NULL, &mine, out);
     if (mine.row)
         tf_coo_free(&mine);
     return st;
@@ -557,10 +582,12 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
                              : tf_fail(TF_ERR_ARG, "tf_dist_read: no file name");
     if (st && c.Q > 1)
         tf_fail_prefix(st, "rank %d", c.rank);
-    st = tf_agree_key(comm, st, TF_KEY_FIRST);
-    if (st)
+    /* Rank 0's verdict goes with the agreement: a sum to which only it
+     * adds. */
+    int64_t h5 = c.rank == 0 && is_h5;
+    if ((st = tf_agree_allreduce(comm, st, &h5, 1, MPI_INT64_T, MPI_SUM)))
         return st;
-    MPI_Bcast(&is_h5, 1, MPI_INT, 0, comm);
+    is_h5 = h5 != 0;
     if (is_h5) {
         st = read_h5(&c, out);
     } else {
@@ -569,13 +596,21 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
          * a compressed one goes on in blocks of c.block. */
         if (c.rank == 0 && (st = tf_mm_stream_open(c.path, TF_MM_HEADER_CHUNK, &c.h, &s)) == TF_OK)
             tf_mm_stream_set_chunk(s, c.block);
-        st = tf_agree_key(comm, st, TF_KEY_FIRST);
+        /* Only rank 0 read: its status goes with the header, in one
+         * broadcast. */
+        struct {
+            int st;
+            tf_mm_header h;
+        } head;
+        memset(&head, 0, sizeof head);
+        head.st = st;
+        head.h = c.h;
+        MPI_Bcast(&head, (int)sizeof head, MPI_BYTE, 0, comm);
+        st = head.st == TF_OK ? TF_OK : tf_agree_adopt(comm, 0, st);
         if (!st) {
-            MPI_Bcast(&c.h, (int)sizeof c.h, MPI_BYTE, 0, comm);
-            st = tf_agree_key(comm,
-                              check_band(&c, tf_dcsr_block(c.h.m, c.Q, c.rank),
-                                         tf_dcsr_block(c.h.m, c.Q, c.rank + 1)),
-                              TF_KEY_FIRST);
+            c.h = head.h;
+            st = check_band(&c, tf_dcsr_block(c.h.m, c.Q, c.rank),
+                            tf_dcsr_block(c.h.m, c.Q, c.rank + 1));
         }
         if (!st) {
             if (c.h.compression == TF_MM_PLAIN && c.h.file_size >= 0) {

@@ -1,5 +1,6 @@
 #include "tf_dist_rows.h"
 #include "tf_agree.h"
+#include "tf_agree_carry.h"
 #include "tf_dist_comm.h"
 #include "tf_error.h"
 #include "tf_idle.h"
@@ -14,15 +15,16 @@ void tf_dist_block_bounds(int64_t m, int Q, int64_t *off)
         off[r] = tf_dcsr_block(m, Q, r);
 }
 
-int tf_dist_row_bounds(MPI_Comm comm, const tf_dcsr *a, int64_t *off)
+int tf_dist_row_bounds(MPI_Comm comm, int status, const tf_dcsr *a, int64_t *off)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     /* A rank without rows holds row0 = the next band's start (every maker of
      * a tf_dcsr sets it so), so the starts alone give the bands. */
-    if (MPI_Allgather(&a->row0, 1, MPI_INT64_T, off, 1, MPI_INT64_T, comm) != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "gathering the ranks' bands failed");
+    int st = tf_agree_allgather_i64(comm, status, &a->row0, off, 1);
+    if (st)
+        return st;
     off[Q] = a->m;
     for (int r = 0; r < Q; r++)
         if (off[r] > off[r + 1] || off[0] != 0)
@@ -41,16 +43,15 @@ int tf_dist_to_blocks(MPI_Comm comm, tf_dcsr *a)
     int Q;
     MPI_Comm_size(comm, &Q);
     int64_t *off = malloc((size_t)(Q + 1) * 2 * sizeof *off);
-    int st = tf_agree(comm, off ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q));
-    if (st == TF_OK)
-        st = tf_agree(comm, tf_dist_row_bounds(comm, a, off));
+    int st = tf_agree(comm, tf_dist_row_bounds(comm, off ? TF_OK : tf_fail(TF_ERR_NOMEM,
+                                                   "out of memory for %d ranks", Q), a, off));
     if (st == TF_OK) {
         int64_t *blk = off + Q + 1;
         tf_dist_block_bounds(a->m, Q, blk);
         /* Every rank sees the same bounds: all move, or none. */
         if (memcmp(off, blk, (size_t)(Q + 1) * sizeof *off) != 0) {
             tf_dcsr b;
-            st = tf_dist_redistribute(comm, a, blk, &b);
+            st = tf_dist_redistribute(comm, TF_OK, a, blk, &b);
             *a = b;
         }
     }
@@ -94,7 +95,8 @@ static void scale(const int64_t *in, int64_t *out, int Q, int64_t by)
         out[q] = in[q] * by;
 }
 
-int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr *out)
+int tf_dist_redistribute(MPI_Comm comm, int status, tf_dcsr *in, const int64_t *off,
+                         tf_dcsr *out)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
@@ -103,17 +105,18 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     counts4 rows = {0}, nz = {0};
     int64_t *b = NULL;
     int64_t *len_s = NULL, *len_r = NULL;
-    int st = counts_alloc(&rows, Q);
+    int st = status;
+    if (st == TF_OK)
+        st = counts_alloc(&rows, Q);
     if (st == TF_OK)
         st = counts_alloc(&nz, Q);
     if (st == TF_OK && !(b = malloc((size_t)Q * 4 * sizeof *b)))
         st = tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks' counts", Q);
-    /* Collectives follow: every rank goes on, or none. */
-    if ((st = tf_agree(comm, st)))
-        goto done;
+    /* Collectives follow: every rank goes on, or none; the agreement
+     * rides on the exchange of the counts. */
     const int64_t r0 = in->row0, r1 = in->row0 + in->nrows;
     const int64_t *rp = in->loc.rowptr;
-    for (int q = 0; q < Q; q++) {
+    for (int q = 0; st == TF_OK && q < Q; q++) {
         int64_t a = off[q] > r0 ? off[q] : r0, z = off[q + 1] < r1 ? off[q + 1] : r1;
         if (a > r1) /* a band after this rank's rows: none of them, and no read past rp */
             a = r1;
@@ -124,14 +127,12 @@ int tf_dist_redistribute(MPI_Comm comm, tf_dcsr *in, const int64_t *off, tf_dcsr
     }
     /* Rows and nonzeros in one all-to-all of pairs: at scale each
      * all-to-all costs about P - 1 latencies, whatever it carries. */
-    for (int q = 0; q < Q; q++) {
+    for (int q = 0; st == TF_OK && q < Q; q++) {
         b[2 * q] = rows.send[q];
         b[2 * q + 1] = nz.send[q];
     }
-    if (tf_mpi_alltoall_idle(b, 2, MPI_INT64_T, b + 2 * Q, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
-        st = tf_fail(TF_ERR_MPI, "MPI_Alltoall of row and nonzero counts failed");
+    if ((st = tf_agree_alltoall_i64(comm, st, b, b ? b + 2 * Q : NULL, 2)))
         goto done;
-    }
     for (int q = 0; q < Q; q++) {
         rows.recv[q] = b[2 * Q + 2 * q];
         nz.recv[q] = b[2 * Q + 2 * q + 1];
@@ -208,6 +209,14 @@ typedef struct {
 
 int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
 {
+    int st = tf_agree(comm, tf_dist_transpose_carried(comm, in, out));
+    if (st)
+        tf_dcsr_free(out);
+    return st;
+}
+
+int tf_dist_transpose_carried(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
+{
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
@@ -217,23 +226,20 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     triple *sb = NULL, *rb = NULL;
     int64_t *pos = NULL;
     int st = off ? counts_alloc(&c, Q) : tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", Q);
-    /* Collectives follow: every rank goes on, or none. */
-    if ((st = tf_agree(comm, st)))
-        goto done;
+    /* Collectives follow: every rank goes on, or none. The agreements
+     * ride on the gathering of the bands and the exchange of the counts. */
     /* A square matrix's transpose comes in the bands of the matrix, so
      * that its rows and the matrix's are the same indices on every rank
      * (the symmetry test and the degrees rely on it). */
-    if (in->m == in->n) {
-        if ((st = tf_agree(comm, tf_dist_row_bounds(comm, in, off))))
-            goto done;
-    } else {
+    if (in->m == in->n)
+        st = tf_dist_row_bounds(comm, st, in, off);
+    else if (st == TF_OK)
         tf_dist_block_bounds(in->n, Q, off);
-    }
     const tf_csr *a = &in->loc;
-    for (int64_t e = 0; e < a->nnz; e++)
+    for (int64_t e = 0; st == TF_OK && e < a->nnz; e++)
         c.send[tf_partition_owner(off, Q, a->col[e])]++;
     int64_t stot, rtot;
-    if ((st = tf_dist_counts(comm, c.send, c.recv, c.sd, c.rd, &stot, &rtot)))
+    if ((st = tf_dist_counts_agree(comm, st, c.send, c.recv, c.sd, c.rd, &stot, &rtot)))
         goto done;
     sb = malloc((size_t)(stot ? stot : 1) * sizeof *sb);
     rb = malloc((size_t)(rtot ? rtot : 1) * sizeof *rb);
@@ -289,7 +295,6 @@ int tf_dist_transpose(MPI_Comm comm, const tf_dcsr *in, tf_dcsr *out)
     out->nrows = nr;
     out->loc.nnz = rtot;
 done:
-    st = tf_agree(comm, st);
     free(off);
     free(c.send);
     free(sb);

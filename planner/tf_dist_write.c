@@ -340,7 +340,8 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
         first_part[r] = tf_dist_first_part(P, Q, r);
     tf_pl_enc_head *heads[2] = {NULL, NULL};
     int st = gather_heads(comm, plan, enc[0].parts, first_part, &heads[0]);
-    if (st == TF_OK)
+    /* Every rank has a runner-up, or none. */
+    if (st == TF_OK && plan->alt)
         st = gather_heads(comm, plan->alt, enc[1].parts, first_part, &heads[1]);
     if (st != TF_OK) {
         free(heads[0]);

@@ -8,8 +8,10 @@
 # agreement and succeeds (a run that failed an agreement and still succeeds
 # must be a step that looks again, then goes on). Walked: twoface-plan at
 # Q = 3 for P = 5, failing each rank in turn (rank 0 writes the file, the
-# others hand it their parts); twoface-exec --check and twoface-gcn (Cora,
-# every output) at 3 ranks.
+# others hand it their parts), and once more with --normalize gcn
+# --transpose; twoface-exec --check and twoface-gcn (Cora, every output) at
+# 3 ranks. Agreements carried by another collective (mpi/tf_agree_carry.h)
+# count as agreements here.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
 # Last line: "e2e_agree_faults: N passed, M failed"; exit status 1 if M > 0.
 E2E_NAME=e2e_agree_faults
@@ -91,6 +93,11 @@ for r in 0 1 2; do
     walk "twoface-plan at Q = 3, P = 5" $r "$work/p$r" "$PLAN" "$work/p$r/out/p.h5" '^$' \
         "$work/dir.mtx" -n 5 -k 16 -q -o "$work/p$r/out/p.h5" >"$work/r.$r" &
 done
+# The normalisation's and the transpose's exchanges, whose agreements ride
+# on the gathering of the bands and on the counts.
+walk "twoface-plan --normalize gcn --transpose at Q = 3, P = 5" 1 "$work/t" "$PLAN" \
+    "$work/t/out/p.h5" '^$' "$work/dir.mtx" -n 5 -k 16 -q --normalize gcn --transpose \
+    -o "$work/t/out/p.h5" >"$work/r.t" &
 wait
 for f in "$work"/r.*; do
     [ -s "$f" ] || bad "a walk ended without an outcome ($f)"

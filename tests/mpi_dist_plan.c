@@ -365,7 +365,7 @@ START_TEST(bands_of_a_matrix)
     tf_dcsr d;
     skew_slice(&a, &d);
     int64_t off[65];
-    ck_assert_int_eq(tf_dist_row_bounds(MPI_COMM_WORLD, &d, off), TF_OK);
+    ck_assert_int_eq(tf_dist_row_bounds(MPI_COMM_WORLD, TF_OK, &d, off), TF_OK);
     ck_assert(all_true(off[g_rank] == d.row0 && off[g_rank + 1] == d.row0 + d.nrows &&
                        off[0] == 0 && off[g_size] == 40));
     ck_assert_int_eq(tf_dist_to_blocks(MPI_COMM_WORLD, &d), TF_OK);
@@ -419,16 +419,16 @@ START_TEST(test_redistribute)
     int64_t *off = malloc((size_t)(g_size + 1) * sizeof *off);
     for (int r = 0; r <= g_size; r++)
         off[r] = r == g_size ? 50 : 0;
-    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &d, off, &e), TF_OK);
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, TF_OK, &d, off, &e), TF_OK);
     ck_assert(all_true(same_rows(&a, &e) && e.nrows == (g_rank == g_size - 1 ? 50 : 0)));
     for (int r = 0; r <= g_size; r++)
         off[r] = r == 0 ? 0 : r == g_size ? 50 : (r % 2 ? 7 * r : off[r - 1]);
-    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &e, off, &d), TF_OK);
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, TF_OK, &e, off, &d), TF_OK);
     ck_assert(all_true(same_rows(&a, &d) && d.row0 == off[g_rank]));
     /* Back to block rows: the low ranks' bands lie wholly before later
      * ranks' blocks (an out-of-range read once, which crashed at 64 ranks). */
     tf_dist_block_bounds(50, g_size, off);
-    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, &d, off, &e), TF_OK);
+    ck_assert_int_eq(tf_dist_redistribute(MPI_COMM_WORLD, TF_OK, &d, off, &e), TF_OK);
     ck_assert(all_true(same_rows(&a, &e) && e.row0 == off[g_rank] &&
                        e.nrows == off[g_rank + 1] - off[g_rank]));
     tf_dcsr_free(&e);
