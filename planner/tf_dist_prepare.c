@@ -233,10 +233,15 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     }
     if (st)
         return st;
+    /* A symmetric Matrix Market file, mirrored by the reader and not
+     * changed since, equals its transpose: the test would transpose it to
+     * find that out (tf_matrix_prepare_read decides the same for one
+     * process). */
+    int known = a->mirrored && normalization == TF_NORM_NONE && !transpose;
     /* The symmetry test's first sum goes with the count of nonzeros when
      * the matrix it tests is this one. */
     uint64_t sums[2] = {(uint64_t)a->loc.nnz, 0};
-    int early = !transpose && a->m == a->n;
+    int early = !transpose && a->m == a->n && !known;
     if (early)
         sums[1] = tf_csr_symmetry_residue(&a->loc, a->row0);
     tf_mpi_allreduce_idle(MPI_IN_PLACE, sums, early ? 2 : 1, MPI_UINT64_T, MPI_SUM, comm);
@@ -249,8 +254,8 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
         tf_dcsr_free(a);
         *a = t;
     }
-    int sym = 0;
-    if ((st = is_symmetric(comm, a, early ? &sums[1] : NULL, &sym)) != TF_OK)
+    int sym = known;
+    if (!known && (st = is_symmetric(comm, a, early ? &sums[1] : NULL, &sym)) != TF_OK)
         return st;
     o->normalization = normalization;
     o->transposed = transpose != 0;

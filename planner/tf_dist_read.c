@@ -622,6 +622,8 @@ int tf_dist_read_opt(MPI_Comm comm, const char *path, tf_dcsr *out,
             }
         }
         tf_mm_stream_close(s);
+        if (!st)
+            out->mirrored = c.h.symmetry == TF_MM_SYMMETRIC;
     }
     if (st)
         tf_dcsr_free(out);

@@ -42,11 +42,14 @@ typedef struct {
     const int64_t *perm;
     const int64_t *iperm;
     double *timing;   /* optional out, TF_PLAN_PHASES seconds: partition,
-                         analyse, classify, build, added to what the
-                         caller zeroed (every candidate plan counts) */
+                         analyse, classify, build, and the encoding of the
+                         plans for the file within the build (the
+                         distributed planner's: tf_dist_encode.h; the
+                         single process encodes when it writes), added to
+                         what the caller zeroed (every candidate counts) */
 } tf_plan_options;
 
-#define TF_PLAN_PHASES 4
+#define TF_PLAN_PHASES 5
 
 /* A hybrid plan is kept only when predicted more than this fraction faster
  * than both pure plans. Measured on the development machine (bench run of

@@ -175,6 +175,51 @@ copy_case "ranks' --calibration copies differ" \
 copy_case "ranks' --bands-from copies differ" \
     "bands-from $work/bf.1.h5: rank 1's copy differs from rank 0's" \
     "$work/dir.mtx" --transpose --bands-from "$work/bf.@R@.h5"
+# A symmetric file's matrix as the readers mirror it is taken as symmetric
+# without the test (tf_matrix_prepare_read, tf_dist_prepare): its plan must
+# be the plan of the same matrix written out in full, which the test
+# decides, by one process and by 3 ranks. Real values, duplicates (summed),
+# diagonal entries; a skew-symmetric file is not symmetric.
+awk -v W="$work" 'BEGIN {
+    n = 60; k = 0
+    for (i = 0; i < n; i++) { r[k] = i; c[k] = int(i / 2); v[k] = 0.1 * (k % 7) + 0.3; k++
+                              r[k] = i; c[k] = (i * 7) % (i + 1); v[k] = 1.7 / (1 + k % 5); k++ }
+    for (i = 5; i < n; i += 9) { r[k] = i; c[k] = 2; v[k] = 0.7; k++
+                                 r[k] = i; c[k] = 2; v[k] = 0.11; k++ }
+    for (s = 0; s < 2; s++) {
+        kind = s ? "skew-symmetric" : "symmetric"; f = W "/" kind; g = 0; z = 0
+        for (e = 0; e < k; e++) if (r[e] != c[e]) { g += 2; z++ } else if (!s) g++
+        print "%%MatrixMarket matrix coordinate real " kind > (f ".mtx")
+        print n, n, s ? z : k > (f ".mtx")
+        print "%%MatrixMarket matrix coordinate real general" > (f "-full.mtx")
+        print n, n, g > (f "-full.mtx")
+        for (e = 0; e < k; e++) {
+            if (s && r[e] == c[e]) continue
+            print r[e] + 1, c[e] + 1, v[e] > (f ".mtx")
+            print r[e] + 1, c[e] + 1, v[e] > (f "-full.mtx")
+            if (r[e] != c[e]) print c[e] + 1, r[e] + 1, (s ? -v[e] : v[e]) > (f "-full.mtx")
+        }
+    }
+}'
+for kind in symmetric skew-symmetric; do
+    for q in 1 3; do
+        for f in "$kind" "$kind-full"; do
+            if [ $q = 1 ]; then
+                "$PLAN" "$work/$f.mtx" -n 5 -k 16 -q -o "$work/$f.h5" 2>"$work/err"
+            else
+                e2e_run_mpi $q "$PLAN" "$work/$f.mtx" -n 5 -k 16 -q -o "$work/$f.h5" 2>"$work/err"
+            fi || bad "$f.mtx at Q = $q: $(cat "$work/err")"
+            dump "$work/$f.h5" >"$work/$f.txt"
+        done
+        want=$([ $kind = symmetric ] && echo 1 || echo 0)
+        got=$(grep -A4 'ATTRIBUTE "symmetric"' "$work/$kind.txt" | sed -n 's/.*(0): //p' | head -1)
+        if cmp -s "$work/$kind.txt" "$work/$kind-full.txt" && [ "$got" = "$want" ]; then
+            ok "a $kind file at Q = $q: symmetric $got, the plan of its matrix in full"
+        else
+            bad "a $kind file at Q = $q: symmetric '$got' (expected $want), or not the plan of its matrix in full"
+        fi
+    done
+done
 mkfifo "$work/fifo"
 err_case "-o a FIFO at Q = 3" 3 "$CORA" -n 2 -o "$work/fifo"
 [ -p "$work/fifo" ] && ok "the FIFO is still a FIFO" || bad "the FIFO was replaced"

@@ -18,7 +18,9 @@ that rank's work, one close to its median by everybody's.
                                                      MPI calls around them
 
 JOB.json: a file whose first line starting with '{' is the job's --json
-line (twoface-plan's stdout). docs/scale.md, "Planning at scale", shows a run.
+line (twoface-plan's stdout). The encoding of the plans for the file, which
+the line counts as writing (encode_s, inside write_s), is cut with the build,
+where it runs. docs/scale.md, "Planning at scale", shows a run.
 """
 import argparse
 import json
@@ -81,8 +83,13 @@ def main():
     if job is None:
         sys.exit(f"{a.job}: no --json line")
     edges = [0.0]
+    # The ranks' encoding of the plans for the file (encode_s, the largest
+    # rank's) counts as writing but runs as each candidate is built: in the
+    # timeline it closes the build, so the cut between the two follows it.
+    enc = job.get("encode_s", 0.0)
     for p in PHASES:
-        edges.append(edges[-1] + job[p + "_s"])
+        d = job[p + "_s"] + (enc if p == "build" else -enc if p == "write" else 0.0)
+        edges.append(edges[-1] + d)
     blocks, names = read_trace(a.trace)
     ranks = {rank_of(n): c for c, n in names.items() if rank_of(n) is not None}
     if not ranks:
