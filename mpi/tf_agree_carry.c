@@ -70,46 +70,39 @@ static int any_failed(const int64_t *recv, size_t len)
     return 0;
 }
 
-int tf_agree_alltoall_i64(MPI_Comm comm, int status, const int64_t *send, int64_t *recv, int n)
+/* An all-to-all (all_to_all) or all-gather of n counts a rank: a failed
+ * rank sends -1 from buffers of its own. */
+static int exchange(MPI_Comm comm, int status, const int64_t *send, int64_t *recv, int n,
+                    int all_to_all)
 {
     status = tf_agree_injected(status);
     int Q;
     MPI_Comm_size(comm, &Q);
-    size_t len = (size_t)Q * (size_t)n;
+    size_t len = (size_t)Q * (size_t)n, nsend = all_to_all ? len : (size_t)n;
     int64_t *owned = NULL;
     if (status != TF_OK) {
-        int64_t *b = failed_buffers(comm, 2 * len, &owned);
-        for (size_t i = 0; i < len; i++)
+        int64_t *b = failed_buffers(comm, nsend + len, &owned);
+        for (size_t i = 0; i < nsend; i++)
             b[i] = -1;
         send = b;
-        recv = b + len;
+        recv = b + nsend;
     }
-    int rc = tf_mpi_alltoall_idle(send, n, MPI_INT64_T, recv, n, MPI_INT64_T, comm);
+    int rc = all_to_all ? tf_mpi_alltoall_idle(send, n, MPI_INT64_T, recv, n, MPI_INT64_T, comm)
+                        : MPI_Allgather(send, n, MPI_INT64_T, recv, n, MPI_INT64_T, comm);
     int failed = any_failed(recv, len);
     free(owned);
     if (rc != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_Alltoall failed while agreeing on a status");
+        return tf_fail(TF_ERR_MPI, "MPI_%s failed while agreeing on a status",
+                       all_to_all ? "Alltoall" : "Allgather");
     return failed ? tf_agree_settle(comm, status) : TF_OK;
+}
+
+int tf_agree_alltoall_i64(MPI_Comm comm, int status, const int64_t *send, int64_t *recv, int n)
+{
+    return exchange(comm, status, send, recv, n, 1);
 }
 
 int tf_agree_allgather_i64(MPI_Comm comm, int status, const int64_t *send, int64_t *recv, int n)
 {
-    status = tf_agree_injected(status);
-    int Q;
-    MPI_Comm_size(comm, &Q);
-    size_t len = (size_t)Q * (size_t)n;
-    int64_t *owned = NULL;
-    if (status != TF_OK) {
-        int64_t *b = failed_buffers(comm, (size_t)n + len, &owned);
-        for (int i = 0; i < n; i++)
-            b[i] = -1;
-        send = b;
-        recv = b + n;
-    }
-    int rc = MPI_Allgather(send, n, MPI_INT64_T, recv, n, MPI_INT64_T, comm);
-    int failed = any_failed(recv, len);
-    free(owned);
-    if (rc != MPI_SUCCESS)
-        return tf_fail(TF_ERR_MPI, "MPI_Allgather failed while agreeing on a status");
-    return failed ? tf_agree_settle(comm, status) : TF_OK;
+    return exchange(comm, status, send, recv, n, 0);
 }
