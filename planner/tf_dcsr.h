@@ -16,11 +16,12 @@ typedef struct {
     int64_t row0, nrows;  /* this rank's rows */
     tf_csr loc;           /* nrows x n, rowptr[0] = 0, global columns, sorted
                              and unique within a row */
-    int mirrored;         /* as read: 1 when the reader added the mirror of
-                             every off-diagonal entry of a symmetric Matrix
-                             Market file, so that the matrix equals its
-                             transpose exactly (tf_dist_prepare); every other
-                             maker of a tf_dcsr leaves it 0 */
+    int mirrored;         /* 1 when the reader added the mirror of every
+                             off-diagonal entry of a symmetric Matrix Market
+                             file and nothing changed the matrix since, so
+                             that it equals its transpose exactly
+                             (tf_dist_prepare, whose normalisations clear it);
+                             every other maker of a tf_dcsr leaves it 0 */
 } tf_dcsr;
 
 /* The block distribution of m rows over Q ranks: rank r owns

@@ -102,6 +102,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     MPI_Comm_rank(comm, &me);
     tf_dcsr s = *a, t;
     memset(&s.loc, 0, sizeof s.loc);
+    s.mirrored = 0;
     memset(&t, 0, sizeof t);
     int st = tf_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
     if (st)
@@ -233,11 +234,13 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     }
     if (st)
         return st;
+    if (normalization != TF_NORM_NONE)
+        a->mirrored = 0;
     /* A symmetric Matrix Market file, mirrored by the reader and not
      * changed since, equals its transpose: the test would transpose it to
      * find that out (tf_matrix_prepare_read decides the same for one
      * process). */
-    int known = a->mirrored && normalization == TF_NORM_NONE && !transpose;
+    int known = a->mirrored && !transpose;
     /* The symmetry test's first sum goes with the count of nonzeros when
      * the matrix it tests is this one. */
     uint64_t sums[2] = {(uint64_t)a->loc.nnz, 0};
