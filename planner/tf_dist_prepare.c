@@ -100,9 +100,8 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
-    tf_dcsr s = *a, t;
+    tf_dcsr s = *a, t; /* s.mirrored stays: the normalisation keeps the symmetry */
     memset(&s.loc, 0, sizeof s.loc);
-    s.mirrored = 0;
     memset(&t, 0, sizeof t);
     int st = tf_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
     if (st)
@@ -234,12 +233,12 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     }
     if (st)
         return st;
-    if (normalization != TF_NORM_NONE)
+    if (normalization == TF_NORM_MEAN)
         a->mirrored = 0;
-    /* A symmetric Matrix Market file, mirrored by the reader and not
-     * changed since, equals its transpose: the test would transpose it to
-     * find that out (tf_matrix_prepare_read decides the same for one
-     * process). */
+    /* A symmetric Matrix Market file, mirrored by the reader, equals its
+     * transpose, and so does its gcn normalisation (tf_prepare.h): the test
+     * would transpose it to find that out (tf_matrix_prepare_read decides
+     * the same for one process). */
     int known = a->mirrored && !transpose;
     /* The symmetry test's first sum goes with the count of nonzeros when
      * the matrix it tests is this one. */

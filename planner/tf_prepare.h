@@ -21,11 +21,14 @@ uint64_t tf_plan_fingerprint(const tf_csr *a, int normalization);
 int tf_matrix_prepare(tf_csr *a, int normalization, int transpose, tf_plan_options *o);
 
 /* The same for a matrix as read: `mirrored` when the reader added the
- * mirror of every off-diagonal entry of a symmetric Matrix Market file. Not
- * normalised and not transposed, such a matrix equals its transpose exactly
- * (a position's duplicates arrive in file order at both, so they add up
- * alike), and the symmetry test, which builds the transpose, is skipped;
- * otherwise as tf_matrix_prepare. */
+ * mirror of every off-diagonal entry of a symmetric Matrix Market file. Such
+ * a matrix equals its transpose exactly (a position's duplicates arrive in
+ * file order at both, so they add up alike), and so does its gcn
+ * normalisation (a row's and a column's sums add the same values in the
+ * same order, and an entry is scaled by the product of its row's and its
+ * column's factor, which commutes); not transposed and not mean-normalised,
+ * it skips the symmetry test, which builds the transpose; otherwise as
+ * tf_matrix_prepare. */
 int tf_matrix_prepare_read(tf_csr *a, int normalization, int transpose, int mirrored,
                            tf_plan_options *o);
 
