@@ -18,11 +18,10 @@ typedef struct {
                              and unique within a row */
     int mirrored;         /* 1 when the reader added the mirror of every
                              off-diagonal entry of a symmetric Matrix Market
-                             file and nothing has broken the symmetry since,
-                             so that the matrix equals its transpose exactly
-                             (tf_dist_prepare: the gcn normalisation keeps it,
-                             the mean one clears it); every other maker of a
-                             tf_dcsr leaves it 0 */
+                             file: with tf_prepare_symmetric_as_read, whether
+                             the prepared matrix equals its transpose without
+                             the test (tf_dist_prepare); every other maker of
+                             a tf_dcsr leaves it 0 */
 } tf_dcsr;
 
 /* The block distribution of m rows over Q ranks: rank r owns

@@ -33,11 +33,11 @@ static int encode(MPI_Comm comm, int status, const tf_plan *pl, int level, tf_ra
                   tf_dist_enc *out)
 {
     memset(out, 0, sizeof *out);
+    int st = agree_chunks(comm, status, pl, out->chunk);
     /* A rank whose step before failed takes part in the agreement only:
      * its plan is not for reading. */
     if (status != TF_OK)
-        return agree_chunks(comm, status, pl, out->chunk);
-    int st = agree_chunks(comm, TF_OK, pl, out->chunk);
+        return st;
     if (st == TF_OK && pl->n_parts > 0) {
         out->parts = calloc((size_t)pl->n_parts, sizeof *out->parts);
         if (!out->parts)

@@ -8,6 +8,7 @@
 #include "tf_fingerprint.h"
 #include "tf_normalize.h"
 #include "tf_plan.h"
+#include "tf_prepare.h"
 #include "tf_transpose.h"
 
 #include <math.h>
@@ -100,7 +101,7 @@ static int normalize_gcn(MPI_Comm comm, tf_dcsr *a)
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
-    tf_dcsr s = *a, t; /* s.mirrored stays: the normalisation keeps the symmetry */
+    tf_dcsr s = *a, t; /* s.mirrored stays: it says how the matrix was read */
     memset(&s.loc, 0, sizeof s.loc);
     memset(&t, 0, sizeof t);
     int st = tf_agree(comm, tf_norm_add_loops(&a->loc, a->row0, &s.loc));
@@ -233,13 +234,10 @@ int tf_dist_prepare(MPI_Comm comm, tf_dcsr *a, int normalization, int transpose,
     }
     if (st)
         return st;
-    if (normalization == TF_NORM_MEAN)
-        a->mirrored = 0;
     /* A symmetric Matrix Market file, mirrored by the reader, equals its
-     * transpose, and so does its gcn normalisation (tf_prepare.h): the test
-     * would transpose it to find that out (tf_matrix_prepare_read decides
-     * the same for one process). */
-    int known = a->mirrored && !transpose;
+     * transpose, and so does its gcn normalisation: the test would
+     * transpose it to find that out (the rule of tf_matrix_prepare_read). */
+    int known = tf_prepare_symmetric_as_read(a->mirrored, normalization, transpose);
     /* The symmetry test's first sum goes with the count of nonzeros when
      * the matrix it tests is this one. */
     uint64_t sums[2] = {(uint64_t)a->loc.nnz, 0};

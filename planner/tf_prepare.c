@@ -32,7 +32,7 @@ int tf_matrix_prepare_read(tf_csr *a, int normalization, int transpose, int mirr
     }
     /* As read from a symmetric file, and after the gcn normalisation, it
      * equals its transpose, which the test would build to find that out. */
-    int sym = mirrored && normalization != TF_NORM_MEAN && !transpose;
+    int sym = tf_prepare_symmetric_as_read(mirrored, normalization, transpose);
     if (!sym && (st = tf_csr_is_symmetric(a, &sym)) != TF_OK)
         return st;
     o->normalization = normalization;

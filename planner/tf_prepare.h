@@ -32,4 +32,12 @@ int tf_matrix_prepare(tf_csr *a, int normalization, int transpose, tf_plan_optio
 int tf_matrix_prepare_read(tf_csr *a, int normalization, int transpose, int mirrored,
                            tf_plan_options *o);
 
+/* Whether the matrix prepared from one read from a symmetric file
+ * (`mirrored`, as above) is symmetric without the test: not transposed and
+ * not mean-normalised. One rule for both planners (tf_dist_prepare). */
+static inline int tf_prepare_symmetric_as_read(int mirrored, int normalization, int transpose)
+{
+    return mirrored && normalization != TF_NORM_MEAN && !transpose;
+}
+
 #endif
