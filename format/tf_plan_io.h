@@ -47,7 +47,11 @@ int tf_plan_write(const char *path, const tf_plan *plan, int zstd_level);
  * would be synced and renamed over `path`: what it returns decides whether
  * it is, so that ranks that handed over the parts can still fail the
  * write; it is not called when the write fails before there is a
- * temporary file. */
+ * temporary file. shared (may be NULL: none) returns the arrays, bit i for
+ * tf_pl_rank_arrays[i], whose encoded chunks are the same bytes in the
+ * runner-up's part as in the plan's, on every rank: the runner-up's dataset
+ * of such an array is a hard link to the plan's, when their chunk lengths
+ * agree too. */
 struct tf_pl_enc_part;
 struct tf_pl_enc_head;
 typedef struct {
@@ -56,6 +60,7 @@ typedef struct {
     void (*release)(void *ctx, int alt, int p);
     void *ctx;
     int (*gate)(void *ctx, int status);
+    uint32_t (*shared)(void *ctx);
 } tf_plan_part_source;
 
 /* tf_plan_write for a plan (and runner-up) holding the header, summaries

@@ -23,7 +23,7 @@
 /* Below this a dataset is stored compact, inside its object header: one
  * fewer seek per dataset, and the header checksum covers the data. Filters
  * cannot be used on compact data, hence the limit. */
-#define COMPACT_BYTES 4096
+#define COMPACT_BYTES 49152
 /* Caps allocations made from numbers read in a file before any data backs
  * them; a real plan has far fewer ranks. */
 #define MAX_RANKS (1 << 24)

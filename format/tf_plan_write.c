@@ -26,11 +26,32 @@
 /* ------------------------------------------------------------------ */
 /* Writing                                                              */
 
+/* What the datasets of one file share (docs/plan-format.md, "Storage
+ * settings"): the first empty dataset of each file type, by path, to which
+ * every later empty dataset of that type is a hard link, and the creation
+ * property lists, one per layout and chunk length, made once. */
+#define MAX_EMPTY_TYPES 8
+#define MAX_DCPLS 24
+#define EMPTY_NONE 1 /* link_empty: no empty dataset of that type yet */
+typedef struct {
+    int n_empty;
+    hid_t empty_type[MAX_EMPTY_TYPES];
+    char empty_path[MAX_EMPTY_TYPES][96];
+    /* The plan's part layout, for the runner-up's links (shared_arrays). */
+    int have_root;
+    int64_t root_chunk[N_COUNTS], root_extent[N_COUNTS];
+    int n_dcpl;
+    int dcpl_kind[MAX_DCPLS];
+    hsize_t dcpl_chunk[MAX_DCPLS];
+    hid_t dcpl[MAX_DCPLS];
+} wshared;
+
 typedef struct {
     const char *path;  /* final path, for messages */
     const char *image; /* name of the in-memory file */
     int level;
     const tf_plan_part_source *src; /* NULL: the plan holds every part */
+    wshared *sh;
 } wctx;
 
 static int write_attr(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype,
@@ -96,25 +117,52 @@ static storage storage_of(int64_t n, size_t esize, int64_t chunk)
     return !chunk && (size_t)n * esize < COMPACT_BYTES ? ST_COMPACT : ST_CHUNKED;
 }
 
-/* Creates dataset `name`: compact, or chunked with the plan's filter
- * pipeline, in chunks of `chunk` elements (0: CHUNK_BYTES or less), and
- * fills it from `data` through HDF5's filters; with data NULL it is left
- * open in *out for the caller's H5Dwrite_chunk. */
-static int write_dset_to(const wctx *w, hid_t loc, const char *obj, const char *name,
-                         hid_t ftype, hid_t mtype, size_t esize, int64_t n, const void *data,
-                         int64_t chunk_len, hid_t *out)
+/* An empty dataset of type ftype as a hard link to the first one; an empty
+ * dataset holds nothing but its type and shape, and a link costs HDF5 a
+ * fraction of a dataset's creation. EMPTY_NONE: none of that type yet. */
+static int link_empty(const wctx *w, hid_t loc, const char *obj, const char *name, hid_t ftype)
 {
-    hsize_t dims = (hsize_t)n;
-    hid_t sp = H5Screate_simple(1, &dims, NULL);
+    const wshared *e = w->sh;
+    for (int i = 0; i < e->n_empty; i++) {
+        htri_t same = H5Tequal(e->empty_type[i], ftype);
+        if (same < 0)
+            break;
+        if (same) {
+            if (H5Lcreate_hard(loc, e->empty_path[i], loc, name, H5P_DEFAULT, H5P_DEFAULT) >= 0)
+                return TF_OK;
+            char what[160];
+            snprintf(what, sizeof what, "%s%s%s", obj, obj[0] ? "/" : "", name);
+            return tf_pl_h5_fail(w->path, "cannot link empty dataset", what);
+        }
+    }
+    return -EMPTY_NONE;
+}
+
+/* The creation property list of a dataset of this storage and chunk
+ * length, made at its first use and kept in w->sh (HDF5 copies it into each
+ * dataset); -1 on failure. */
+static hid_t creation_plist(const wctx *w, storage kind, hsize_t chunk)
+{
+    wshared *sh = w->sh;
+    if (kind != ST_CHUNKED)
+        chunk = 0;
+    for (int i = 0; i < sh->n_dcpl; i++)
+        if (sh->dcpl_kind[i] == (int)kind && sh->dcpl_chunk[i] == chunk)
+            return sh->dcpl[i];
+    if (sh->n_dcpl == MAX_DCPLS) {
+        /* More lengths than a plan has kinds of counts: not expected; the
+         * oldest list makes room. */
+        H5Pclose(sh->dcpl[0]);
+        memmove(sh->dcpl_kind, sh->dcpl_kind + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl_kind[0]);
+        memmove(sh->dcpl_chunk, sh->dcpl_chunk + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl_chunk[0]);
+        memmove(sh->dcpl, sh->dcpl + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl[0]);
+        sh->n_dcpl--;
+    }
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t d = -1;
     /* No access and modification times in the object headers: they would
      * only make two writes of the same plan differ, and cost a clock read
      * and header space per dataset. */
-    int ok = sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
-    storage kind = storage_of(n, esize, chunk_len);
-    int64_t cmax = (int64_t)(CHUNK_BYTES / esize);
-    hsize_t chunk = (hsize_t)(chunk_len ? chunk_len : n < cmax ? n : cmax);
+    int ok = dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
     if (ok && kind == ST_COMPACT) {
         ok = H5Pset_layout(dcpl, H5D_COMPACT) >= 0;
     } else if (ok && kind == ST_CHUNKED) {
@@ -128,10 +176,57 @@ static int write_dset_to(const wctx *w, hid_t loc, const char *obj, const char *
                H5Pset_filter(dcpl, TF_H5Z_FILTER_ZSTD, H5Z_FLAG_MANDATORY, 1, cd) >= 0)) &&
              H5Pset_fletcher32(dcpl) >= 0;
     }
+    if (!ok) {
+        tf_pl_close_id(&dcpl, H5Pclose);
+        return -1;
+    }
+    sh->dcpl_kind[sh->n_dcpl] = (int)kind;
+    sh->dcpl_chunk[sh->n_dcpl] = chunk;
+    sh->dcpl[sh->n_dcpl++] = dcpl;
+    return dcpl;
+}
+
+static void wshared_free(wshared *sh)
+{
+    for (int i = 0; i < sh->n_dcpl; i++)
+        H5Pclose(sh->dcpl[i]);
+    sh->n_dcpl = 0;
+}
+
+/* Creates dataset `name`: compact, or chunked with the plan's filter
+ * pipeline, in chunks of `chunk` elements (0: CHUNK_BYTES or less), and
+ * fills it from `data` through HDF5's filters; with data NULL it is left
+ * open in *out for the caller's H5Dwrite_chunk. */
+static int write_dset_to(const wctx *w, hid_t loc, const char *obj, const char *name,
+                         hid_t ftype, hid_t mtype, size_t esize, int64_t n, const void *data,
+                         int64_t chunk_len, hid_t *out)
+{
+    storage kind = storage_of(n, esize, chunk_len);
+    if (kind == ST_EMPTY) {
+        int st = link_empty(w, loc, obj, name, ftype);
+        if (st != -EMPTY_NONE) {
+            if (out)
+                *out = -1;
+            return st;
+        }
+    }
+    hsize_t dims = (hsize_t)n;
+    hid_t sp = H5Screate_simple(1, &dims, NULL);
+    int64_t cmax = (int64_t)(CHUNK_BYTES / esize);
+    hsize_t chunk = (hsize_t)(chunk_len ? chunk_len : n < cmax ? n : cmax);
+    hid_t dcpl = creation_plist(w, kind, chunk);
+    hid_t d = -1;
+    int ok = sp >= 0 && dcpl >= 0;
     if (ok)
         ok = (d = H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) >= 0;
     if (ok && kind != ST_EMPTY && data)
         ok = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    if (ok && kind == ST_EMPTY && w->sh->n_empty < MAX_EMPTY_TYPES) {
+        wshared *e = w->sh;
+        ssize_t len = H5Iget_name(d, e->empty_path[e->n_empty], sizeof e->empty_path[0]);
+        if (len > 0 && (size_t)len < sizeof e->empty_path[0])
+            e->empty_type[e->n_empty++] = ftype;
+    }
     char det[256] = "";
     if (!ok)
         tf_pl_h5_detail(det);
@@ -143,7 +238,6 @@ static int write_dset_to(const wctx *w, hid_t loc, const char *obj, const char *
         ok = 0;
         tf_pl_h5_detail(det);
     }
-    tf_pl_close_id(&dcpl, H5Pclose);
     tf_pl_close_id(&sp, H5Sclose);
     if (!ok) {
         char what[160];
@@ -187,8 +281,27 @@ static int make_folder(const wctx *w, hid_t loc, const char *name)
     return st;
 }
 
+/* A summary dataset of the runner-up that holds what the plan's does (the
+ * same bands, most stripe tables): a hard link to the plan's, written
+ * first at the file's root. root_data NULL (the plan itself) or different:
+ * a dataset of its own. */
+static int write_dset_or_link(const wctx *w, hid_t loc, const char *name, hid_t ftype,
+                              hid_t mtype, size_t esize, int64_t n, const void *data,
+                              const void *root_data, int64_t root_n)
+{
+    if (root_data && n > 0 && n == root_n && data && memcmp(data, root_data, (size_t)n * esize) == 0) {
+        char target[80];
+        snprintf(target, sizeof target, "/%s", name);
+        if (H5Lcreate_hard(loc, target, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0)
+            return tf_pl_h5_fail(w->path, "cannot link dataset", name);
+        return TF_OK;
+    }
+    return write_dset(w, loc, "", name, ftype, mtype, esize, n, data);
+}
+
+/* The header of plan p; root: the plan when p is its runner-up, else NULL. */
 static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *date,
-                        const tf_rank_stats *stats, const tf_pl_parts *parts)
+                        const tf_rank_stats *stats, const tf_pl_parts *parts, const tf_plan *root)
 {
     char gen[sizeof p->generated_by];
     memcpy(gen, p->generated_by, sizeof gen);
@@ -232,21 +345,23 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
         return st;
 
     int64_t P1 = (int64_t)p->nranks + 1, S = p->stripes.n;
+    const int64_t S0 = root ? root->stripes.n : -1;
     if ((st = make_folder(w, f, "stripes")) ||
-        (st = write_dset(w, f, "", "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
-                         p->row_off)) ||
-        (st = write_dset(w, f, "", "brow_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
-                         p->brow_off)) ||
-        (st = write_dset(w, f, "", "stripes/owner", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
-                         p->stripes.owner)) ||
-        (st = write_dset(w, f, "", "stripes/first", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, S,
-                         p->stripes.first)) ||
-        (st = write_dset(w, f, "", "stripes/rows", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
-                         p->stripes.rows)) ||
-        (st = write_dset(w, f, "", "stripes/recipients", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
-                         p->stripes.recipients)) ||
-        (st = write_dset(w, f, "", "stripes/fetchers", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
-                         p->stripes.fetchers)))
+        (st = write_dset_or_link(w, f, "row_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+                                 p->row_off, root ? root->row_off : NULL, P1)) ||
+        (st = write_dset_or_link(w, f, "brow_offsets", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, P1,
+                                 p->brow_off, root ? root->brow_off : NULL, P1)) ||
+        (st = write_dset_or_link(w, f, "stripes/owner", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                                 p->stripes.owner, root ? root->stripes.owner : NULL, S0)) ||
+        (st = write_dset_or_link(w, f, "stripes/first", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, S,
+                                 p->stripes.first, root ? root->stripes.first : NULL, S0)) ||
+        (st = write_dset_or_link(w, f, "stripes/rows", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                                 p->stripes.rows, root ? root->stripes.rows : NULL, S0)) ||
+        (st = write_dset_or_link(w, f, "stripes/recipients", H5T_STD_I32LE, H5T_NATIVE_INT32, 4,
+                                 S, p->stripes.recipients,
+                                 root ? root->stripes.recipients : NULL, S0)) ||
+        (st = write_dset_or_link(w, f, "stripes/fetchers", H5T_STD_I32LE, H5T_NATIVE_INT32, 4, S,
+                                 p->stripes.fetchers, root ? root->stripes.fetchers : NULL, S0)))
         return st;
     if (p->perm &&
         ((st = write_dset(w, f, "", "perm", H5T_STD_I64LE, H5T_NATIVE_INT64, 8, p->n, p->perm)) ||
@@ -265,8 +380,10 @@ static int write_header(const wctx *w, hid_t f, const tf_plan *p, const char *da
 }
 
 /* parts/: the tables, the folders and the 21 part datasets, left open in
- * d[] for the chunks. */
-static int write_part_tables(const wctx *w, hid_t loc, const tf_pl_parts *t,
+ * d[] for the chunks; for the runner-up, the arrays in `shared` whose
+ * layout is the plan's are hard links to the plan's datasets instead (d[i]
+ * = -1: their chunks are in the file already). */
+static int write_part_tables(const wctx *w, hid_t loc, const tf_pl_parts *t, uint32_t shared,
                              hid_t d[N_RANK_ARRAYS])
 {
     int st;
@@ -308,9 +425,24 @@ static int write_part_tables(const wctx *w, hid_t loc, const tf_pl_parts *t,
         int k = tf_pl_rank_arrays[i].kind, c = tf_pl_rank_arrays[i].count;
         char name[64];
         snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
+        if ((shared >> i & 1u) && w->sh->have_root && extent[c] > 0 &&
+            extent[c] == w->sh->root_extent[c] && t->chunk[c] == w->sh->root_chunk[c]) {
+            /* The same chunks at the same offsets: the plan's dataset. */
+            char target[80];
+            snprintf(target, sizeof target, "/%s", name);
+            if (H5Lcreate_hard(loc, target, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0)
+                st = tf_pl_h5_fail(w->path, "cannot link dataset", name);
+            d[i] = -1;
+            continue;
+        }
         st = write_dset_to(w, loc, "", name, tf_pl_kind_ftype(k), tf_pl_kind_mtype(k),
                            tf_pl_kind_size(k), extent[c], NULL, t->chunk[c] ? t->chunk[c] : 1,
                            &d[i]);
+    }
+    if (st == TF_OK && !w->sh->have_root) {
+        w->sh->have_root = 1;
+        memcpy(w->sh->root_chunk, t->chunk, sizeof w->sh->root_chunk);
+        memcpy(w->sh->root_extent, extent, sizeof w->sh->root_extent);
     }
     return st;
 }
@@ -326,7 +458,7 @@ static int write_rank_chunks(const wctx *w, const tf_pl_parts *t, hid_t d[N_RANK
         int c = tf_pl_rank_arrays[i].count;
         hsize_t at = (hsize_t)t->off[(size_t)h->rank * N_COUNTS + c];
         for (int64_t j = 0; j < h->nchunks[i]; j++, at += (hsize_t)t->chunk[c]) {
-            if (H5Dwrite_chunk(d[i], H5P_DEFAULT, 0, &at, *sz, b) < 0) {
+            if (d[i] >= 0 && H5Dwrite_chunk(d[i], H5P_DEFAULT, 0, &at, *sz, b) < 0) {
                 char name[64];
                 snprintf(name, sizeof name, "%s/%s", PARTS_GROUP, tf_pl_rank_arrays[i].name);
                 return tf_pl_h5_fail(w->path, "cannot write a chunk of dataset", name);
@@ -439,20 +571,47 @@ static int write_part(const wctx *w, const tf_plan *plan, const tf_pl_parts *t,
     return st;
 }
 
-/* One plan (the root's, or the runner-up's in its group): header, tables,
- * part datasets and every part's chunks. */
-static int write_plan(const wctx *w, hid_t loc, const tf_plan *plan, const char *date,
-                      const tf_rank_stats *stats, int alt)
+/* The arrays (bit i: tf_pl_rank_arrays[i]) whose slices are the same in
+ * the runner-up `alt` as in `root` on every rank. From the source, its
+ * holders compare the encoded chunks; here, holding every part, the arrays:
+ * with the same chunk length, which write_part_tables also requires, the
+ * two agree (the pipeline is lossless and deterministic), so the file does
+ * not depend on who wrote it. */
+static uint32_t shared_arrays(const wctx *w, const tf_plan *root, const tf_plan *alt)
 {
+    if (w->src)
+        return w->src->shared ? w->src->shared(w->src->ctx) : 0;
+    uint32_t m = (uint32_t)((1ull << N_RANK_ARRAYS) - 1);
+    for (int p = 0; p < alt->nranks && m; p++) {
+        const tf_rank_plan *a = &root->parts[p], *b = &alt->parts[p];
+        for (int i = 0; i < N_RANK_ARRAYS; i++) {
+            int c = tf_pl_rank_arrays[i].count;
+            int64_t n = tf_pl_count_get(a, c);
+            if ((m >> i & 1u) &&
+                (n != tf_pl_count_get(b, c) ||
+                 (n > 0 && memcmp(tf_pl_array_get(a, i), tf_pl_array_get(b, i),
+                                  (size_t)n * tf_pl_kind_size(tf_pl_rank_arrays[i].kind)))))
+                m &= ~(1u << i);
+        }
+    }
+    return m;
+}
+
+/* One plan (the root's, or the runner-up's in its group, root then being
+ * the plan): header, tables, part datasets and every part's chunks. */
+static int write_plan(const wctx *w, hid_t loc, const tf_plan *plan, const char *date,
+                      const tf_rank_stats *stats, const tf_plan *root)
+{
+    const int alt = root != NULL;
     tf_pl_parts t;
     hid_t d[N_RANK_ARRAYS];
     for (int i = 0; i < N_RANK_ARRAYS; i++)
         d[i] = -1;
     int st = make_tables(w, plan, stats, alt, &t);
     if (st == TF_OK)
-        st = write_header(w, loc, plan, date, stats, &t);
+        st = write_header(w, loc, plan, date, stats, &t, root);
     if (st == TF_OK)
-        st = write_part_tables(w, loc, &t, d);
+        st = write_part_tables(w, loc, &t, alt ? shared_arrays(w, root, plan) : 0, d);
     for (int i = 0; st == TF_OK && i < plan->nranks; i++)
         st = write_part(w, plan, &t, d, alt, i);
     for (int i = 0; i < N_RANK_ARRAYS; i++)
@@ -688,15 +847,15 @@ static int build_image(const wctx *w, const tf_plan *plan, const char *date,
     }
     tf_pl_close_id(&fcpl, H5Pclose);
     tf_pl_close_id(&fapl, H5Pclose);
-    int st = write_plan(w, f, plan, date, stats, 0);
+    int st = write_plan(w, f, plan, date, stats, NULL);
     if (st == TF_OK && plan->alt) {
         char where[PATH_MAX + 32];
         snprintf(where, sizeof where, "%s (group '%s')", w->path, ALT_GROUP);
-        wctx wa = {where, w->image, w->level, w->src};
+        wctx wa = {where, w->image, w->level, w->src, w->sh};
         hid_t g;
         st = make_group(w, f, ALT_GROUP, 1, &g);
         if (st == TF_OK)
-            st = write_plan(&wa, g, plan->alt, date, alt_stats, 1);
+            st = write_plan(&wa, g, plan->alt, date, alt_stats, plan);
         if (g >= 0 && H5Gclose(g) < 0 && st == TF_OK)
             st = tf_pl_h5_fail(w->path, "cannot close group", ALT_GROUP);
     }
@@ -807,10 +966,12 @@ int tf_plan_write_source(const char *path, const tf_plan *plan, int zstd_level,
          * name that exists nowhere. */
         char image_name[sizeof out.tmp + 8];
         snprintf(image_name, sizeof image_name, "%s.image", tmp);
-        wctx w = {path, image_name, zstd_level, src};
+        wshared sh = {0};
+        wctx w = {path, image_name, zstd_level, src, &sh};
         void *image = NULL;
         size_t size = 0;
         st = build_image(&w, plan, date, stats, alt_stats, &image, &size);
+        wshared_free(&sh);
         tf_pl_quiet_end(&q);
         if (st == TF_OK && write_all(out.fd, image, size) < 0)
             st = tf_fail(TF_ERR_IO, "%s: cannot write %s: %s", path, tmp, strerror(errno));

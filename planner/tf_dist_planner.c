@@ -497,6 +497,12 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
      * compressed for nothing, which costs less than building every
      * candidate lean first and the two kept again in full. */
     int lean = -1;
+    /* With one part a rank, a lean build holds that part's arrays as a full
+     * build does; the rebuild of a kept lean candidate would only repeat
+     * the build and its exchanges. */
+    int one_part_each = 1;
+    for (int x = 0; first_part && x < Q; x++)
+        one_part_each = one_part_each && first_part[x + 1] - first_part[x] <= 1;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
         if (i > 0 && !pure_wanted(o, &cand[0], i))
@@ -527,7 +533,7 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         int last = i > 0;
         for (int j = i + 1; last && j < 3; j++)
             last = !pure_wanted(o, &cand[0], j);
-        if (level >= 0 && last)
+        if (level >= 0 && last && !one_part_each)
             lean = i;
         /* A candidate encoded at once leaves the agreement on its build to
          * the encoding's first collective. */

@@ -67,6 +67,7 @@ typedef struct {
     int Q;
     const tf_dist_enc *own; /* this rank's parts, encoded: plan's and runner-up's */
     tf_pl_enc_head *heads[2]; /* every rank's heads, gathered before the write */
+    uint32_t shared;          /* arrays whose chunks are the same in both plans */
     slot win[WINDOW];
     int nslots;             /* window_parts when the write began */
     int64_t max_bytes;      /* window_bytes likewise */
@@ -246,6 +247,34 @@ static void root_done(root_ctx *c)
         MPI_Send(stop, 2, MPI_INT, x, TAG_ASK, c->comm);
 }
 
+static uint32_t root_shared(void *ctx) { return ((root_ctx *)ctx)->shared; }
+
+/* The arrays (bit i: tf_pl_rank_arrays[i]) whose encoded chunks are the
+ * same bytes in a part of the runner-up (b) as in the plan's part of the
+ * same rank (a). */
+static uint32_t same_chunks(const tf_pl_enc_part *a, const tf_pl_enc_part *b)
+{
+    uint32_t m = 0;
+    const uint32_t *sa = a->sizes, *sb = b->sizes;
+    const unsigned char *ba = a->bytes, *bb = b->bytes;
+    for (int i = 0; i < N_RANK_ARRAYS; i++) {
+        int64_t na = a->h.nchunks[i], nb = b->h.nchunks[i];
+        size_t la = 0, lb = 0;
+        for (int64_t j = 0; j < na; j++)
+            la += sa[j];
+        for (int64_t j = 0; j < nb; j++)
+            lb += sb[j];
+        if (na == nb && la == lb && (na == 0 || memcmp(sa, sb, (size_t)na * sizeof *sa) == 0) &&
+            (la == 0 || memcmp(ba, bb, la) == 0))
+            m |= 1u << i;
+        sa += na;
+        sb += nb;
+        ba += la;
+        bb += lb;
+    }
+    return m;
+}
+
 /* Before the file is renamed into place: the ranks agree on the write, so
  * that a failure on any of them leaves no file (and an older one as it
  * was). The rename, which can still fail on rank 0, is agreed on after. */
@@ -257,36 +286,62 @@ static int root_gate(void *ctx, int status)
     return tf_agree(c->comm, status);
 }
 
+/* A part's head as it travels to rank 0, with the arrays it shares with
+ * the plan's part of its rank (runner-up only; 0 otherwise). */
+typedef struct {
+    tf_pl_enc_head h;
+    uint64_t shared;
+} wire_head;
+
 /* Rank 0 gathers the heads of every part of pl (NULL on other ranks):
- * the tables it writes before any part's bytes. */
+ * the tables it writes before any part's bytes. On the runner-up's turn,
+ * each part also says which arrays it shares with the plan's part of its
+ * rank (plan_parts; NULL: none), and rank 0 gets in *shared those every
+ * part shares. */
 static int gather_heads(MPI_Comm comm, const tf_plan *pl, const tf_pl_enc_part *own,
-                        const int *first_part, tf_pl_enc_head **out)
+                        int runner_up, const tf_pl_enc_part *plan_parts, const int *first_part,
+                        tf_pl_enc_head **out, uint32_t *shared)
 {
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
     *out = NULL;
-    int n = pl ? pl->n_parts : 0, st = TF_OK;
-    tf_pl_enc_head *mine = malloc((size_t)(n ? n : 1) * sizeof *mine);
+    *shared = 0;
+    int n = pl ? pl->n_parts : 0, st = TF_OK, P = pl ? pl->nranks : 0;
+    wire_head *mine = malloc((size_t)(n ? n : 1) * sizeof *mine), *all = NULL;
     int *counts = NULL, *displs = NULL;
     if (me == 0) {
         counts = malloc((size_t)Q * sizeof *counts);
         displs = malloc((size_t)Q * sizeof *displs);
-        *out = pl ? malloc((size_t)pl->nranks * sizeof **out) : NULL;
+        *out = pl ? malloc((size_t)P * sizeof **out) : NULL;
+        all = pl ? malloc((size_t)P * sizeof *all) : NULL;
     }
-    int ok = mine != NULL && (me != 0 || (counts && displs && (!pl || *out)));
-    for (int i = 0; mine && i < n; i++)
-        mine[i] = own[i].h;
+    int ok = mine != NULL && (me != 0 || (counts && displs && (!pl || (*out && all))));
+    for (int i = 0; mine && i < n; i++) {
+        mine[i].h = own[i].h;
+        mine[i].shared = plan_parts && plan_parts[i].h.rank == own[i].h.rank
+                             ? same_chunks(&plan_parts[i], &own[i])
+                             : 0;
+    }
     for (int x = 0; me == 0 && ok && x < Q; x++) {
-        counts[x] = (first_part[x + 1] - first_part[x]) * (int)sizeof **out;
-        displs[x] = first_part[x] * (int)sizeof **out;
+        counts[x] = (first_part[x + 1] - first_part[x]) * (int)sizeof *all;
+        displs[x] = first_part[x] * (int)sizeof *all;
     }
     st = tf_agree(comm, ok ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for part heads"));
     if (st == TF_OK && pl &&
-        MPI_Gatherv(mine, n * (int)sizeof *mine, MPI_BYTE, me == 0 ? *out : NULL, counts, displs,
+        MPI_Gatherv(mine, n * (int)sizeof *mine, MPI_BYTE, me == 0 ? all : NULL, counts, displs,
                     MPI_BYTE, 0, comm) != MPI_SUCCESS)
         st = tf_fail(TF_ERR_MPI, "gathering the plan parts' heads failed");
+    if (st == TF_OK && me == 0 && pl) {
+        uint64_t m = runner_up ? ((uint64_t)1 << N_RANK_ARRAYS) - 1 : 0;
+        for (int p = 0; p < P; p++) {
+            (*out)[p] = all[p].h;
+            m &= all[p].shared;
+        }
+        *shared = (uint32_t)m;
+    }
     free(mine);
+    free(all);
     free(counts);
     free(displs);
     if (st != TF_OK) {
@@ -339,10 +394,14 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
     for (int r = 0; r <= Q; r++)
         first_part[r] = tf_dist_first_part(P, Q, r);
     tf_pl_enc_head *heads[2] = {NULL, NULL};
-    int st = gather_heads(comm, plan, enc[0].parts, first_part, &heads[0]);
-    /* Every rank has a runner-up, or none. */
+    uint32_t none, shared = 0;
+    int st = gather_heads(comm, plan, enc[0].parts, 0, NULL, first_part, &heads[0], &none);
+    /* Every rank has a runner-up, or none; a runner-up's part is of the
+     * same rank as the plan's part at the same index. */
     if (st == TF_OK && plan->alt)
-        st = gather_heads(comm, plan->alt, enc[1].parts, first_part, &heads[1]);
+        st = gather_heads(comm, plan->alt, enc[1].parts, 1,
+                          plan->alt->n_parts == plan->n_parts ? enc[0].parts : NULL, first_part,
+                          &heads[1], &shared);
     if (st != TF_OK) {
         free(heads[0]);
         free(heads[1]);
@@ -356,11 +415,12 @@ int tf_dist_plan_write_enc(MPI_Comm comm, const char *path, const tf_plan *plan,
                       .Q = Q,
                       .own = enc,
                       .heads = {heads[0], heads[1]},
+                      .shared = shared,
                       .nslots = window_parts,
                       .max_bytes = window_bytes};
         for (int i = 0; i < WINDOW; i++)
             c.win[i].seq = -1;
-        tf_plan_part_source src = {root_heads, root_get, root_release, &c, root_gate};
+        tf_plan_part_source src = {root_heads, root_get, root_release, &c, root_gate, root_shared};
         st = tf_plan_write_source(path, plan, zstd_level, &src);
         if (!c.gated) {
             /* The write failed before it had a file to rename. */

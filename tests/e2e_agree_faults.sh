@@ -98,6 +98,9 @@ done
 walk "twoface-plan --normalize gcn --transpose at Q = 3, P = 5" 1 "$work/t" "$PLAN" \
     "$work/t/out/p.h5" '^$' "$work/dir.mtx" -n 5 -k 16 -q --normalize gcn --transpose \
     -o "$work/t/out/p.h5" >"$work/r.t" &
+# One part a rank: no candidate is built lean, none again in full.
+walk "twoface-plan at Q = P = 3" 2 "$work/e3" "$PLAN" "$work/e3/out/p.h5" '^$' \
+    "$work/dir.mtx" -n 3 -k 16 -q -o "$work/e3/out/p.h5" >"$work/r.e3" &
 wait
 for f in "$work"/r.*; do
     [ -s "$f" ] || bad "a walk ended without an outcome ($f)"

@@ -95,6 +95,24 @@ if [ "$made" = planner ]; then
     fi
 fi
 
+# --- what the runner-up shares with the plan (the same bands, so the same
+# local part) is one dataset under both names, and h5dump says so ---
+if [ "$made" = planner ]; then
+    hdr=$(without_plugin h5dump -H "$plan" 2>&1)
+    if echo "$hdr" | grep -q 'HARDLINK "/alternative/parts/local/col"' &&
+        echo "$hdr" | grep -q 'HARDLINK "/alternative/row_offsets"'; then
+        ok "h5dump shows the plan's local part and bands as hard links to the runner-up's"
+    else
+        bad "no hard link between the plan and its runner-up: $(echo "$hdr" | grep -m3 HARDLINK)"
+    fi
+    if out=$(with_plugin h5dump -d /parts/local/col -c 4 "$plan" 2>&1) &&
+        echo "$out" | grep -q '(0):'; then
+        ok "h5dump prints a linked dataset under the plan's name"
+    else
+        bad "h5dump cannot print /parts/local/col: $(echo "$out" | grep -i -m2 'error\|unable')"
+    fi
+fi
+
 # --- a dataset that really goes through zstd (small ones are compact) ---
 dset=$(with_plugin h5ls -r -v "$plan" 2>/dev/null | awk '
     /^\/[^ ]+ +Dataset/ { name = $1 }

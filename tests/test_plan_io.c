@@ -1403,6 +1403,72 @@ START_TEST(alternative_plan_roundtrip_and_checks)
 }
 END_TEST
 
+/* Number of hard links to the object at `name` (HDF5's reference count). */
+static unsigned link_count(const char *path, const char *name)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    H5O_info_t info;
+    ck_assert_int_ge(H5Oget_info_by_name(f, name, &info, H5P_DEFAULT), 0);
+    H5Fclose(f);
+    return info.rc;
+}
+
+/* Reads every rank of `path` back and compares plan and runner-up with
+ * the plan written. */
+static void check_alt_roundtrip(const char *path, const tf_plan *p)
+{
+    for (int r = TF_PLAN_READ_ALL; r < p->nranks; r++) {
+        tf_plan one;
+        ck_assert_msg(tf_plan_read(path, r, &one) == TF_OK, "rank %d: %s", r, tf_error_message());
+        ck_assert_ptr_nonnull(one.alt);
+        for (int i = 0; i < one.n_parts; i++) {
+            const char *d = rank_diff(&p->alt->parts[one.first_rank + i], &one.alt->parts[i]);
+            ck_assert_msg(d == NULL, "rank %d: alternative part field %s differs", r, d);
+            d = rank_diff(&p->parts[one.first_rank + i], &one.parts[i]);
+            ck_assert_msg(d == NULL, "rank %d: part field %s differs", r, d);
+        }
+        tf_plan_free(&one);
+    }
+}
+
+/* A runner-up's dataset whose every slice is the plan's is a hard link to
+ * the plan's (docs/plan-format.md, "Storage settings"), and so is every
+ * empty dataset to the first empty one of its type; a single rank's slice
+ * that differs keeps the runner-up's own dataset. */
+START_TEST(runner_up_shares_datasets)
+{
+    tmpdir_new(g_dir, sizeof g_dir);
+    snprintf(g_path, sizeof g_path, "%s/plan.h5", g_dir);
+    build_plan(&g_plan, 1, 42);
+    g_plan.alt = xmalloc(sizeof *g_plan.alt);
+    build_plan(g_plan.alt, 1, 42); /* the same arrays */
+    g_plan.alt->mode = TF_MODE_FETCH;
+    ck_assert_int_eq(tf_plan_check_alt(&g_plan, g_plan.alt), TF_OK);
+    ck_assert_int_gt(g_plan.parts[2].loc_nnz, 0);
+    ck_assert_int_eq(g_plan.parts[1].loc_nnz, 0); /* an empty slice on the way */
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, TF_PLAN_ZSTD_DEFAULT) == TF_OK, "%s",
+                  tf_error_message());
+    check_alt_roundtrip(g_path, &g_plan);
+    ck_assert_uint_eq(link_count(g_path, "/parts/local/val"), 2);
+    ck_assert_uint_eq(link_count(g_path, "/alternative/parts/fetch/row"), 2);
+    ck_assert_uint_eq(link_count(g_path, "/alternative/row_offsets"), 2);
+    ck_assert_uint_eq(link_count(g_path, "/alternative/stripes/fetchers"), 2);
+    ck_assert_uint_eq(link_count(g_path, "/alternative/parts/ranks"), 1);
+
+    /* One value of the last rank's slice differs: its own dataset, and the
+     * values read back are the runner-up's. */
+    g_plan.alt->parts[2].loc_val[g_plan.alt->parts[2].loc_nnz - 1] += 1.0f;
+    ck_assert_msg(tf_plan_write(g_path, &g_plan, TF_PLAN_ZSTD_DEFAULT) == TF_OK, "%s",
+                  tf_error_message());
+    check_alt_roundtrip(g_path, &g_plan);
+    ck_assert_uint_eq(link_count(g_path, "/parts/local/val"), 1);
+    ck_assert_uint_eq(link_count(g_path, "/parts/local/col"), 2);
+
+    drop_fixture();
+}
+END_TEST
+
 START_TEST(truncated_file)
 {
     write_fixture();
@@ -1972,6 +2038,7 @@ static Suite *suite(void)
         T(newer_major_version_rejected_newer_minor_accepted),
         T(rank_stats_of_2_3_files_read_without_reuse_counts),
         T(alternative_plan_roundtrip_and_checks),
+        T(runner_up_shares_datasets),
         T(matrix_kind_attributes_roundtrip_and_2_1_files),
         T(comm_attribute_roundtrip_and_2_2_files),
         T(work_partition_roundtrip),
