@@ -281,6 +281,17 @@ static int make_folder(const wctx *w, hid_t loc, const char *name)
     return st;
 }
 
+/* `name` in the runner-up's group (loc) as a hard link to the plan's
+ * dataset of the same name, at the file's root. */
+static int link_to_plan(const wctx *w, hid_t loc, const char *name)
+{
+    char target[80];
+    snprintf(target, sizeof target, "/%s", name);
+    if (H5Lcreate_hard(loc, target, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0)
+        return tf_pl_h5_fail(w->path, "cannot link dataset", name);
+    return TF_OK;
+}
+
 /* A summary dataset of the runner-up that holds what the plan's does (the
  * same bands, most stripe tables): a hard link to the plan's, written
  * first at the file's root. root_data NULL (the plan itself) or different:
@@ -289,13 +300,9 @@ static int write_dset_or_link(const wctx *w, hid_t loc, const char *name, hid_t 
                               hid_t mtype, size_t esize, int64_t n, const void *data,
                               const void *root_data, int64_t root_n)
 {
-    if (root_data && n > 0 && n == root_n && data && memcmp(data, root_data, (size_t)n * esize) == 0) {
-        char target[80];
-        snprintf(target, sizeof target, "/%s", name);
-        if (H5Lcreate_hard(loc, target, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0)
-            return tf_pl_h5_fail(w->path, "cannot link dataset", name);
-        return TF_OK;
-    }
+    if (root_data && n > 0 && n == root_n && data &&
+        memcmp(data, root_data, (size_t)n * esize) == 0)
+        return link_to_plan(w, loc, name);
     return write_dset(w, loc, "", name, ftype, mtype, esize, n, data);
 }
 
@@ -428,10 +435,7 @@ static int write_part_tables(const wctx *w, hid_t loc, const tf_pl_parts *t, uin
         if ((shared >> i & 1u) && w->sh->have_root && extent[c] > 0 &&
             extent[c] == w->sh->root_extent[c] && t->chunk[c] == w->sh->root_chunk[c]) {
             /* The same chunks at the same offsets: the plan's dataset. */
-            char target[80];
-            snprintf(target, sizeof target, "/%s", name);
-            if (H5Lcreate_hard(loc, target, loc, name, H5P_DEFAULT, H5P_DEFAULT) < 0)
-                st = tf_pl_h5_fail(w->path, "cannot link dataset", name);
+            st = link_to_plan(w, loc, name);
             d[i] = -1;
             continue;
         }
