@@ -306,6 +306,7 @@ typedef struct {
 } mm_header;
 
 #define PEEK_BYTES (64 * 1024)
+#define PEEK_FIRST 4096
 
 static size_t peek_text(const char *path, char *out, size_t cap, int *plain, int64_t *file_size)
 {
@@ -320,11 +321,11 @@ static size_t peek_text(const char *path, char *out, size_t cap, int *plain, int
         return 0;
     }
     *file_size = (int64_t)sb.st_size;
-    unsigned char *raw = malloc(PEEK_BYTES);
+    unsigned char *raw = malloc(cap);
     size_t have = 0, got = 0;
     if (raw) {
         ssize_t r;
-        while (have < PEEK_BYTES && (r = read(fd, raw + have, PEEK_BYTES - have)) > 0)
+        while (have < cap && (r = read(fd, raw + have, cap - have)) > 0)
             have += (size_t)r;
     }
     if (raw && have >= 4 && raw[0] == 0x28 && raw[1] == 0xB5 && raw[2] == 0x2F &&
@@ -340,7 +341,7 @@ static size_t peek_text(const char *path, char *out, size_t cap, int *plain, int
                     break;
                 memmove(raw, raw + ib.pos, have - ib.pos);
                 have -= ib.pos;
-                ssize_t r = read(fd, raw + have, PEEK_BYTES - have);
+                ssize_t r = read(fd, raw + have, cap - have);
                 if (r > 0)
                     have += (size_t)r;
                 else if (have == 0)
@@ -383,40 +384,30 @@ static int word_is(const char **p, const char *w)
     return 1;
 }
 
-static void peek_header(const char *path, mm_header *h)
+/* The banner and size line in text[0, len): 1 with the size line in *h,
+ * 0 if the banner is a coordinate matrix's but no size line is in the
+ * text, -1 if the banner is not one twoface reads. */
+static int parse_header(const char *text, size_t len, int64_t fsize, mm_header *h)
 {
-    memset(h, 0, sizeof *h);
-    char *text = malloc(PEEK_BYTES + 1);
-    if (!text)
-        return;
-    int64_t fsize;
-    size_t len = peek_text(path, text, PEEK_BYTES, &h->plain, &fsize);
-    text[len] = '\0';
     const char *p = text;
     if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3;
     if (!word_is(&p, "%%MatrixMarket") || !word_is(&p, "matrix") ||
-        !word_is(&p, "coordinate")) {
-        free(text);
-        return;
-    }
-    if (!word_is(&p, "real") && !word_is(&p, "integer") && !word_is(&p, "pattern")) {
-        free(text);
-        return;
-    }
+        !word_is(&p, "coordinate"))
+        return -1;
+    if (!word_is(&p, "real") && !word_is(&p, "integer") && !word_is(&p, "pattern"))
+        return -1;
     if (word_is(&p, "symmetric"))
         h->symmetric = h->mirrored = 1;
     else if (word_is(&p, "skew-symmetric"))
         h->symmetric = 1;
-    else if (!word_is(&p, "general")) {
-        free(text);
-        return;
-    }
+    else if (!word_is(&p, "general"))
+        return -1;
     /* Comment and blank lines, then the size line. */
     for (;;) {
         const char *nl = strchr(p, '\n');
         if (!nl)
-            break;
+            return 0;
         p = nl + 1;
         const char *q = p;
         while (*q == ' ' || *q == '\t' || *q == '\r')
@@ -443,10 +434,30 @@ static void peek_header(const char *path, mm_header *h)
             h->declared = v[2];
             h->after_size_line = fsize - (int64_t)(eol + 1 - text);
             h->ok = 1;
+            return 1;
         }
-        break;
+        return eol ? -1 : 0;
     }
-    free(text);
+}
+
+/* The first PEEK_FIRST bytes hold the banner and size line of nearly every
+ * file; reading PEEK_BYTES at once cost rank 0 0.12-0.15 ms before any
+ * other rank could start (a longer comment block reads the rest). */
+static void peek_header(const char *path, mm_header *h)
+{
+    for (size_t cap = PEEK_FIRST;; cap = PEEK_BYTES) {
+        memset(h, 0, sizeof *h);
+        char *text = malloc(cap + 1);
+        if (!text)
+            return;
+        int64_t fsize;
+        size_t len = peek_text(path, text, cap, &h->plain, &fsize);
+        text[len] = '\0';
+        int found = parse_header(text, len, fsize, h);
+        free(text);
+        if (found != 0 || len < cap || cap == PEEK_BYTES)
+            return;
+    }
 }
 
 /* Reading: the coordinate triplets (16 bytes an entry, capacity doubling

@@ -387,6 +387,14 @@ plan_fails "--max-memory 1K: reading refused" "reading needs about .* (--max-mem
     "$work/mem.h5" "$work/r.mtx" -n 3 --max-memory 1K
 plan_fails "--max-memory with a bad suffix" "--max-memory '12Q'" "$work/mem.h5" \
     "$work/r.mtx" -n 3 --max-memory 12Q
+# The size line after 8 kB of comments: past the header's first look, which
+# then reads further (the estimate names the size line's numbers).
+{ head -1 "$work/r.mtx"
+  awk 'BEGIN { for (i = 0; i < 128; i++) printf "%% comment line %03d of a long header %040d\n", i, 0 }'
+  tail -n +2 "$work/r.mtx"; } >"$work/longhead.mtx"
+plan_fails "--max-memory 1K, size line after 8 kB of comments" \
+    "reading needs about .* (3000 x 3000, 30000 entries" "$work/mem.h5" \
+    "$work/longhead.mtx" -n 3 --max-memory 1K
 # ranks_fail NAME WANT PATTERN OUT CMD...: CMD on 3 ranks must stop on every
 # rank with status WANT, one stderr line in all (rank 0's) containing
 # PATTERN, and leave neither OUT nor OUT's temporaries.
@@ -517,7 +525,7 @@ plan_fails "--max-memory between the reading and planning estimates" \
 
 # signal_case NAME SIG WHEN: the signal is sent while reading (a quarter of
 # the matrix file read, from /proc/PID/io), while planning (all of it read:
-# its size plus the planner's 64 KiB header peek) or while writing (as soon
+# its size plus the planner's 4 KiB header peek) or while writing (as soon
 # as the temporary file exists). It must land before the phase is over.
 rchar() { sed -n 's/^rchar: //p' "/proc/$1/io" 2>/dev/null; }
 signal_case() {
@@ -528,7 +536,7 @@ signal_case() {
     size=$(wc -c <"$work/big.mtx")
     case $when in
     read) need=$((size / 4)) ;;
-    plan) need=$((size + 65536)) ;;
+    plan) need=$((size + 4096)) ;;
     *) need= ;;
     esac
     # Background jobs of a non-interactive shell ignore SIGINT, which the
