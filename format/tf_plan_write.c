@@ -41,9 +41,11 @@ typedef struct {
     int have_root;
     int64_t root_chunk[N_COUNTS], root_extent[N_COUNTS];
     int n_dcpl;
-    int dcpl_kind[MAX_DCPLS];
-    hsize_t dcpl_chunk[MAX_DCPLS];
-    hid_t dcpl[MAX_DCPLS];
+    struct {
+        int kind;      /* storage */
+        hsize_t chunk; /* 0 unless chunked */
+        hid_t id;
+    } dcpl[MAX_DCPLS];
 } wshared;
 
 typedef struct {
@@ -147,14 +149,12 @@ static hid_t creation_plist(const wctx *w, storage kind, hsize_t chunk)
     if (kind != ST_CHUNKED)
         chunk = 0;
     for (int i = 0; i < sh->n_dcpl; i++)
-        if (sh->dcpl_kind[i] == (int)kind && sh->dcpl_chunk[i] == chunk)
-            return sh->dcpl[i];
+        if (sh->dcpl[i].kind == (int)kind && sh->dcpl[i].chunk == chunk)
+            return sh->dcpl[i].id;
     if (sh->n_dcpl == MAX_DCPLS) {
         /* More lengths than a plan has kinds of counts: not expected; the
          * oldest list makes room. */
-        H5Pclose(sh->dcpl[0]);
-        memmove(sh->dcpl_kind, sh->dcpl_kind + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl_kind[0]);
-        memmove(sh->dcpl_chunk, sh->dcpl_chunk + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl_chunk[0]);
+        H5Pclose(sh->dcpl[0].id);
         memmove(sh->dcpl, sh->dcpl + 1, (MAX_DCPLS - 1) * sizeof sh->dcpl[0]);
         sh->n_dcpl--;
     }
@@ -180,16 +180,16 @@ static hid_t creation_plist(const wctx *w, storage kind, hsize_t chunk)
         tf_pl_close_id(&dcpl, H5Pclose);
         return -1;
     }
-    sh->dcpl_kind[sh->n_dcpl] = (int)kind;
-    sh->dcpl_chunk[sh->n_dcpl] = chunk;
-    sh->dcpl[sh->n_dcpl++] = dcpl;
+    sh->dcpl[sh->n_dcpl].kind = (int)kind;
+    sh->dcpl[sh->n_dcpl].chunk = chunk;
+    sh->dcpl[sh->n_dcpl++].id = dcpl;
     return dcpl;
 }
 
 static void wshared_free(wshared *sh)
 {
     for (int i = 0; i < sh->n_dcpl; i++)
-        H5Pclose(sh->dcpl[i]);
+        H5Pclose(sh->dcpl[i].id);
     sh->n_dcpl = 0;
 }
 

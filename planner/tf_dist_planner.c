@@ -497,12 +497,11 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
      * compressed for nothing, which costs less than building every
      * candidate lean first and the two kept again in full. */
     int lean = -1;
-    /* With one part a rank, a lean build holds that part's arrays as a full
-     * build does; the rebuild of a kept lean candidate would only repeat
-     * the build and its exchanges. */
-    int one_part_each = 1;
-    for (int x = 0; first_part && x < Q; x++)
-        one_part_each = one_part_each && first_part[x + 1] - first_part[x] <= 1;
+    /* With one part a rank (tf_dist_first_part spreads the P parts evenly:
+     * at most one each when Q >= P), a lean build holds that part's arrays
+     * as a full build does; the rebuild of a kept lean candidate would only
+     * repeat the build and its exchanges. */
+    const int one_part_each = Q >= P;
     for (int i = 0; i < 3 && st == TF_OK; i++) {
         int mode = i == 0 ? o->mode : i == 1 ? TF_MODE_FETCH : TF_MODE_COLLECTIVE;
         if (i > 0 && !pure_wanted(o, &cand[0], i))
