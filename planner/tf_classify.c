@@ -37,35 +37,46 @@ _Static_assert(C_N == TF_CLASSIFY_COLS && C_ROWS_SENT == TF_CLASSIFY_RECV_COLS,
 
 /* The model's prediction for a rank with counts x: the same function the
  * built plan's statistics use, so the two cannot drift apart. */
+static void count_stats(const tf_coeffs *c, int k, const int64_t *x, tf_rank_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->nnz_local = x[C_NNZ_LOCAL];
+    s->nnz_local_miss = x[C_LOCAL_MISS];
+    s->nnz_coll = x[C_NNZ_COLL];
+    s->nnz_coll_miss = tf_coll_miss(x[C_NNZ_COLL], x[C_REMOTE_MISS], x[C_REMOTE_NNZ]);
+    s->rows_local = x[C_ROWS_LOCAL];
+    s->rows_coll = tf_coll_rows_share(x[C_NNZ_COLL], x[C_REMOTE_ROWS], x[C_REMOTE_NNZ]);
+    s->nnz_fetch = x[C_NNZ_FETCH];
+    s->nnz_fetch_miss = tf_coll_miss(x[C_NNZ_FETCH], x[C_FETCH_MISS], x[C_REMOTE_NNZ]);
+    s->coll_rows_recv = x[C_ROWS_RECV];
+    s->coll_rows_sent = x[C_ROWS_SENT];
+    s->coll_peers_recv = x[C_PEERS_RECV];
+    s->coll_peers_sent = x[C_PEERS_SENT];
+    s->fetch_rows = x[C_FETCH_ROWS];
+    s->fetch_requests = x[C_FETCH_REQ];
+    s->fetch_peers_recv = x[C_FPEERS_RECV];
+    s->fetch_peers_sent = x[C_FPEERS_SENT];
+    tf_cost_predict(c, k, s);
+}
+
 static double count_time(const tf_coeffs *c, int k, const int64_t *x)
 {
     tf_rank_stats s;
-    memset(&s, 0, sizeof s);
-    s.nnz_local = x[C_NNZ_LOCAL];
-    s.nnz_local_miss = x[C_LOCAL_MISS];
-    s.nnz_coll = x[C_NNZ_COLL];
-    s.nnz_coll_miss = tf_coll_miss(x[C_NNZ_COLL], x[C_REMOTE_MISS], x[C_REMOTE_NNZ]);
-    s.rows_local = x[C_ROWS_LOCAL];
-    s.rows_coll = tf_coll_rows_share(x[C_NNZ_COLL], x[C_REMOTE_ROWS], x[C_REMOTE_NNZ]);
-    s.nnz_fetch = x[C_NNZ_FETCH];
-    s.nnz_fetch_miss = tf_coll_miss(x[C_NNZ_FETCH], x[C_FETCH_MISS], x[C_REMOTE_NNZ]);
-    s.coll_rows_recv = x[C_ROWS_RECV];
-    s.coll_rows_sent = x[C_ROWS_SENT];
-    s.coll_peers_recv = x[C_PEERS_RECV];
-    s.coll_peers_sent = x[C_PEERS_SENT];
-    s.fetch_rows = x[C_FETCH_ROWS];
-    s.fetch_requests = x[C_FETCH_REQ];
-    s.fetch_peers_recv = x[C_FPEERS_RECV];
-    s.fetch_peers_sent = x[C_FPEERS_SENT];
-    tf_cost_predict(c, k, &s);
+    count_stats(c, k, x, &s);
     return s.t_total;
 }
 
-static double plan_time(const tf_coeffs *c, int k, const int64_t *glob, int P)
+/* The plan's time: its slowest rank's. With `stats`, every rank's
+ * prediction is kept there too (the owners' side of the next round). */
+static double plan_time(const tf_coeffs *c, int k, const int64_t *glob, int P,
+                        tf_rank_stats *stats)
 {
     double m = 0;
-    for (int p = 0; p < P; p++)
-        m = fmax(m, count_time(c, k, glob + (int64_t)p * C_N));
+    for (int p = 0; p < P; p++) {
+        tf_rank_stats s, *out = stats ? &stats[p] : &s;
+        count_stats(c, k, glob + (int64_t)p * C_N, out);
+        m = fmax(m, out->t_total);
+    }
     return m;
 }
 
@@ -89,6 +100,10 @@ typedef struct {
     int64_t (*pos)[4];
     int64_t *order; /* stripes by ascending key within each receiver */
     double *key;
+    /* Every rank's prediction from the agreed counts of the round (glob):
+     * an owner's receiving side does not change within a round, so a move
+     * reprices only what it sends (tf_cost_predict_sends). */
+    tf_rank_stats *glob_stats;
 } state;
 
 /* Adds the counts of the stripes [e0, e1) of receiver p, in their current
@@ -161,19 +176,25 @@ static void move(state *st, int64_t *me, int64_t e, int to_fetch)
     }
 }
 
-/* Owner q's time with `mult` times the change d to its counts. */
+/* Owner q's time with `mult` times the change d to its counts: what
+ * count_time gives for them, from the round's prediction of q. */
 static double owner_time(const state *st, const int64_t *glob, int q, const int64_t *d,
                          int64_t mult)
 {
-    int64_t x[C_N];
-    memcpy(x, glob + (int64_t)q * C_N, sizeof x);
+    const int64_t *x = glob + (int64_t)q * C_N;
+    tf_rank_stats s = st->glob_stats[q];
+    int64_t v[3];
     static const int field[3] = {C_ROWS_SENT, C_PEERS_SENT, C_FPEERS_SENT};
     for (int i = 0; i < 3; i++) {
-        x[field[i]] += mult * d[i];
-        if (x[field[i]] < 0)
-            x[field[i]] = 0;
+        v[i] = x[field[i]] + mult * d[i];
+        if (v[i] < 0)
+            v[i] = 0;
     }
-    return count_time(st->c, st->k, x);
+    s.coll_rows_sent = v[0];
+    s.coll_peers_sent = v[1];
+    s.fetch_peers_sent = v[2];
+    tf_cost_predict_sends(st->c, st->k, &s);
+    return s.t_total;
 }
 
 /* One receiver's turn: the greedy over its own stripes in ascending key,
@@ -203,7 +224,7 @@ static int64_t receiver_turn(state *st, const int64_t *glob, int p, uint8_t *cls
         st->pos[g][2] = st->pos[g][0];
         st->pos[g][3] = st->pos[g][1];
     }
-    double t_me = count_time(st->c, st->k, me);
+    double t_me = st->glob_stats[p].t_total; /* count_time(me), from the round's */
     int64_t moves = 0;
     for (int64_t i = an->ss_off[p]; i < an->ss_off[p + 1]; i++) {
         int64_t e = st->order[i - st->e0];
@@ -344,6 +365,7 @@ static void state_free(state *st)
     free(st->pos);
     free(st->order);
     free(st->key);
+    free(st->glob_stats);
 }
 
 /* Segments, keys and per-receiver order of the stripes of [p0, p1). */
@@ -360,10 +382,10 @@ static int state_init(state *st)
     st->pos = calloc((size_t)n, sizeof *st->pos);
     st->order = malloc((size_t)n * sizeof *st->order);
     st->key = malloc((size_t)n * sizeof *st->key);
+    st->glob_stats = malloc((size_t)an->nranks * sizeof *st->glob_stats);
     int64_t *tmp = malloc((size_t)n * sizeof *tmp);
     if (!st->seg_of || !st->seg_size || !st->seg_coll || !st->seg_q || !st->dq || !st->pos ||
-        !st->order ||
-        !st->key || !tmp) {
+        !st->order || !st->key || !st->glob_stats || !tmp) {
         free(tmp);
         state_free(st);
         return tf_fail(TF_ERR_NOMEM, "out of memory classifying %lld stripes", (long long)T);
@@ -444,7 +466,7 @@ int tf_classify_part(tf_analysis *an, int p0, int p1, const tf_coeffs *c, int k,
     double t_best = 0;
     if (status == TF_OK) {
         memcpy(glob, pure_c, (size_t)rows * sizeof *glob);
-        t_best = plan_time(c, k, glob, P);
+        t_best = plan_time(c, k, glob, P, st.glob_stats);
         memcpy(best, cls + st.e0, (size_t)T);
     }
     /* Rounds from all-collective: every receiver moves its own stripes
@@ -471,7 +493,7 @@ int tf_classify_part(tf_analysis *an, int p0, int p1, const tf_coeffs *c, int k,
             break;
         memcpy(prev, glob, (size_t)rows * sizeof *glob);
         memcpy(glob, own, (size_t)rows * sizeof *glob);
-        double t = plan_time(c, k, glob, P);
+        double t = plan_time(c, k, glob, P, st.glob_stats);
         if (t < t_best * (1.0 - 1e-9)) {
             t_best = t;
             memcpy(best, cls + st.e0, (size_t)T);
@@ -483,7 +505,7 @@ int tf_classify_part(tf_analysis *an, int p0, int p1, const tf_coeffs *c, int k,
          * by the first fetch from it): the pure plans are compared whole,
          * and ties keep the rounds' plan. */
         memcpy(cls + st.e0, best, (size_t)T);
-        double tf = plan_time(c, k, pure_f, P), tc = plan_time(c, k, pure_c, P);
+        double tf = plan_time(c, k, pure_f, P, NULL), tc = plan_time(c, k, pure_c, P, NULL);
         if (tf < t_best * (1.0 - 1e-9) && tf <= tc)
             memset(cls + st.e0, TF_CLASS_FETCH, (size_t)T);
         else if (tc < t_best * (1.0 - 1e-9))

@@ -111,20 +111,26 @@ int64_t tf_cost_fetch_window(const tf_coeffs *c, int k)
 
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s)
 {
-    const double bytes_per_row = elem_bytes(c) * k;
     s->t_local = tf_cost_csr(c, c->gamma_local, k, s->nnz_local, s->nnz_local_miss) +
                  tf_cost_rows(c, k, s->rows_local);
+    s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss) +
+                     tf_cost_rows(c, k, s->rows_coll);
+    s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests +
+                      tf_cost_fetch_bytes(c, k, s->fetch_rows);
+    s->t_fetch_comp = tf_cost_csc(c, k, s->nnz_fetch, s->nnz_fetch_miss);
+    tf_cost_predict_sends(c, k, s);
+}
+
+void tf_cost_predict_sends(const tf_coeffs *c, int k, tf_rank_stats *s)
+{
+    const double bytes_per_row = elem_bytes(c) * k;
     s->t_coll_comm = c->alpha_coll * (double)(s->coll_peers_recv + s->coll_peers_sent) +
                      c->beta_coll * (double)(s->coll_rows_recv + s->coll_rows_sent) * bytes_per_row +
                      c->beta_coll_max *
                          (double)(s->coll_rows_recv > s->coll_rows_sent ? s->coll_rows_recv
                                                                         : s->coll_rows_sent) *
                          bytes_per_row;
-    s->t_coll_comp = tf_cost_csr(c, c->gamma_coll, k, s->nnz_coll, s->nnz_coll_miss) +
-                     tf_cost_rows(c, k, s->rows_coll);
     const double t_fetch_bytes = tf_cost_fetch_bytes(c, k, s->fetch_rows);
-    s->t_fetch_comm = c->alpha_fetch * (double)s->fetch_requests + t_fetch_bytes;
-    s->t_fetch_comp = tf_cost_csc(c, k, s->nnz_fetch, s->nnz_fetch_miss);
     s->t_sync = tf_cost_sync(c, s->fetch_peers_recv + s->fetch_peers_sent);
     s->t_coll_half = fmax(s->t_local, s->t_coll_comm) + s->t_coll_comp;
     s->t_fetch_half = s->t_fetch_comm + s->t_fetch_comp;

@@ -12,6 +12,14 @@
 /* Fills the t_* fields of s from its counts (nnz_*, coll_*, fetch_*). */
 void tf_cost_predict(const tf_coeffs *c, int k, tf_rank_stats *s);
 
+/* The second half of tf_cost_predict: the terms that depend on what the
+ * rank sends (coll_rows_sent, coll_peers_sent, fetch_peers_sent) and the
+ * total, from s's counts and the receiver's terms (t_local, t_coll_comp,
+ * t_fetch_comm, t_fetch_comp) that an earlier tf_cost_predict of the same
+ * receiver counts left in s. The classification prices an owner under many
+ * changes of what it sends this way: bitwise what tf_cost_predict gives. */
+void tf_cost_predict_sends(const tf_coeffs *c, int k, tf_rank_stats *s);
+
 /* Time of one SpMM of rank s by 1.5D dense shifting (the shift baseline,
  * baselines/tf_baseline.h) at the planned K, for the executor's dense face
  * (executor/tf_shift.h): the rank's nonzeros priced as the plan prices

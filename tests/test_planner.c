@@ -539,6 +539,60 @@ START_TEST(csr_cost_charges_misses_and_hits)
 }
 END_TEST
 
+/* The classification prices an owner under a change of what it sends by
+ * repricing only the sending terms of its prediction: bitwise the full
+ * prediction of the changed counts, whatever the counts, thread model,
+ * precision and overlap. */
+START_TEST(sends_repriced_as_the_full_prediction)
+{
+    uint64_t x = 12345;
+    for (int trial = 0; trial < 400; trial++) {
+        tf_coeffs c = simple_coeffs();
+        c.beta_coll_max = 0.5e-9;
+        c.alpha_sync = 2e-6;
+        c.gamma_row = 0.3e-9;
+        c.gamma_cached = 0.25e-9;
+        c.gamma_fetch_cached = 0.4e-9;
+        c.cache_bytes = trial % 3 ? 1 << 20 : 0;
+        c.threads = 1 + trial % 2;
+        c.overlap_fetch = trial % 5 ? 0.7 : 0;
+        c.elem_bytes = trial % 4 == 1 ? 2 : 4;
+        int64_t v[20];
+        for (int i = 0; i < 20; i++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            v[i] = (int64_t)(x >> 40) % 5000;
+        }
+        tf_rank_stats a;
+        memset(&a, 0, sizeof a);
+        a.nnz_local = v[0];
+        a.nnz_local_miss = v[1] % (v[0] + 1);
+        a.nnz_coll = v[2];
+        a.nnz_coll_miss = v[3] % (v[2] + 1);
+        a.rows_local = v[4];
+        a.rows_coll = v[5];
+        a.nnz_fetch = v[6];
+        a.nnz_fetch_miss = v[7] % (v[6] + 1);
+        a.coll_rows_recv = v[8];
+        a.coll_rows_sent = v[9];
+        a.coll_peers_recv = v[10] % 64;
+        a.coll_peers_sent = v[11] % 64;
+        a.fetch_rows = v[12];
+        a.fetch_requests = v[13];
+        a.fetch_peers_recv = v[14] % 64;
+        a.fetch_peers_sent = v[15] % 64;
+        const int k = 1 + (int)(v[16] % 300);
+        tf_cost_predict(&c, k, &a);
+        tf_rank_stats b = a, full = a;
+        b.coll_rows_sent = full.coll_rows_sent = v[17];
+        b.coll_peers_sent = full.coll_peers_sent = v[18] % 64;
+        b.fetch_peers_sent = full.fetch_peers_sent = v[19] % 64;
+        tf_cost_predict_sends(&c, k, &b);
+        tf_cost_predict(&c, k, &full);
+        ck_assert_mem_eq(&b, &full, sizeof b);
+    }
+}
+END_TEST
+
 /* The analysis counts misses per rank: rank 1 reads rank 0's row 3 from
  * twenty rows, rank 0 reads its own rows 0..15 once each and row 2 again
  * right away. */
@@ -1344,6 +1398,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reuse_band_count_is_the_sorting_count);
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
     tcase_add_test(tc, csr_cost_charges_rows_of_c);
+    tcase_add_test(tc, sends_repriced_as_the_full_prediction);
     tcase_add_test(tc, analysis_counts_reuse_per_rank);
     tcase_add_test(tc, analysis_counts_fetch_row_reuse);
     tcase_add_test(tc, csc_misses_match_their_definition);
