@@ -59,6 +59,24 @@ int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int
     return TF_OK;
 }
 
+int tf_partition_prefix(const int64_t *prefix, int64_t nrows, int nparts, int64_t *off)
+{
+    if (nparts < 1)
+        return tf_fail(TF_ERR_ARG, "cannot split into %d bands", nparts);
+    int64_t total = prefix[nrows];
+    if (total <= 0)
+        return tf_partition_rows(nrows, nparts, off);
+    off[0] = 0;
+    int64_t i = 0;
+    for (int p = 0; p < nparts; p++) {
+        int64_t target = (int64_t)(((__int128)total * (p + 1)) / nparts);
+        while (i < nrows && prefix[i] < target)
+            i++;
+        off[p + 1] = (p == nparts - 1) ? nrows : i;
+    }
+    return TF_OK;
+}
+
 int tf_partition_owner(const int64_t *off, int nparts, int64_t i)
 {
     int lo = 0, hi = nparts - 1;

@@ -36,6 +36,12 @@ int tf_partition_nnz(const tf_csr *a, int nparts, int64_t *off);
  * (tf_partition_work_total). */
 int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int64_t *off);
 
+/* Bands from integer row weights given as their prefix: prefix[0] = 0,
+ * prefix[i + 1] - prefix[i] >= 0 the weight of row i. Band p ends at the
+ * first row i with prefix[i] >= floor((p + 1) prefix[nrows] / P), the cut of
+ * tf_partition_work; a total of 0 is split by rows. */
+int tf_partition_prefix(const int64_t *prefix, int64_t nrows, int nparts, int64_t *off);
+
 /* The total weight W(n) = nnz * den + rows * num of a matrix, after checking
  * den >= 1, num >= 0 and that it fits in int64; with num = 0 it sets *den
  * to 1 first, so that the cut is exactly the nnz bands'. Every band cutter

@@ -1,4 +1,5 @@
 #include "tf_balance.h"
+#include "tf_cost_model.h"
 #include "tf_partition.h"
 
 static double ratio(double mx, double sum, int n)
@@ -61,20 +62,37 @@ void tf_balance_print(FILE *f, const tf_plan *plan)
         what = "rows";
         x = b.slowest_rows;
     }
+    /* Whether --partition work weighs the reuse of B rows with these
+     * coefficients (docs/partition.md). */
+    tf_work_weights w;
+    tf_cost_work_weights(&plan->coeffs, plan->k_planned, &w);
+    const int reuse = w.window > 0;
+    const char *work_fix =
+        reuse ? "try --partition work (bands of equal kernel work: rows, nonzeros, and "
+                "nonzeros whose B row comes from cache weighing less)"
+              : "try --partition work (bands of equal nonzeros plus a cost per row)";
     if (x >= b.slowest_recv && x > 1.1) {
         if (plan->partition == TF_PART_ROWS && x == b.slowest_nnz)
             fix = "try --partition nnz (bands of equal nonzeros)";
         else if ((plan->partition == TF_PART_NNZ || plan->partition == TF_PART_ROWS) &&
                  x == b.slowest_rows)
-            fix = "try --partition work (bands of equal nonzeros plus a cost per row)";
+            fix = work_fix;
         else if (plan->partition == TF_PART_WORK)
-            /* The bands already weigh rows and nonzeros; what is left is
-             * what the row weight does not see: how often a rank's B rows
-             * come from cache, and rows too heavy to split. */
-            fix = "the bands already weigh rows and nonzeros (the ranks differ in B rows "
-                  "from cache, or rows are too heavy): try fewer ranks";
+            /* The bands already weigh what the model charges the kernels
+             * (with the reuse term, the B rows from cache as well); what
+             * is left is rows too heavy to split. */
+            fix = reuse ? "the bands already weigh rows, nonzeros and the B rows from cache "
+                          "(rows are too heavy to split): try fewer ranks"
+                        : "the bands already weigh rows and nonzeros (the ranks differ in B "
+                          "rows from cache, or rows are too heavy): try fewer ranks";
         else
             fix = "its rows are too heavy to balance by whole rows: try fewer ranks";
+    } else if (reuse && b.slowest_recv <= 1.1 &&
+               (plan->partition == TF_PART_NNZ || plan->partition == TF_PART_ROWS)) {
+        /* Neither more nonzeros, rows nor rows received: the slowest rank
+         * reads more of its B rows from memory than the others. */
+        what = "B rows read from memory";
+        fix = work_fix;
     } else {
         what = "B rows received";
         fix = plan->partition != TF_PART_METIS && plan->m == plan->n

@@ -94,6 +94,20 @@ int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
     return 1;
 }
 
+void tf_cost_work_weights(const tf_coeffs *c, int k, tf_work_weights *w)
+{
+    int64_t den;
+    tf_cost_row_weight(c, &w->row, &den);
+    w->miss = den;
+    w->hit = den;
+    w->window = 0;
+    if (!(c->gamma_cached > 0) || !(c->gamma_local > 0) || !(c->gamma_cached < c->gamma_local))
+        return;
+    int64_t h = llround(den * c->gamma_cached / c->gamma_local);
+    w->hit = h < 1 ? 1 : h > den ? den : h;
+    w->window = w->hit < den ? tf_cost_reuse_window(c, k) : 0;
+}
+
 int64_t tf_cost_reuse_window(const tf_coeffs *c, int k)
 {
     if (!(c->cache_bytes > 0) || k < 1)

@@ -77,6 +77,23 @@ double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);
  * Returns 1 when the weight comes from the coefficients, 0 for the built-in. */
 int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den);
 
+/* The weights of --partition work, in sixteenths of a nonzero whose B row
+ * comes from memory (integers, so that bands do not depend on how the
+ * prefix sums are summed): a row of C weighs `row` (tf_cost_row_weight), a
+ * nonzero `miss` (= TF_ROW_WEIGHT_DEN) when its B row was not read within
+ * the last `window` nonzeros of the row-order stream (tf_cost_reuse_window
+ * at K), `hit` (gamma_cached / gamma_local, at least 1) when it was. A
+ * kernel reading a row again from cache is several times faster (web
+ * graphs in URL order reuse most rows), so bands of equal nonzeros leave
+ * the ranks with the fewest reuses slowest. Without the reuse term in the
+ * coefficients (no cache_bytes or gamma_cached) window is 0 and every
+ * nonzero weighs `miss`. */
+typedef struct {
+    int64_t row, miss, hit, window;
+} tf_work_weights;
+
+void tf_cost_work_weights(const tf_coeffs *c, int k, tf_work_weights *w);
+
 #define TF_ROW_WEIGHT_DEN 16
 #define TF_ROW_WEIGHT_BUILTIN 32 /* 2 nonzeros */
 #define TF_ROW_WEIGHT_MAX 1024

@@ -16,11 +16,71 @@
 #include "tf_partition.h"
 #include "tf_partition_metis.h"
 #include "tf_plan_perm.h"
+#include "tf_work_bands.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
+
+/* The cut of bands whose global weight prefix is increasing in the row:
+ * band p ends at the first row whose prefix reaches floor(total (p + 1) / P).
+ * at(ctx, k) is the global prefix at this rank's local row k (0..nrows);
+ * each rank answers for the rows it holds and the smallest answer wins (the
+ * minimum carries the agreement on status). */
+static int cut_bands(MPI_Comm comm, const tf_dcsr *a, int P, int64_t total,
+                     int64_t (*at)(const void *ctx, int64_t k), const void *ctx, int64_t *off)
+{
+    int64_t *cand = malloc((size_t)P * sizeof *cand);
+    int st = cand ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
+    for (int p = 0; st == TF_OK && p < P; p++) {
+        int64_t target = (int64_t)(((__int128)total * (p + 1)) / P);
+        cand[p] = INT64_MAX;
+        if (a->nrows == 0 && a->row0 != a->m)
+            continue;
+        /* Smallest local k whose global prefix reaches the target. */
+        int64_t lo = 0, hi = a->nrows;
+        if (at(ctx, hi) < target)
+            continue;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (at(ctx, mid) >= target)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        cand[p] = a->row0 + lo;
+    }
+    if ((st = tf_agree_allreduce(comm, st, cand, P, MPI_INT64_T, MPI_MIN)) == TF_OK) {
+        off[0] = 0;
+        for (int p = 0; p < P; p++)
+            off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
+    }
+    free(cand);
+    return st;
+}
+
+typedef struct {
+    const tf_dcsr *a;
+    int64_t base, num, den;
+} rowptr_prefix;
+
+static int64_t at_rowptr(const void *ctx, int64_t k)
+{
+    const rowptr_prefix *r = ctx;
+    return (r->base + r->a->loc.rowptr[k]) * r->den + (r->a->row0 + k) * r->num;
+}
+
+typedef struct {
+    const int64_t *prefix; /* this rank's rows' weights, from 0 */
+    int64_t base;          /* the weights of the rows before them */
+} weights_prefix;
+
+static int64_t at_weights(const void *ctx, int64_t k)
+{
+    const weights_prefix *w = ctx;
+    return w->base + w->prefix[k];
+}
 
 /* Bands of equal work from the global row pointer, which no rank holds:
  * band p ends at the first row i with rowptr[i] den + i num >= W (p + 1) / P,
@@ -37,39 +97,108 @@ static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64
         return st;
     if (total == 0)
         return tf_partition_rows(a->m, P, off);
-    int64_t *cand = malloc((size_t)P * sizeof *cand);
-    /* The minimum of the candidates carries the agreement on them. */
-    st = cand ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
     int64_t base = 0, mine = a->loc.nnz;
     MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
     int me;
     MPI_Comm_rank(comm, &me);
     if (me == 0)
         base = 0;
-    for (int p = 0; st == TF_OK && p < P; p++) {
-        int64_t target = (int64_t)(((__int128)total * (p + 1)) / P);
-        cand[p] = INT64_MAX;
-        if (a->nrows == 0 && a->row0 != a->m)
-            continue;
-        /* Smallest local k whose global prefix reaches the target. */
-        int64_t lo = 0, hi = a->nrows;
-        if ((base + a->loc.rowptr[hi]) * den + (a->row0 + hi) * num < target)
-            continue;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if ((base + a->loc.rowptr[mid]) * den + (a->row0 + mid) * num >= target)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        cand[p] = a->row0 + lo;
+    rowptr_prefix r = {a, base, num, den};
+    return cut_bands(comm, a, P, total, at_rowptr, &r, off);
+}
+
+/* The last `want` columns of the row-order stream before this rank's rows
+ * (fewer near the start), in order: the reuse window's state where this
+ * rank's rows begin. A rank with few nonzeros passes on the tail of the
+ * ranks before it. *halo is malloc'ed (NULL when *nhalo is 0). */
+static int stream_tail(MPI_Comm comm, const tf_dcsr *a, int64_t want, int32_t **halo,
+                       int64_t *nhalo)
+{
+    int Q, me;
+    MPI_Comm_size(comm, &Q);
+    MPI_Comm_rank(comm, &me);
+    *nhalo = 0;
+    /* The halo is at most `want` columns of the matrix: allocated before
+     * the gather of the counts, which carries the agreement, so that no rank
+     * fails once the exchange begins. */
+    int64_t cap = want < a->nnz_total ? want : a->nnz_total;
+    int64_t *start = malloc(((size_t)Q + 1) * sizeof *start);
+    int64_t *cnt = malloc((size_t)Q * 4 * sizeof *cnt);
+    *halo = malloc((size_t)(cap > 0 ? cap : 1) * sizeof **halo);
+    int st = start && cnt && *halo ? TF_OK
+                                   : tf_fail(TF_ERR_NOMEM, "out of memory for %lld columns of "
+                                             "the reuse window", (long long)cap);
+    st = tf_agree_allgather_i64(comm, st, &a->loc.nnz, start ? start + 1 : NULL, 1);
+    if (st != TF_OK) {
+        free(start);
+        free(cnt);
+        free(*halo);
+        *halo = NULL;
+        return st;
     }
-    if ((st = tf_agree_allreduce(comm, st, cand, P, MPI_INT64_T, MPI_MIN)) == TF_OK) {
-        off[0] = 0;
-        for (int p = 0; p < P; p++)
-            off[p + 1] = p == P - 1 ? a->m : (cand[p] < a->m ? cand[p] : a->m);
+    start[0] = 0;
+    for (int q = 0; q < Q; q++)
+        start[q + 1] += start[q];
+    int64_t *send = cnt, *sdispl = cnt + Q, *recv = cnt + 2 * Q, *rdispl = cnt + 3 * Q;
+    const int64_t e4 = (int64_t)sizeof(int32_t);
+    int64_t end = start[me + 1], lo_me = start[me] > want ? start[me] - want : 0, total = 0;
+    for (int q = 0; q < Q; q++) {
+        /* Rank q wants [lo, start[q]); this rank holds [start[me], end). */
+        int64_t lo = start[q] > want ? start[q] - want : 0;
+        int64_t from = lo > start[me] ? lo : start[me], to = start[q] < end ? start[q] : end;
+        send[q] = to > from ? (to - from) * e4 : 0;
+        sdispl[q] = to > from ? (from - start[me]) * e4 : 0;
+        from = lo_me > start[q] ? lo_me : start[q];
+        to = start[me] < start[q + 1] ? start[me] : start[q + 1];
+        recv[q] = to > from ? (to - from) * e4 : 0;
+        rdispl[q] = total;
+        total += recv[q];
     }
-    free(cand);
+    *nhalo = total / e4;
+    st = tf_dist_alltoallv(comm, a->loc.col, send, sdispl, *halo, recv, rdispl);
+    free(start);
+    free(cnt);
+    if (st != TF_OK) {
+        free(*halo);
+        *halo = NULL;
+        *nhalo = 0;
+    }
+    return st;
+}
+
+/* --partition work with the reuse term (tf_work_bands.h): the rows' weights
+ * as a single process counts them, the reuse window carried across ranks by
+ * stream_tail, then the cut of bands_work over the weights' prefix. */
+static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
+                       int64_t *off)
+{
+    int32_t *halo = NULL;
+    int64_t nhalo = 0;
+    int st = stream_tail(comm, a, w->window, &halo, &nhalo);
+    int64_t *prefix = malloc((size_t)(a->nrows + 1) * sizeof *prefix);
+    if (st == TF_OK && !prefix)
+        st = tf_fail(TF_ERR_NOMEM, "out of memory for the work weights of %lld rows",
+                     (long long)a->nrows);
+    if (st == TF_OK)
+        st = tf_work_prefix(&a->loc, a->n, halo, nhalo, w, prefix);
+    free(halo);
+    int64_t mine = st == TF_OK ? prefix[a->nrows] : 0, base = 0, total = mine;
+    MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
+    int me;
+    MPI_Comm_rank(comm, &me);
+    if (me == 0)
+        base = 0;
+    if ((st = tf_agree_allreduce(comm, st, &total, 1, MPI_INT64_T, MPI_SUM)) != TF_OK) {
+        free(prefix);
+        return st;
+    }
+    if (total == 0) {
+        free(prefix);
+        return tf_partition_rows(a->m, P, off);
+    }
+    weights_prefix w_at = {prefix, base};
+    st = cut_bands(comm, a, P, total, at_weights, &w_at, off);
+    free(prefix);
     return st;
 }
 
@@ -79,9 +208,11 @@ static int bands_dist(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o,
     if (o->partition == TF_PART_NNZ)
         return bands_work(comm, a, o->nranks, 0, 1, off);
     if (o->partition == TF_PART_WORK) {
-        int64_t num, den;
-        tf_cost_row_weight(&o->coeffs, &num, &den);
-        return bands_work(comm, a, o->nranks, num, den, off);
+        tf_work_weights w;
+        tf_cost_work_weights(&o->coeffs, o->k, &w);
+        if (w.window > 0)
+            return bands_reuse(comm, a, o->nranks, &w, off);
+        return bands_work(comm, a, o->nranks, w.row, w.miss, off);
     }
     return tf_partition_rows(a->m, o->nranks, off);
 }

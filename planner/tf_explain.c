@@ -93,9 +93,16 @@ void tf_explain_print(FILE *f, const tf_plan *plan)
     if (plan->partition == TF_PART_WORK) {
         int64_t num, den;
         int fitted = tf_cost_row_weight(&plan->coeffs, &num, &den);
-        fprintf(f, "work partition: a row of C weighs %.4g nonzeros (%s)\n", (double)num / den,
+        fprintf(f, "work partition: a row of C weighs %.4g nonzeros (%s)", (double)num / den,
                 fitted ? "gamma_row / gamma_local"
                        : "built-in: the coefficients have no gamma_row");
+        tf_work_weights w;
+        tf_cost_work_weights(&plan->coeffs, plan->k_planned, &w);
+        if (w.window > 0)
+            fprintf(f, "; a nonzero whose B row was read within the last %lld nonzeros weighs "
+                       "%.4g (gamma_cached / gamma_local)",
+                    (long long)w.window, (double)w.hit / w.miss);
+        fputc('\n', f);
     }
     tf_explain_matrix(f, plan);
     /* Column names are explained in docs/cost-model.md ("Reading --explain");

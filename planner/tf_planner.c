@@ -6,6 +6,7 @@
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
+#include "tf_work_bands.h"
 #include "tf_partition_metis.h"
 #include "tf_plan_perm.h"
 #include "tf_prepare.h"
@@ -100,9 +101,11 @@ static int partition_bands(const tf_csr *a, const tf_plan_options *o, int64_t *o
     if (o->partition == TF_PART_NNZ)
         return tf_partition_nnz(a, o->nranks, off);
     if (o->partition == TF_PART_WORK) {
-        int64_t num, den;
-        tf_cost_row_weight(&o->coeffs, &num, &den);
-        return tf_partition_work(a, o->nranks, num, den, off);
+        tf_work_weights w;
+        tf_cost_work_weights(&o->coeffs, o->k, &w);
+        if (w.window > 0)
+            return tf_work_bands(a, &w, o->nranks, off);
+        return tf_partition_work(a, o->nranks, w.row, w.miss, off);
     }
     return tf_partition_rows(a->nrows, o->nranks, off);
 }

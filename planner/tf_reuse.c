@@ -59,3 +59,25 @@ int64_t tf_reuse_csc_misses(const uint32_t *cols, const uint32_t *rows, int64_t 
     }
     return miss;
 }
+
+void tf_reuse_row_misses(const int64_t *rowptr, const int32_t *col, int64_t nrows,
+                         const int32_t *halo, int64_t nhalo, int64_t window, uint32_t *last,
+                         int64_t ncols, int64_t *miss)
+{
+    int64_t n = rowptr[nrows] - rowptr[0];
+    if (window <= 0 || nhalo + n >= (int64_t)UINT32_MAX) {
+        for (int64_t i = 0; i < nrows; i++)
+            miss[i] = rowptr[i + 1] - rowptr[i];
+        return;
+    }
+    forget(last, ncols);
+    for (int64_t e = 0; e < nhalo; e++)
+        last[halo[e]] = (uint32_t)e;
+    int64_t e = nhalo;
+    for (int64_t i = 0; i < nrows; i++) {
+        int64_t m = 0;
+        for (int64_t x = rowptr[i]; x < rowptr[i + 1]; x++, e++)
+            m += !recent(last, (uint32_t)col[x], e, window);
+        miss[i] = m;
+    }
+}

@@ -41,6 +41,17 @@ int64_t tf_reuse_misses_sorted(const uint32_t *cols, const uint32_t *pos, int64_
 int64_t tf_reuse_csc_misses(const uint32_t *cols, const uint32_t *rows, int64_t n,
                             int64_t window, uint32_t stride, uint32_t *last, int64_t nrows);
 
+/* The same count row by row, for bands of equal work (--partition work):
+ * a CSR kernel over rows [0, nrows) of (rowptr, col) reads col[rowptr[0]..
+ * rowptr[nrows]) in order, after the nhalo reads halo[] (the end of the
+ * stream before these rows: another rank's band; NULL when nhalo is 0).
+ * miss[i] = how many of row i's nonzeros miss. last: scratch of ncols
+ * entries (col and halo entries < ncols). window <= 0, or 2^32 - 1 reads or
+ * more in all: every nonzero misses. */
+void tf_reuse_row_misses(const int64_t *rowptr, const int32_t *col, int64_t nrows,
+                         const int32_t *halo, int64_t nhalo, int64_t window, uint32_t *last,
+                         int64_t ncols, int64_t *miss);
+
 /* The stride the planner and the calibration count as streamed: 4 rows,
  * 2 KiB at K = 128 (hardware prefetchers follow steps within a page). */
 #define TF_REUSE_STREAM_ROWS 4

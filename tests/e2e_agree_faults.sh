@@ -9,7 +9,7 @@
 # must be a step that looks again, then goes on). Walked: twoface-plan at
 # Q = 3 for P = 5, failing each rank in turn (rank 0 writes the file, the
 # others hand it their parts), and once more with --normalize gcn
-# --transpose; twoface-exec --check and twoface-gcn (Cora, every output) at
+# --transpose --partition work; twoface-exec --check and twoface-gcn (Cora, every output) at
 # 3 ranks. Agreements carried by another collective (mpi/tf_agree_carry.h)
 # count as agreements here.
 # Environment (tests/run_tests.sh sets both): TF_SRCDIR, TF_BUILD.
@@ -94,10 +94,11 @@ for r in 0 1 2; do
         "$work/dir.mtx" -n 5 -k 16 -q -o "$work/p$r/out/p.h5" >"$work/r.$r" &
 done
 # The normalisation's and the transpose's exchanges, whose agreements ride
-# on the gathering of the bands and on the counts.
-walk "twoface-plan --normalize gcn --transpose at Q = 3, P = 5" 1 "$work/t" "$PLAN" \
-    "$work/t/out/p.h5" '^$' "$work/dir.mtx" -n 5 -k 16 -q --normalize gcn --transpose \
-    -o "$work/t/out/p.h5" >"$work/r.t" &
+# on the gathering of the bands and on the counts, and the work bands' (the
+# reuse window's tail from the ranks before, the weights' total).
+walk "twoface-plan --normalize gcn --transpose --partition work at Q = 3, P = 5" 1 "$work/t" \
+    "$PLAN" "$work/t/out/p.h5" '^$' "$work/dir.mtx" -n 5 -k 16 -q --normalize gcn --transpose \
+    --partition work -o "$work/t/out/p.h5" >"$work/r.t" &
 # One part a rank: no candidate is built lean, none again in full.
 walk "twoface-plan at Q = P = 3" 2 "$work/e3" "$PLAN" "$work/e3/out/p.h5" '^$' \
     "$work/dir.mtx" -n 3 -k 16 -q -o "$work/e3/out/p.h5" >"$work/r.e3" &

@@ -446,7 +446,8 @@ END_TEST
 
 /* Bands of equal work: integer prefix sums over the planning ranks give the
  * serial bands at every Q, with the built-in row weight and with one from a
- * calibration (37/16 nonzeros, not a whole number). Skewed rows (a few long
+ * calibration (37/16 nonzeros, not a whole number), and with the reuse of
+ * B rows counted over the whole row-order stream. Skewed rows (a few long
  * ones among many empty) make the row weight move the cuts. */
 START_TEST(test_plans_work)
 {
@@ -469,6 +470,27 @@ START_TEST(test_plans_work)
     for (int P = 2; P <= 6; P += 2) {
         plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, NULL, 0);
         plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
+    }
+    tf_csr_free(&a);
+    /* The reuse window carried across planning ranks: the first 100 rows
+     * reread their group's 4 columns (hits), the rest read scattered ones
+     * (misses), so the reuse moves the cuts; windows of 5 nonzeros (within
+     * one planning rank's rows) and of 300 (across several). */
+    ck_assert_int_eq(tf_coo_init(&coo, 200, 200, 800), TF_OK);
+    for (int64_t i = 0; i < 200; i++)
+        for (int64_t t = 0; t < 4; t++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, i < 100 ? (i / 10) * 4 + t
+                                                          : (i * 37 + t * 53) % 200, 1.0),
+                             TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    tf_coo_free(&coo);
+    tf_coeffs r;
+    tf_coeffs_default(&r);
+    ck_assert(r.gamma_cached > 0 && r.gamma_cached < r.gamma_local);
+    for (int w = 5; w <= 300; w += 295) {
+        r.cache_bytes = 4.0 * 32 * w; /* K = 32 */
+        for (int P = 2; P <= 5; P++)
+            plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
     }
     tf_csr_free(&a);
 }

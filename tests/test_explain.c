@@ -2,8 +2,10 @@
  * names, the layout calibrate/validate.sh reads, MiB sizes matching the
  * plan's statistics) and the --svg picture (opaque background, cells
  * without outline, every class in the legend). */
+#include "tf_balance.h"
 #include "tf_error.h"
 #include "tf_explain.h"
+#include "tf_partition.h"
 #include "tf_plan.h"
 #include "tf_planner.h"
 #include "tf_test.h"
@@ -153,12 +155,57 @@ START_TEST(svg_rects_have_no_outline_and_legend_is_complete)
 }
 END_TEST
 
+/* The balance line's advice when the slowest rank has the mean nonzeros,
+ * rows and rows received: with the reuse term in the coefficients the excess
+ * is B rows read from memory, which --partition work weighs; without it the
+ * line falls back on the rows received. */
+static char *balance_line(const tf_plan *plan)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    ck_assert_ptr_nonnull(f);
+    tf_balance_print(f, plan);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(balance_names_b_rows_from_memory)
+{
+    tf_plan plan;
+    make_plan(&plan, 2, TF_MODE_TWOFACE);
+    plan.partition = TF_PART_NNZ;
+    plan.row_off[1] = plan.m / 2;
+    for (int p = 0; p < 2; p++) {
+        tf_rank_stats *s = &plan.all_stats[p];
+        s->nnz_local = 500;
+        s->nnz_coll = 250;
+        s->nnz_fetch = 0;
+        s->coll_rows_recv = 80;
+        s->fetch_rows = 0;
+        s->t_total = p == 1 ? 2e-3 : 1e-3;
+    }
+    ck_assert(plan.coeffs.gamma_cached > 0 && plan.coeffs.cache_bytes > 0);
+    char *line = balance_line(&plan);
+    ck_assert_msg(strstr(line, "IMBALANCED, rank 1") &&
+                      strstr(line, "(the excess: B rows read from memory); try --partition work"),
+                  "%s", line);
+    free(line);
+    plan.coeffs.gamma_cached = 0;
+    line = balance_line(&plan);
+    ck_assert_msg(strstr(line, "(the excess: B rows received); try --partition metis"), "%s", line);
+    free(line);
+    tf_plan_free(&plan);
+}
+END_TEST
+
 static Suite *explain_suite(void)
 {
     Suite *s = suite_create("explain");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, explain_columns_named_and_in_mib);
     tcase_add_test(tc, svg_rects_have_no_outline_and_legend_is_complete);
+    tcase_add_test(tc, balance_names_b_rows_from_memory);
     suite_add_tcase(s, tc);
     return s;
 }

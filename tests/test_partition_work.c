@@ -5,6 +5,8 @@
 #include "tf_csr.h"
 #include "tf_error.h"
 #include "tf_partition.h"
+#include "tf_reuse.h"
+#include "tf_work_bands.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +196,128 @@ START_TEST(row_weight_from_the_coefficients)
 }
 END_TEST
 
+/* A CSR from explicit rows: row i holds cols[rp[i]..rp[i+1]), ncols wide. */
+static void csr_of_rows(tf_csr *a, int64_t n, int64_t ncols, const int64_t *rp, const int32_t *cols)
+{
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, n, ncols, rp[n] > 0 ? rp[n] : 1), TF_OK);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t x = rp[i]; x < rp[i + 1]; x++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, cols[x], 1.0), TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
+    tf_coo_free(&coo);
+}
+
+START_TEST(row_misses_hand_computed)
+{
+    /* Reads 0 1 | 0 2 | 3 | 1 0 (rows of 2, 2, 1, 2) with a window of 2:
+     * 0 miss, 1 miss | 0 hit (2 back), 2 miss | 3 miss | 1 miss (4 back),
+     * 0 miss (4 back). */
+    const int64_t rp[5] = {0, 2, 4, 5, 7};
+    const int32_t col[7] = {0, 1, 0, 2, 3, 1, 0};
+    uint32_t last[4];
+    int64_t miss[4];
+    tf_reuse_row_misses(rp, col, 4, NULL, 0, 2, last, 4, miss);
+    ck_assert_int_eq(miss[0], 2);
+    ck_assert_int_eq(miss[1], 1);
+    ck_assert_int_eq(miss[2], 1);
+    ck_assert_int_eq(miss[3], 2);
+    /* A window of 4 reaches back to the first reads of 1 and 0. */
+    tf_reuse_row_misses(rp, col, 4, NULL, 0, 4, last, 4, miss);
+    ck_assert_int_eq(miss[3], 0);
+    /* The last two rows after the first two as a halo: the same counts as
+     * the whole stream's. */
+    tf_reuse_row_misses(rp + 2, col, 2, col, 4, 2, last, 4, miss);
+    ck_assert_int_eq(miss[0], 1);
+    ck_assert_int_eq(miss[1], 2);
+    tf_reuse_row_misses(rp + 2, col, 2, col, 4, 4, last, 4, miss);
+    ck_assert_int_eq(miss[1], 0);
+    /* Without a window every nonzero misses. */
+    tf_reuse_row_misses(rp, col, 4, NULL, 0, 0, last, 4, miss);
+    ck_assert_int_eq(miss[0] + miss[1] + miss[2] + miss[3], 7);
+}
+END_TEST
+
+START_TEST(work_weights_from_the_coefficients)
+{
+    tf_coeffs c;
+    tf_coeffs_default(&c);
+    c.gamma_local = 4e-10;
+    c.gamma_row = 6e-10;     /* 1.5 nonzeros: 24 sixteenths */
+    c.gamma_cached = 1e-10;  /* a quarter: 4 */
+    c.cache_bytes = 1 << 20; /* 2048 rows of 128 floats */
+    tf_work_weights w;
+    tf_cost_work_weights(&c, 128, &w);
+    ck_assert_int_eq(w.row, 24);
+    ck_assert_int_eq(w.miss, TF_ROW_WEIGHT_DEN);
+    ck_assert_int_eq(w.hit, 4);
+    ck_assert_int_eq(w.window, 2048);
+    tf_cost_work_weights(&c, 32, &w);
+    ck_assert_int_eq(w.window, 8192);
+    c.gamma_cached = 1e-14; /* never below a sixteenth */
+    tf_cost_work_weights(&c, 128, &w);
+    ck_assert_int_eq(w.hit, 1);
+    /* No reuse term (files from before it): every nonzero the same. */
+    c.gamma_cached = 0;
+    tf_cost_work_weights(&c, 128, &w);
+    ck_assert_int_eq(w.hit, w.miss);
+    ck_assert_int_eq(w.window, 0);
+    c.gamma_cached = 1e-10;
+    c.cache_bytes = 0;
+    tf_cost_work_weights(&c, 128, &w);
+    ck_assert_int_eq(w.window, 0);
+    /* A cached read no cheaper than a miss: no reuse either. */
+    c.cache_bytes = 1 << 20;
+    c.gamma_cached = 5e-10;
+    tf_cost_work_weights(&c, 128, &w);
+    ck_assert_int_eq(w.hit, w.miss);
+    ck_assert_int_eq(w.window, 0);
+}
+END_TEST
+
+START_TEST(reuse_bands_hand_computed)
+{
+    /* Four rows of 4 nonzeros: the first two read columns 0-3 twice (the
+     * second row all hits), the last two read 4-7 then 8-11 (all misses).
+     * Window 4, miss 16, hit 4, row 0: weights 64, 16, 64, 64, total 208;
+     * two bands, target 104: prefix 0, 64, 80, 144 -> band 0 = rows 0-2.
+     * By nonzeros the cut is after row 1. */
+    const int64_t rp[5] = {0, 4, 8, 12, 16};
+    const int32_t col[16] = {0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    tf_csr a;
+    csr_of_rows(&a, 4, 12, rp, col);
+    tf_work_weights w = {.row = 0, .miss = 16, .hit = 4, .window = 4};
+    int64_t prefix[5], off[3];
+    ck_assert_int_eq(tf_work_prefix(&a, 12, NULL, 0, &w, prefix), TF_OK);
+    assert_bands(prefix, (const int64_t[]){0, 64, 80, 144, 208}, 4);
+    ck_assert_int_eq(tf_work_bands(&a, &w, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 3, 4}, 2);
+    ck_assert_int_eq(tf_partition_nnz(&a, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 2, 4}, 2);
+    /* A row weight of 48 (3 nonzeros): 112, 64, 112, 112, total 400, target
+     * 200: prefix 112, 176, 288 -> the cut after row 2 still. */
+    w.row = 48;
+    ck_assert_int_eq(tf_work_bands(&a, &w, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 3, 4}, 2);
+    /* A window too short to see the repeat: the nnz bands. */
+    w.row = 0;
+    w.window = 3;
+    ck_assert_int_eq(tf_work_bands(&a, &w, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 2, 4}, 2);
+    tf_csr_free(&a);
+}
+END_TEST
+
+START_TEST(prefix_bands_of_zero_weight_split_rows)
+{
+    const int64_t prefix[6] = {0, 0, 0, 0, 0, 0};
+    int64_t off[3];
+    ck_assert_int_eq(tf_partition_prefix(prefix, 5, 2, off), TF_OK);
+    assert_bands(off, (const int64_t[]){0, 3, 5}, 2);
+    ck_assert_int_ne(tf_partition_prefix(prefix, 5, 0, off), TF_OK);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("partition_work");
@@ -206,6 +330,10 @@ static Suite *make_suite(void)
     tcase_add_test(tc, work_bands_refuse_bad_weights);
     tcase_add_test(tc, work_kind_parses_and_names);
     tcase_add_test(tc, row_weight_from_the_coefficients);
+    tcase_add_test(tc, row_misses_hand_computed);
+    tcase_add_test(tc, work_weights_from_the_coefficients);
+    tcase_add_test(tc, reuse_bands_hand_computed);
+    tcase_add_test(tc, prefix_bands_of_zero_weight_split_rows);
     suite_add_tcase(s, tc);
     return s;
 }
