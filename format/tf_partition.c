@@ -38,6 +38,38 @@ int tf_partition_work_total(int64_t nnz, int64_t rows, int64_t num, int64_t *den
     return TF_OK;
 }
 
+/* The cut every weighted partition shares: band p ends at the first row i
+ * whose prefix at(ctx, i) reaches floor((p + 1) total / P); a total of 0 is
+ * split by rows. */
+static int cut_rows(int64_t nrows, int nparts, int64_t total,
+                    int64_t (*at)(const void *ctx, int64_t i), const void *ctx, int64_t *off)
+{
+    if (total <= 0)
+        return tf_partition_rows(nrows, nparts, off);
+    off[0] = 0;
+    int64_t i = 0;
+    for (int p = 0; p < nparts; p++) {
+        int64_t target = (int64_t)(((__int128)total * (p + 1)) / nparts);
+        while (i < nrows && at(ctx, i) < target)
+            i++;
+        off[p + 1] = (p == nparts - 1) ? nrows : i;
+    }
+    return TF_OK;
+}
+
+typedef struct {
+    const int64_t *rowptr;
+    int64_t num, den;
+} work_prefix;
+
+static int64_t at_work(const void *ctx, int64_t i)
+{
+    const work_prefix *w = ctx;
+    return w->rowptr[i] * w->den + i * w->num;
+}
+
+static int64_t at_prefix(const void *ctx, int64_t i) { return ((const int64_t *)ctx)[i]; }
+
 int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int64_t *off)
 {
     if (nparts < 1)
@@ -46,35 +78,15 @@ int tf_partition_work(const tf_csr *a, int nparts, int64_t num, int64_t den, int
     int st = tf_partition_work_total(a->nnz, a->nrows, num, &den, &total);
     if (st)
         return st;
-    if (total == 0)
-        return tf_partition_rows(a->nrows, nparts, off);
-    off[0] = 0;
-    int64_t i = 0;
-    for (int p = 0; p < nparts; p++) {
-        int64_t target = (int64_t)(((__int128)total * (p + 1)) / nparts);
-        while (i < a->nrows && a->rowptr[i] * den + i * num < target)
-            i++;
-        off[p + 1] = (p == nparts - 1) ? a->nrows : i;
-    }
-    return TF_OK;
+    work_prefix w = {a->rowptr, num, den};
+    return cut_rows(a->nrows, nparts, total, at_work, &w, off);
 }
 
 int tf_partition_prefix(const int64_t *prefix, int64_t nrows, int nparts, int64_t *off)
 {
     if (nparts < 1)
         return tf_fail(TF_ERR_ARG, "cannot split into %d bands", nparts);
-    int64_t total = prefix[nrows];
-    if (total <= 0)
-        return tf_partition_rows(nrows, nparts, off);
-    off[0] = 0;
-    int64_t i = 0;
-    for (int p = 0; p < nparts; p++) {
-        int64_t target = (int64_t)(((__int128)total * (p + 1)) / nparts);
-        while (i < nrows && prefix[i] < target)
-            i++;
-        off[p + 1] = (p == nparts - 1) ? nrows : i;
-    }
-    return TF_OK;
+    return cut_rows(nrows, nparts, prefix[nrows], at_prefix, prefix, off);
 }
 
 int tf_partition_owner(const int64_t *off, int nparts, int64_t i)
