@@ -539,6 +539,31 @@ START_TEST(csr_cost_charges_misses_and_hits)
 }
 END_TEST
 
+/* A fused pass's time goes to the two buckets at the prices the model gave
+ * each part of the rank: here a collective nonzero costs 4 local ones, so
+ * equal counts give the local part a fifth. Without both parts priced (no
+ * stats, a part empty or unpriced) the split is by nonzeros. */
+START_TEST(fused_pass_split_at_model_prices)
+{
+    tf_rank_stats s;
+    memset(&s, 0, sizeof s);
+    s.nnz_local = 1000;
+    s.t_local = 1e-3;   /* 1 us per local nonzero */
+    s.nnz_coll = 100;
+    s.t_coll_comp = 4e-4; /* 4 us per collective nonzero */
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 50, 50), 0.2, 1e-12);
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 80, 5), 80.0 / 100.0, 1e-12);
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 0, 7), 0.0, 1e-12);
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 0, 0), 1.0, 1e-12);
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(NULL, 30, 10), 0.75, 1e-12);
+    s.t_coll_comp = 0;
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 30, 10), 0.75, 1e-12);
+    s.t_coll_comp = 4e-4;
+    s.nnz_local = 0;
+    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 30, 10), 0.75, 1e-12);
+}
+END_TEST
+
 /* The classification prices an owner under a change of what it sends by
  * repricing only the sending terms of its prediction: bitwise the full
  * prediction of the changed counts, whatever the counts, thread model,
@@ -1397,6 +1422,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reuse_counts_rows_read_again_within_the_window);
     tcase_add_test(tc, reuse_band_count_is_the_sorting_count);
     tcase_add_test(tc, csr_cost_charges_misses_and_hits);
+    tcase_add_test(tc, fused_pass_split_at_model_prices);
     tcase_add_test(tc, csr_cost_charges_rows_of_c);
     tcase_add_test(tc, sends_repriced_as_the_full_prediction);
     tcase_add_test(tc, analysis_counts_reuse_per_rank);
