@@ -31,7 +31,6 @@
  * has and publishes the copy, an owner returns once all its readers have
  * copied; the copy is the collective's transfer and is timed as
  * coll_wait. */
-#include "tf_cost_model.h"
 #include "tf_exec.h"
 #include "tf_kernels.h"
 
@@ -100,7 +99,7 @@ static void fused_rows(tf_spmm_ctx *ctx, int64_t r0, int64_t r1, float *c, int t
  * landed, or in place every owner entered): the chunk's local and second-
  * part nonzeros in one pass, its time shared between the local and the
  * remote compute buckets at the model's prices of the two parts
- * (tf_cost_fused_local_share), so the in-situ calibration still sees each
+ * (tf_stats_fused_local_share), so the in-situ calibration still sees each
  * half's share; *fused_from becomes the chunk's first row if it
  * is the first such chunk. Before that: the local part alone. */
 static void local_chunk(tf_spmm_ctx *ctx, int ch, int landed, int64_t *fused_from, float *c)
@@ -123,7 +122,7 @@ static void local_chunk(tf_spmm_ctx *ctx, int ch, int landed, int64_t *fused_fro
     double n2 = (double)(ptr2[r1] - ptr2[r0]);
     /* In place the second part is every remote nonzero, which the plan's
      * stats do not price as one part: by nonzeros there. */
-    double fl = tf_cost_fused_local_share(ctx->direct ? NULL : &rp->stats, nl, n2);
+    double fl = tf_stats_fused_local_share(ctx->direct ? NULL : &rp->stats, nl, n2);
     ctx->timing.local_comp += dt * fl;
     ctx->timing.coll_comp += dt * (1.0 - fl);
 }

@@ -137,6 +137,22 @@ const char *tf_coll_rows_name(int coll_rows)
     return coll_rows == TF_COLL_STRIPE ? "stripe" : "needed";
 }
 
+double tf_stats_fused_local_share(const tf_rank_stats *s, double nl, double n2)
+{
+    /* By nonzeros alone, a pass whose local nonzeros find their B rows in
+     * cache and whose collective ones load them from memory charged the
+     * local bucket for the collective's loads: the in-situ calibration then
+     * scaled the local kernel by 1.25-2.02 on 4 simulated ranks, against
+     * 1.34-1.36 with the two parts in separate passes (docs/cost-model.md,
+     * "The fused pass in the in-situ run"). */
+    double wl = nl, w2 = n2;
+    if (s && s->nnz_local > 0 && s->nnz_coll > 0 && s->t_local > 0 && s->t_coll_comp > 0) {
+        wl = nl * (s->t_local / (double)s->nnz_local);
+        w2 = n2 * (s->t_coll_comp / (double)s->nnz_coll);
+    }
+    return wl + w2 > 0 ? wl / (wl + w2) : 1.0;
+}
+
 int tf_coll_rows_parse(const char *s, int *coll_rows)
 {
     if (strcmp(s, "needed") == 0)

@@ -207,6 +207,14 @@ int tf_plan_check_alt(const tf_plan *plan, const tf_plan *alt);
 const char *tf_plan_classes(const tf_plan *plan);
 /* The predicted time of one SpMM: the slowest rank's t_total (all_stats). */
 double tf_plan_predicted_time(const tf_plan *plan);
+/* The local part's share of a pass that computes nl local and n2
+ * collective nonzeros of the same rows together (the executor's fused pass),
+ * at the prices the plan's model gave this rank's two parts (s->t_local per
+ * local nonzero, s->t_coll_comp per collective one), so that the timing
+ * buckets split such a pass as the model would; by nonzeros when the stats
+ * do not price both parts (s NULL, a part empty or unpriced). 1 when the
+ * pass has no nonzero. */
+double tf_stats_fused_local_share(const tf_rank_stats *s, double nl, double n2);
 const char *tf_mode_name(int mode);
 int tf_mode_parse(const char *s, int *mode);
 const char *tf_coll_rows_name(int coll_rows);

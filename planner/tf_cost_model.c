@@ -78,22 +78,6 @@ double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows)
     return c->gamma_row * (double)rows * k;
 }
 
-double tf_cost_fused_local_share(const tf_rank_stats *s, double nl, double n2)
-{
-    /* By nonzeros alone, a pass whose local nonzeros find their B rows in
-     * cache and whose collective ones load them from memory charged the
-     * local bucket for the collective's loads: the in-situ calibration then
-     * scaled the local kernel by 1.45-2.02 on the simulated cluster against
-     * 1.34-1.36 with the parts in separate passes, and the model
-     * over-predicted graphs whose time is the local part (cnr-2000). */
-    double wl = nl, w2 = n2;
-    if (s && s->nnz_local > 0 && s->nnz_coll > 0 && s->t_local > 0 && s->t_coll_comp > 0) {
-        wl = nl * (s->t_local / (double)s->nnz_local);
-        w2 = n2 * (s->t_coll_comp / (double)s->nnz_coll);
-    }
-    return wl + w2 > 0 ? wl / (wl + w2) : 1.0;
-}
-
 int tf_cost_row_weight(const tf_coeffs *c, int64_t *num, int64_t *den)
 {
     /* A 16th of a nonzero is finer than the ratio is known (it moved

@@ -64,14 +64,6 @@ double tf_cost_csc(const tf_coeffs *c, int k, int64_t nnz, int64_t miss);
  * (cache_bytes 0: files from before the term) every nonzero pays gamma. */
 double tf_cost_csr(const tf_coeffs *c, double gamma, int k, int64_t nnz, int64_t miss);
 
-/* The local part's share of a pass that computes nl local and n2
- * collective nonzeros of the same rows together (the executor's fused pass),
- * at the prices the plan's model gave this rank's two parts (s->t_local per
- * local nonzero, s->t_coll_comp per collective one), so that timing buckets
- * split such a pass as the model would; by nonzeros when the stats do not
- * price both parts. 1 when the pass has no nonzero. */
-double tf_cost_fused_local_share(const tf_rank_stats *s, double nl, double n2);
-
 /* Time a CSR kernel spends per row of C it writes, whatever the row's
  * nonzeros: rows times gamma_row times K (0 without the coefficient). */
 double tf_cost_rows(const tf_coeffs *c, int k, int64_t rows);

@@ -551,16 +551,16 @@ START_TEST(fused_pass_split_at_model_prices)
     s.t_local = 1e-3;   /* 1 us per local nonzero */
     s.nnz_coll = 100;
     s.t_coll_comp = 4e-4; /* 4 us per collective nonzero */
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 50, 50), 0.2, 1e-12);
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 80, 5), 80.0 / 100.0, 1e-12);
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 0, 7), 0.0, 1e-12);
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 0, 0), 1.0, 1e-12);
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(NULL, 30, 10), 0.75, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 50, 50), 0.2, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 80, 5), 80.0 / 100.0, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 0, 7), 0.0, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 0, 0), 1.0, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(NULL, 30, 10), 0.75, 1e-12);
     s.t_coll_comp = 0;
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 30, 10), 0.75, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 30, 10), 0.75, 1e-12);
     s.t_coll_comp = 4e-4;
     s.nnz_local = 0;
-    ck_assert_double_eq_tol(tf_cost_fused_local_share(&s, 30, 10), 0.75, 1e-12);
+    ck_assert_double_eq_tol(tf_stats_fused_local_share(&s, 30, 10), 0.75, 1e-12);
 }
 END_TEST
 
