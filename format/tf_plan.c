@@ -140,7 +140,7 @@ const char *tf_coll_rows_name(int coll_rows)
 double tf_stats_fused_local_share(const tf_rank_stats *s, double nl, double n2)
 {
     /* By nonzeros alone, a pass whose local nonzeros find their B rows in
-     * cache and whose collective ones load them from memory charged the
+     * cache and whose collective ones load them from memory charges the
      * local bucket for the collective's loads: the in-situ calibration then
      * scaled the local kernel by 1.25-2.02 on 4 simulated ranks, against
      * 1.34-1.36 with the two parts in separate passes (docs/cost-model.md,
