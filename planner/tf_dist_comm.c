@@ -131,3 +131,12 @@ int64_t tf_dist_sum_i64(MPI_Comm comm, int64_t v)
     tf_mpi_allreduce_idle(&v, &t, 1, MPI_INT64_T, MPI_SUM, comm);
     return t;
 }
+
+int64_t tf_dist_exscan_i64(MPI_Comm comm, int64_t v)
+{
+    int64_t before = 0;
+    int rank;
+    MPI_Exscan(&v, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Comm_rank(comm, &rank);
+    return rank == 0 ? 0 : before;
+}

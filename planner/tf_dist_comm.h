@@ -40,5 +40,8 @@ int tf_dist_counts_agree(MPI_Comm comm, int status, const int64_t *send, int64_t
 /* Sum of a 64-bit unsigned value over the ranks, mod 2^64. */
 uint64_t tf_dist_sum_u64(MPI_Comm comm, uint64_t v);
 int64_t tf_dist_sum_i64(MPI_Comm comm, int64_t v);
+/* Sum of v over the ranks before this one (0 on rank 0, where MPI_Exscan
+ * leaves it undefined). */
+int64_t tf_dist_exscan_i64(MPI_Comm comm, int64_t v);
 
 #endif

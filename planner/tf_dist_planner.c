@@ -27,10 +27,13 @@
  * band p ends at the first row whose prefix reaches floor(total (p + 1) / P).
  * at(ctx, k) is the global prefix at this rank's local row k (0..nrows);
  * each rank answers for the rows it holds and the smallest answer wins (the
- * minimum carries the agreement on status). */
+ * minimum carries the agreement on status). A total of 0 is split by rows,
+ * as the serial cut does (tf_partition_prefix). */
 static int cut_bands(MPI_Comm comm, const tf_dcsr *a, int P, int64_t total,
                      int64_t (*at)(const void *ctx, int64_t k), const void *ctx, int64_t *off)
 {
+    if (total <= 0)
+        return tf_partition_rows(a->m, P, off);
     int64_t *cand = malloc((size_t)P * sizeof *cand);
     int st = cand ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P);
     for (int p = 0; st == TF_OK && p < P; p++) {
@@ -95,15 +98,7 @@ static int bands_work(MPI_Comm comm, const tf_dcsr *a, int P, int64_t num, int64
     int st = tf_partition_work_total(a->nnz_total, a->m, num, &den, &total);
     if (st)
         return st;
-    if (total == 0)
-        return tf_partition_rows(a->m, P, off);
-    int64_t base = 0, mine = a->loc.nnz;
-    MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
-    int me;
-    MPI_Comm_rank(comm, &me);
-    if (me == 0)
-        base = 0;
-    rowptr_prefix r = {a, base, num, den};
+    rowptr_prefix r = {a, tf_dist_exscan_i64(comm, a->loc.nnz), num, den};
     return cut_bands(comm, a, P, total, at_rowptr, &r, off);
 }
 
@@ -182,22 +177,12 @@ static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_wei
     if (st == TF_OK)
         st = tf_work_prefix(&a->loc, a->n, halo, nhalo, w, prefix);
     free(halo);
-    int64_t mine = st == TF_OK ? prefix[a->nrows] : 0, base = 0, total = mine;
-    MPI_Exscan(&mine, &base, 1, MPI_INT64_T, MPI_SUM, comm);
-    int me;
-    MPI_Comm_rank(comm, &me);
-    if (me == 0)
-        base = 0;
-    if ((st = tf_agree_allreduce(comm, st, &total, 1, MPI_INT64_T, MPI_SUM)) != TF_OK) {
-        free(prefix);
-        return st;
+    int64_t mine = st == TF_OK ? prefix[a->nrows] : 0, total = mine;
+    const int64_t base = tf_dist_exscan_i64(comm, mine);
+    if ((st = tf_agree_allreduce(comm, st, &total, 1, MPI_INT64_T, MPI_SUM)) == TF_OK) {
+        weights_prefix w_at = {prefix, base};
+        st = cut_bands(comm, a, P, total, at_weights, &w_at, off);
     }
-    if (total == 0) {
-        free(prefix);
-        return tf_partition_rows(a->m, P, off);
-    }
-    weights_prefix w_at = {prefix, base};
-    st = cut_bands(comm, a, P, total, at_weights, &w_at, off);
     free(prefix);
     return st;
 }

@@ -9,6 +9,7 @@
  * finds the rank holding entry declared + 1, and that rank alone parses its
  * text again with the limit, which reports the serial reader's line. */
 #include "tf_dist_read.h"
+#include "tf_dist_comm.h"
 #include "tf_agree.h"
 #include "tf_agree_key.h"
 #include "tf_agree_carry.h"
@@ -42,13 +43,6 @@ typedef struct {
     int sharers;        /* ranks on this node that share its memory (max_memory 0) */
     tf_mm_header h;
 } ctx;
-
-static int64_t exscan(MPI_Comm comm, int rank, int64_t v)
-{
-    int64_t before = 0;
-    MPI_Exscan(&v, &before, 1, MPI_INT64_T, MPI_SUM, comm);
-    return rank == 0 ? 0 : before; /* undefined on rank 0 */
-}
 
 static int64_t sum(MPI_Comm comm, int64_t v)
 {
@@ -300,7 +294,7 @@ static int read_plain(ctx *c, tf_dcsr *out)
             st = tf_fail(TF_ERR_INTERNAL, "%s: a parse failure was not found again", c->path);
     }
     if (again_any) {
-        before = exscan(c->comm, c->rank, seen);
+        before = tf_dist_exscan_i64(c->comm, seen);
         total = sum(c->comm, seen);
     }
     if (before <= h->declared && before + seen > h->declared) {
@@ -485,7 +479,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
             st = tf_mm_parse_lines(c->path, h, text, len, first, 0, &seen, &part, &err_line);
             key = err_line;
         }
-        int64_t before = total + exscan(c->comm, c->rank, seen);
+        int64_t before = total + tf_dist_exscan_i64(c->comm, seen);
         total += sum(c->comm, seen);
         if (before <= h->declared && before + seen > h->declared) {
             part.n = 0;
