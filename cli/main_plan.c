@@ -18,6 +18,7 @@
 #include "tf_h5csr.h"
 #include "tf_mm_read.h"
 #include "tf_partition.h"
+#include "tf_partition_auto.h"
 #include "tf_partition_metis.h"
 #include "tf_plan.h"
 #include "tf_plan_io.h"
@@ -98,12 +99,15 @@ static void usage(FILE *f)
             "  --no-alternative       do not carry the runner-up plan (by default a twoface\n"
             "                         plan carries it when predicted within %.1fx; the\n"
             "                         executor then times both in its first SpMMs)\n"
-            "  --partition rows|nnz|work|metis\n"
-            "                         bands balanced by rows, by nonzeros (default), or by\n"
-            "                         work (the kernels' work: a cost per row of C, and\n"
-            "                         nonzeros whose B row is in cache weighing less), or a\n"
-            "                         METIS graph partition (square A; rows renumbered, the\n"
-            "                         plan carries the permutation)\n"
+            "  --partition auto|rows|nnz|work|metis\n"
+            "                         bands balanced by rows, by nonzeros, or by work (the\n"
+            "                         kernels' work: a cost per row of C, and nonzeros\n"
+            "                         whose B row is in cache weighing less), or a METIS\n"
+            "                         graph partition (square A; rows renumbered, the plan\n"
+            "                         carries the permutation); auto (default): work where\n"
+            "                         bands of equal nonzeros give one rank more than\n"
+            "                         %.1fx the kernel work of the heaviest work band,\n"
+            "                         else nnz (the plan records which)\n"
             "  --metis-balance B      nnz (default) or nnz+rows: what METIS balances\n"
             "  --metis-objective O    cut (default) or vol: what METIS minimises\n"
             "  --threads T            executor threads per rank the model assumes\n"
@@ -125,7 +129,8 @@ static void usage(FILE *f)
             "  -q, --quiet            no phase timings on stderr\n"
             "  --json                 one JSON line of the phase timings on stdout\n"
             "  -h, --help             this text\n",
-            TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO, TF_PLAN_ZSTD_DEFAULT);
+            TF_DEFAULT_K, TF_DEFAULT_STRIPE_WIDTH, TF_ALT_RATIO,
+            (double)TF_AUTO_WORK_NUM / TF_AUTO_WORK_DEN, TF_PLAN_ZSTD_DEFAULT);
 }
 
 /* Prints the one-line message of tf_cli_int. */
@@ -149,6 +154,18 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
     return tf_agree_same(MPI_COMM_WORLD, h, TF_ERR_FORMAT,
                          "%s %s: rank %d's copy differs from rank 0's: every rank must read "
                          "the same file", opt, path, rank);
+}
+
+/* --explain's word on --partition auto: which bands it chose, and why. */
+static void explain_auto(FILE *f, const tf_plan_options *o, const tf_plan *plan)
+{
+    if (o->partition != TF_PART_AUTO || o->row_off || !o->auto_ratio)
+        return;
+    fprintf(f,
+            "partition auto: %s; bands of equal nonzeros give the heaviest rank %.2fx the "
+            "kernel work of the heaviest work band (work above %.2fx)\n",
+            tf_partition_name(plan->partition), *o->auto_ratio,
+            (double)TF_AUTO_WORK_NUM / TF_AUTO_WORK_DEN);
 }
 
 /* The options that make the plan, the same on every rank: with other ones
@@ -779,8 +796,10 @@ static int run_distributed(const char *matrix, const char *out_path, tf_plan_opt
             rc = 1;
         }
     }
-    if (explain && me == 0)
+    if (explain && me == 0) {
+        explain_auto(stdout, o, &plan);
         tf_explain_print(stdout, &plan);
+    }
     double t5 = MPI_Wtime();
     ph[PH_DRAW] = t5 - t4;
     double mx[N_PH];
@@ -847,8 +866,11 @@ static int plan_main(int argc, char **argv)
     }
     tf_plan_options o;
     tf_plan_options_default(&o);
-    /* Bands of equal nonzeros: measured the better default (docs/partition.md). */
-    o.partition = TF_PART_NNZ;
+    /* Bands of equal nonzeros, or of equal work where those leave the
+     * kernels imbalanced: measured (docs/partition.md). */
+    o.partition = TF_PART_AUTO;
+    double auto_ratio = 0;
+    o.auto_ratio = &auto_ratio;
     int partition_given = 0; /* --bands-from brings its own */
     const char *metis_opt = NULL; /* the last --metis-* given, which only METIS reads */
     const char *out_path = NULL, *calib = NULL, *svg = NULL;
@@ -1026,7 +1048,9 @@ static int plan_main(int argc, char **argv)
         }
         /* The bands come with the partition that made them: another one
          * asked for would be ignored without a word. */
-        if (partition_given && o.partition != fwd.partition) {
+        if (partition_given && o.partition != fwd.partition &&
+            !(o.partition == TF_PART_AUTO &&
+              (fwd.partition == TF_PART_NNZ || fwd.partition == TF_PART_WORK))) {
             say( "twoface-plan: --partition %s disagrees with --bands-from %s, whose bands "
                  "were made with --partition %s\n", tf_partition_name(o.partition), bands_from,
                  tf_partition_name(fwd.partition));
@@ -1181,8 +1205,10 @@ static int plan_main(int argc, char **argv)
         say( "twoface-plan: %s\n", tf_error_message());
         rc = 1;
     }
-    if (explain)
+    if (explain) {
+        explain_auto(stdout, &o, &plan);
         tf_explain_print(stdout, &plan);
+    }
     /* The phases, and what lies between them, add up to the run: the
      * planner's time outside its own phase clocks counts as build. */
     double t_end = omp_get_wtime();

@@ -111,6 +111,7 @@ const char *tf_partition_name(int kind)
     return kind == TF_PART_NNZ     ? "nnz"
            : kind == TF_PART_METIS ? "metis"
            : kind == TF_PART_WORK  ? "work"
+           : kind == TF_PART_AUTO  ? "auto"
                                    : "rows";
 }
 
@@ -124,7 +125,10 @@ int tf_partition_parse(const char *s, int *kind)
         *kind = TF_PART_METIS;
     else if (strcmp(s, "work") == 0)
         *kind = TF_PART_WORK;
+    else if (strcmp(s, "auto") == 0)
+        *kind = TF_PART_AUTO;
     else
-        return tf_fail(TF_ERR_ARG, "partition '%s': expected 'rows', 'nnz', 'work' or 'metis'", s);
+        return tf_fail(TF_ERR_ARG,
+                       "partition '%s': expected 'auto', 'rows', 'nnz', 'work' or 'metis'", s);
     return TF_OK;
 }

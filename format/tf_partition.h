@@ -15,7 +15,10 @@ typedef enum {
     TF_PART_ROWS = 0,
     TF_PART_NNZ = 1,
     TF_PART_METIS = 2,
-    TF_PART_WORK = 3
+    TF_PART_WORK = 3,
+    /* An option, never in a plan: the planner resolves it to nnz or work
+     * (planner/tf_partition_auto.h) and the plan records what it chose. */
+    TF_PART_AUTO = 4
 } tf_partition_kind;
 
 /* Equal numbers of rows (the first n % P bands get one more). */

@@ -14,6 +14,7 @@
 #include "tf_idle.h"
 #include "tf_mem_trace.h"
 #include "tf_partition.h"
+#include "tf_partition_auto.h"
 #include "tf_partition_metis.h"
 #include "tf_plan_perm.h"
 #include "tf_work_bands.h"
@@ -161,25 +162,42 @@ static int stream_tail(MPI_Comm comm, const tf_dcsr *a, int64_t want, int32_t **
     return st;
 }
 
-/* --partition work with the reuse term (tf_work_bands.h): the rows' weights
- * as a single process counts them, the reuse window carried across ranks by
- * stream_tail, then the cut of bands_work over the weights' prefix. */
-static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
-                       int64_t *off)
+/* The global prefix of the rows' work weights as a single process counts
+ * them (tf_work_prefix), the reuse window carried across ranks by
+ * stream_tail: *prefix (malloc'ed, this rank's rows from 0), *base (the
+ * weights before them) and *total. The sum carries the agreement. */
+static int work_prefix_dist(MPI_Comm comm, const tf_dcsr *a, const tf_work_weights *w,
+                            int64_t **prefix, int64_t *base, int64_t *total)
 {
     int32_t *halo = NULL;
     int64_t nhalo = 0;
     int st = stream_tail(comm, a, w->window, &halo, &nhalo);
-    int64_t *prefix = malloc((size_t)(a->nrows + 1) * sizeof *prefix);
-    if (st == TF_OK && !prefix)
+    *prefix = malloc((size_t)(a->nrows + 1) * sizeof **prefix);
+    if (st == TF_OK && !*prefix)
         st = tf_fail(TF_ERR_NOMEM, "out of memory for the work weights of %lld rows",
                      (long long)a->nrows);
     if (st == TF_OK)
-        st = tf_work_prefix(&a->loc, a->n, halo, nhalo, w, prefix);
+        st = tf_work_prefix(&a->loc, a->n, halo, nhalo, w, *prefix);
     free(halo);
-    int64_t mine = st == TF_OK ? prefix[a->nrows] : 0, total = mine;
-    const int64_t base = tf_dist_exscan_i64(comm, mine);
-    if ((st = tf_agree_allreduce(comm, st, &total, 1, MPI_INT64_T, MPI_SUM)) == TF_OK) {
+    int64_t mine = st == TF_OK ? (*prefix)[a->nrows] : 0;
+    *total = mine;
+    *base = tf_dist_exscan_i64(comm, mine);
+    st = tf_agree_allreduce(comm, st, total, 1, MPI_INT64_T, MPI_SUM);
+    if (st) {
+        free(*prefix);
+        *prefix = NULL;
+    }
+    return st;
+}
+
+/* --partition work with the reuse term (tf_work_bands.h): the cut of
+ * bands_work over the weights' prefix. */
+static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
+                       int64_t *off)
+{
+    int64_t *prefix, base, total;
+    int st = work_prefix_dist(comm, a, w, &prefix, &base, &total);
+    if (st == TF_OK) {
         weights_prefix w_at = {prefix, base};
         st = cut_bands(comm, a, P, total, at_weights, &w_at, off);
     }
@@ -187,7 +205,62 @@ static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_wei
     return st;
 }
 
-/* The bands of a kind other than metis. */
+/* The global prefix at each of the n offsets off[] into *out: the rank
+ * whose rows reach an offset answers (ranks meeting at a boundary give the
+ * same value; a rank without rows only at the end, as in cut_bands) and the
+ * maximum wins. */
+static int prefix_at(MPI_Comm comm, const tf_dcsr *a, const weights_prefix *w,
+                     const int64_t *off, int n, int64_t *out)
+{
+    const int answers = a->nrows > 0 || a->row0 == a->m;
+    for (int i = 0; i < n; i++) {
+        int64_t k = off[i] - a->row0;
+        out[i] = answers && k >= 0 && k <= a->nrows ? at_weights(w, k) : INT64_MIN;
+    }
+    return tf_agree_allreduce(comm, TF_OK, out, n, MPI_INT64_T, MPI_MAX);
+}
+
+/* --partition auto (tf_partition_auto.h): both band sets, weighed with the
+ * one prefix; *kind gets the one chosen, whose bands are left in off. */
+static int bands_auto(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o, int64_t *off,
+                      int *kind, double *ratio)
+{
+    const int P = o->nranks;
+    tf_work_weights w;
+    tf_cost_work_weights(&o->coeffs, o->k, &w);
+    int64_t *prefix, base, total;
+    int st = work_prefix_dist(comm, a, &w, &prefix, &base, &total);
+    if (st)
+        return st;
+    int64_t *buf = malloc((size_t)(P + 1) * 3 * sizeof *buf);
+    st = tf_agree(comm, buf ? TF_OK : tf_fail(TF_ERR_NOMEM, "out of memory for %d bands", P));
+    if (st) {
+        free(prefix);
+        free(buf);
+        return st;
+    }
+    int64_t *on = buf, *wn = buf + (P + 1), *ww = buf + 2 * (P + 1);
+    weights_prefix w_at = {prefix, base};
+    st = bands_work(comm, a, P, 0, 1, on);
+    /* The work bands as --partition work cuts them (bands_dist). */
+    if (st == TF_OK)
+        st = w.window > 0 ? cut_bands(comm, a, P, total, at_weights, &w_at, off)
+                          : bands_work(comm, a, P, w.row, w.miss, off);
+    if (st == TF_OK)
+        st = prefix_at(comm, a, &w_at, on, P + 1, wn);
+    if (st == TF_OK)
+        st = prefix_at(comm, a, &w_at, off, P + 1, ww);
+    if (st == TF_OK) {
+        *kind = tf_partition_auto_pick(wn, ww, P, ratio);
+        if (*kind == TF_PART_NNZ)
+            memcpy(off, on, (size_t)(P + 1) * sizeof *off);
+    }
+    free(prefix);
+    free(buf);
+    return st;
+}
+
+/* The bands of a kind other than metis and auto. */
 static int bands_dist(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o, int64_t *off)
 {
     if (o->partition == TF_PART_NNZ)
@@ -497,9 +570,13 @@ static int pure_wanted(const tf_plan_options *o, const tf_plan *greedy, int i)
 /* level < 0: every candidate keeps its arrays (tf_dist_plan_build);
  * otherwise each is encoded into enc_out's slot as soon as it is built
  * and its arrays freed (tf_dist_plan_build_enc). */
-static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int level,
+static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o_in, int level,
                       tf_plan *out, tf_dist_enc enc_out[2])
 {
+    /* A copy: --partition auto becomes the kind it chooses before the
+     * header records it. */
+    tf_plan_options oo = *o_in;
+    const tf_plan_options *o = &oo;
     int Q, me;
     MPI_Comm_size(comm, &Q);
     MPI_Comm_rank(comm, &me);
@@ -568,7 +645,9 @@ static int plan_build(MPI_Comm comm, tf_dcsr *a, const tf_plan_options *o, int l
         memcpy(row_off, o->row_off, (size_t)(P + 1) * sizeof *row_off);
         memcpy(brow_off, o->brow_off, (size_t)(P + 1) * sizeof *brow_off);
     } else {
-        st = bands_dist(comm, a, o, row_off);
+        st = o->partition == TF_PART_AUTO
+                 ? bands_auto(comm, a, o, row_off, &oo.partition, o->auto_ratio)
+                 : bands_dist(comm, a, o, row_off);
         if (st == TF_OK) {
             if (a->m == a->n)
                 memcpy(brow_off, row_off, (size_t)(P + 1) * sizeof *brow_off);

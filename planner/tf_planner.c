@@ -6,6 +6,7 @@
 #include "tf_error.h"
 #include "tf_fingerprint.h"
 #include "tf_partition.h"
+#include "tf_partition_auto.h"
 #include "tf_work_bands.h"
 #include "tf_partition_metis.h"
 #include "tf_plan_perm.h"
@@ -26,7 +27,7 @@ void tf_plan_options_default(tf_plan_options *o)
     o->k = TF_DEFAULT_K;
     o->stripe_width = TF_DEFAULT_STRIPE_WIDTH;
     /* The library's default stays rows, which tests and tools lay their
-     * cases out on; twoface-plan's is nnz (docs/partition.md). */
+     * cases out on; twoface-plan's is auto (docs/partition.md). */
     o->partition = TF_PART_ROWS;
     o->mode = TF_MODE_TWOFACE;
     o->gap = -1;
@@ -70,7 +71,7 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "unknown collective rows setting %d", o->coll_rows);
     if (o->mode < TF_MODE_TWOFACE || o->mode > TF_MODE_COLLECTIVE)
         return tf_fail(TF_ERR_ARG, "unknown mode %d", o->mode);
-    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_WORK)
+    if (o->partition < TF_PART_ROWS || o->partition > TF_PART_AUTO)
         return tf_fail(TF_ERR_ARG, "unknown partition kind %d", o->partition);
     if (o->partition == TF_PART_METIS && a->nrows != a->ncols)
         return tf_fail(TF_ERR_ARG,
@@ -368,7 +369,19 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (o->perm)
         return tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
                        tf_partition_name(o->partition));
-    return build_bands(a, o, out);
+    if (o->partition != TF_PART_AUTO || o->row_off)
+        return build_bands(a, o, out);
+    /* Resolved once, before the candidates, each of which cuts its bands. */
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    tf_plan_options po = *o;
+    double t0 = omp_get_wtime();
+    st = tf_partition_auto(a, &o->coeffs, o->k, o->nranks, &po.partition, o->auto_ratio);
+    if (o->timing)
+        o->timing[0] += omp_get_wtime() - t0;
+    return st ? st : build_bands(a, &po, out);
 }
 
 void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64_t checksum,

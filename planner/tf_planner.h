@@ -12,7 +12,8 @@ typedef struct {
     int nranks;       /* P, required */
     int k;            /* dense width optimised for (default 128) */
     int stripe_width; /* W rows per dense stripe (default: TF_DEFAULT_STRIPE_WIDTH) */
-    int partition;    /* tf_partition_kind (default rows; twoface-plan's: nnz) */
+    int partition;    /* tf_partition_kind (default rows; twoface-plan's: auto,
+                         which the plan records as the nnz or work it chose) */
     tf_metis_options metis; /* for TF_PART_METIS (tf_partition_metis.h) */
     int mode;         /* tf_mode (default twoface) */
     int gap;          /* max gap G spanned by a fetch run; -1 = from the model */
@@ -47,6 +48,9 @@ typedef struct {
                          distributed planner's: tf_dist_encode.h; the
                          single process encodes when it writes), added to
                          what the caller zeroed (every candidate counts) */
+    double *auto_ratio; /* optional out, with TF_PART_AUTO: the nonzero bands'
+                           heaviest kernel work over the work bands'
+                           (tf_partition_auto.h) */
 } tf_plan_options;
 
 #define TF_PLAN_PHASES 5

@@ -112,7 +112,7 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 1\n2 3 2\n3 
 one_line_error "rectangular matrix with --partition metis" "square" $? "$work/err"
 [ -e "$work/rect.h5" ] && bad "a refused plan left $work/rect.h5"
 "$PLAN" "$MATRIX" -n 2 --partition mets -o "$work/bad.h5" -q 2>"$work/err"
-one_line_error "unknown partition" "expected 'rows', 'nnz', 'work' or 'metis'" $? "$work/err"
+one_line_error "unknown partition" "expected 'auto', 'rows', 'nnz', 'work' or 'metis'" $? "$work/err"
 "$PLAN" "$MATRIX" -n 2 --partition metis --metis-balance rows -o "$work/bad.h5" -q 2>"$work/err"
 one_line_error "unknown --metis-balance" "nnz or nnz+rows" $? "$work/err"
 "$PLAN" "$MATRIX" -n 2 --partition metis --metis-objective edges -o "$work/bad.h5" -q 2>"$work/err"

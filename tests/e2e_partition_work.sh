@@ -6,7 +6,8 @@
 # the rest short the work bands balance the rows better than nnz bands do,
 # and --explain of the nnz plan (with a cost per row in the model) suggests
 # --partition work; Q = 1..4 planning ranks
-# write the same work plan as one process.
+# write the same work plan as one process. --partition auto (the default)
+# takes work on the skewed rows and nnz on even ones, at every Q alike.
 # Environment as for the other e2e scripts (tests/run_tests.sh sets it).
 # Last line: "e2e_partition_work: N passed, M failed".
 E2E_NAME=e2e_partition_work
@@ -74,8 +75,8 @@ rows_ratio() { sed -n 's/^balance .*nonzeros [0-9.]*, rows \([0-9.]*\),.*/\1/p' 
 # one (20 nonzeros), so that on so small a matrix the rows outweigh the
 # per-message costs.
 sed 's/^gamma_row = .*/gamma_row = 8e-9/' "$work/cal.txt" >"$work/cal20.txt"
-"$PLAN" "$work/skew.mtx" -n 4 --calibration "$work/cal20.txt" -o "$work/sn.h5" --explain \
-    >"$work/nnz.txt" 2>&1 ||
+"$PLAN" "$work/skew.mtx" -n 4 --partition nnz --calibration "$work/cal20.txt" -o "$work/sn.h5" \
+    --explain >"$work/nnz.txt" 2>&1 ||
     bad "plan skew nnz: $(tail -1 "$work/nnz.txt")"
 "$PLAN" "$work/skew.mtx" -n 4 --partition work -o "$work/sw.h5" --explain >"$work/work.txt" 2>&1 ||
     bad "plan skew work: $(tail -1 "$work/work.txt")"
@@ -108,6 +109,45 @@ for q in 1 2 3 4; do
     e2e_plan_dump "$H5DUMP" "$work/d.h5" >"$work/d.txt"
     cmp -s "$work/s.txt" "$work/d.txt" && ok "work plan at Q = $q: same plan as one process" ||
         bad "work plan at Q = $q differs: $(diff "$work/s.txt" "$work/d.txt" | head -4 | tr '\n' ' ')"
+done
+
+# ---- --partition auto, the default: work where nnz bands leave the kernels heavy ----
+"$PLAN" "$work/skew.mtx" -n 4 --calibration "$work/cal20.txt" -o "$work/sa.h5" --explain \
+    >"$work/auto.txt" 2>&1 || bad "plan skew default: $(tail -1 "$work/auto.txt")"
+"$PLAN" "$work/skew.mtx" -n 4 --partition work --calibration "$work/cal20.txt" -o "$work/sw20.h5" \
+    -q 2>"$work/err" || bad "plan skew work: $(cat "$work/err")"
+if grep -Eq '^partition auto: work; bands of equal nonzeros give the heaviest rank [0-9.]+x' \
+    "$work/auto.txt"; then
+    ok "default on skewed rows: $(grep '^partition auto' "$work/auto.txt")"
+else
+    bad "default on skewed rows: $(grep -i 'partition' "$work/auto.txt" | head -2)"
+fi
+e2e_plan_dump "$H5DUMP" "$work/sa.h5" >"$work/a.txt"
+e2e_plan_dump "$H5DUMP" "$work/sw20.h5" >"$work/w.txt"
+cmp -s "$work/a.txt" "$work/w.txt" && ok "the default plan is the --partition work plan" ||
+    bad "default and work plans differ: $(diff "$work/a.txt" "$work/w.txt" | head -4 | tr '\n' ' ')"
+# Every row 3 nonzeros: both cuts alike, nnz kept.
+awk 'BEGIN { n = 600; print "%%MatrixMarket matrix coordinate real general"; print n, n, 3 * n
+    for (i = 1; i <= n; i++) for (j = 0; j < 3; j++) print i, (i * 11 + j * 17) % n + 1, 1 }' \
+    >"$work/even.mtx"
+"$PLAN" "$work/even.mtx" -n 3 -o "$work/ea.h5" --explain >"$work/even.txt" 2>&1 ||
+    bad "plan even default: $(tail -1 "$work/even.txt")"
+grep -q '^partition auto: nnz; ' "$work/even.txt" && e2e_plan_dump "$H5DUMP" "$work/ea.h5" |
+    grep -q '"nnz"' && ok "default on even rows: $(grep '^partition auto' "$work/even.txt")" ||
+    bad "default on even rows: $(grep -i 'partition' "$work/even.txt" | head -2)"
+"$PLAN" "$work/even.mtx" -n 3 --partition nnz -o "$work/en.h5" --explain >"$work/out" 2>&1
+grep -q '^partition auto' "$work/out" && bad "--partition nnz printed the auto line" ||
+    ok "--partition nnz: no auto line"
+for q in 1 2 3 4; do
+    rm -f "$work/d.h5"
+    if ! e2e_run_mpi "$q" "$PLAN" "$work/skew.mtx" -q -n 4 --calibration "$work/cal20.txt" \
+        -o "$work/d.h5" >"$work/out" 2>&1; then
+        bad "default plan at Q = $q: $(head -3 "$work/out")"
+        continue
+    fi
+    e2e_plan_dump "$H5DUMP" "$work/d.h5" >"$work/d.txt"
+    cmp -s "$work/a.txt" "$work/d.txt" && ok "default plan at Q = $q: same plan as one process" ||
+        bad "default plan at Q = $q differs: $(diff "$work/a.txt" "$work/d.txt" | head -4 | tr '\n' ' ')"
 done
 
 finish

@@ -34,6 +34,7 @@
 static int g_rank, g_size;
 /* The runner-up's mode of the last plan_matrix (-1: none). */
 static int g_alt_mode;
+static int g_partition; /* the last plan's, as plan_matrix made it */
 
 static int all_true(int ok)
 {
@@ -308,6 +309,7 @@ static const char *plan_matrix(tf_csr *a, int P, int partition, int mode, int no
     }
     const char *classes = tf_plan_classes(&sp);
     g_alt_mode = sp.alt ? sp.alt->mode : -1;
+    g_partition = sp.partition;
     tf_plan_free(&sp);
     tf_plan_free(&dp);
     free(perm);
@@ -491,6 +493,42 @@ START_TEST(test_plans_work)
         r.cache_bytes = 4.0 * 32 * w; /* K = 32 */
         for (int P = 2; P <= 5; P++)
             plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
+    }
+    tf_csr_free(&a);
+}
+END_TEST
+
+/* --partition auto: both band sets weighed with the one prefix over the
+ * planning ranks, the same choice and bands as the serial planner at every
+ * Q. The matrix whose first half rereads its columns (cheap) and second
+ * half does not (dear) takes work with the reuse term, and keeps nnz
+ * without it (every row 4 nonzeros: both cuts alike). */
+START_TEST(test_plans_auto)
+{
+    for (int P = 1; P <= 7; P += 2)
+        plan_case(120, 120, 900, 51 + P, P, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    plan_case(0, 0, 0, 57, 2, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, 200, 200, 800), TF_OK);
+    for (int64_t i = 0; i < 200; i++)
+        for (int64_t t = 0; t < 4; t++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, i < 100 ? (i / 10) * 4 + t
+                                                          : (i * 37 + t * 53) % 200, 1.0),
+                             TF_OK);
+    tf_csr a;
+    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
+    tf_coo_free(&coo);
+    tf_coeffs r;
+    tf_coeffs_default(&r);
+    r.cache_bytes = 4.0 * 32 * 5; /* a window of 5 nonzeros at K = 32 */
+    for (int P = 2; P <= 5; P++) {
+        plan_matrix(&a, P, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
+        ck_assert_int_eq(g_partition, TF_PART_WORK);
+    }
+    r.cache_bytes = 0;
+    for (int P = 2; P <= 5; P += 3) {
+        plan_matrix(&a, P, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
+        ck_assert_int_eq(g_partition, TF_PART_NNZ);
     }
     tf_csr_free(&a);
 }
@@ -808,6 +846,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_redistribute);
     tcase_add_test(tc, test_plans_nnz);
     tcase_add_test(tc, test_plans_work);
+    tcase_add_test(tc, test_plans_auto);
     tcase_add_test(tc, test_plans_modes);
     tcase_add_test(tc, test_plans_fetch_skipped);
     tcase_add_test(tc, test_plans_prepared);
