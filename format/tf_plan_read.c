@@ -522,7 +522,8 @@ static int read_header(rctx *c, tf_plan *p)
         (st = read_attr_i32(c, f, "", "gap", &p->gap)))
         return st;
     int kind;
-    if (tf_partition_parse(part, &kind) != TF_OK)
+    /* "auto" names an option, not bands: no plan has it. */
+    if (tf_partition_parse(part, &kind) != TF_OK || kind == TF_PART_AUTO)
         return tf_fail(TF_ERR_FORMAT, "%s: attribute 'partition' = '%s' is not rows, nnz, work or metis",
                        c->path, part);
     p->partition = kind;

@@ -217,7 +217,13 @@ static int prefix_at(MPI_Comm comm, const tf_dcsr *a, const weights_prefix *w,
         int64_t k = off[i] - a->row0;
         out[i] = answers && k >= 0 && k <= a->nrows ? at_weights(w, k) : INT64_MIN;
     }
-    return tf_agree_allreduce(comm, TF_OK, out, n, MPI_INT64_T, MPI_MAX);
+    int st = tf_agree_allreduce(comm, TF_OK, out, n, MPI_INT64_T, MPI_MAX);
+    /* The same on every rank: the ranks' rows leave no gap in 0..m. */
+    for (int i = 0; st == TF_OK && i < n; i++)
+        if (out[i] == INT64_MIN)
+            st = tf_fail(TF_ERR_INTERNAL, "no planning rank holds row %lld of the bands",
+                         (long long)off[i]);
+    return st;
 }
 
 /* --partition auto (tf_partition_auto.h): both band sets, weighed with the

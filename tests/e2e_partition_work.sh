@@ -126,6 +126,13 @@ e2e_plan_dump "$H5DUMP" "$work/sa.h5" >"$work/a.txt"
 e2e_plan_dump "$H5DUMP" "$work/sw20.h5" >"$work/w.txt"
 cmp -s "$work/a.txt" "$work/w.txt" && ok "the default plan is the --partition work plan" ||
     bad "default and work plans differ: $(diff "$work/a.txt" "$work/w.txt" | head -4 | tr '\n' ' ')"
+# --bands-from brings its bands: auto agrees with the work or nnz they were made with.
+if "$PLAN" "$work/skew.mtx" --bands-from "$work/sa.h5" --partition auto -o "$work/sb.h5" -q \
+    2>"$work/err" && e2e_plan_dump "$H5DUMP" "$work/sb.h5" | grep -q '"work"'; then
+    ok "--partition auto with --bands-from a work plan: its bands, partition work"
+else
+    bad "--partition auto --bands-from a work plan: $(cat "$work/err")"
+fi
 # Every row 3 nonzeros: both cuts alike, nnz kept.
 awk 'BEGIN { n = 600; print "%%MatrixMarket matrix coordinate real general"; print n, n, 3 * n
     for (i = 1; i <= n; i++) for (j = 0; j < 3; j++) print i, (i * 11 + j * 17) % n + 1, 1 }' \

@@ -1194,6 +1194,14 @@ START_TEST(work_partition_roundtrip)
     H5Fclose(f);
     ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
     assert_msg_has("attribute 'partition' = 'flops' is not rows, nnz, work or metis");
+    /* auto is an option the planner resolves: a plan never has it. */
+    f = open_rw(g_path);
+    patch_attr_str(f, "partition", "auto");
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("attribute 'partition' = 'auto' is not rows, nnz, work or metis");
+    g_plan.partition = TF_PART_AUTO;
+    ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
     g_plan.partition = 7;
     ck_assert_int_eq(tf_plan_write(g_path, &g_plan, 3), TF_ERR_INTERNAL);
     drop_fixture();

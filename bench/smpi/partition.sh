@@ -7,6 +7,8 @@
 # (which has the reuse term: gamma_cached, cache_bytes), then ROUNDS pairs of
 # simulated jobs, one per plan, each running twoface and p2p interleaved
 # (p2p runs on the plan's bands); which plan's job goes first alternates.
+# The default plan (--partition auto) is made too, not run: it is one of the
+# two, and its --explain says which (the table's "auto" columns).
 # bench/smpi/partition_table.py OUT makes the table.
 #
 #   GRAPHS="cnr-2000 pubmed" PS="16 64" ROUNDS=2 OUT=/tmp/sp sh bench/smpi/partition.sh
@@ -44,7 +46,7 @@ for g in $GRAPHS; do
     mtx=$DATA/$g.mtx.zst
     [ -f "$mtx" ] || { say "skip $g: $mtx missing"; continue; }
     for P in $PS; do
-        for part in nnz work; do
+        for part in nnz work auto; do
             f=$OUT/plans/$g-P$P-K$K-$part.h5
             [ -s "$f" ] || "$PLAN" "$mtx" -n "$P" -k "$K" --partition "$part" \
                 --calibration "$CALIB" -o "$f" -q --explain >"$OUT/plans/$g-P$P-K$K-$part.txt" ||

@@ -3,7 +3,9 @@
 simulated SpMM time (median over rounds of each job's median) on nnz and on
 work bands, and work / nnz; then twoface on work bands over p2p on nnz bands.
 The balance columns (max / mean over ranks of the predicted time, and of
-nonzeros) come from each plan's --explain.
+nonzeros) come from each plan's --explain; "auto" is what the default
+(--partition auto) chose and its kernel-work ratio, and twoface on those
+bands over p2p on nnz bands.
 
     python3 bench/smpi/partition_table.py OUT
 """
@@ -27,6 +29,15 @@ def balance(path):
     return (float(m.group(1)), float(m.group(2)), float(p.group(1)) if p else None) if m else None
 
 
+def auto_choice(path):
+    try:
+        text = open(path).read()
+    except OSError:
+        return None
+    m = re.search(r"^partition auto: (nnz|work); .*? ([0-9.]+)x the kernel work", text, re.M)
+    return (m.group(1), float(m.group(2))) if m else None
+
+
 def main(out):
     t = defaultdict(list)
     loads = []
@@ -47,8 +58,9 @@ def main(out):
     cases = sorted({k[:3] for k in t}, key=lambda c: (c[0], c[1]))
     print("| graph | P | K | predicted max/mean, nonzeros max/mean: nnz; work | model ms nnz; work "
           "| twoface ms nnz; work | work / nnz | p2p ms nnz; work | work / nnz "
-          "| twoface (work) / p2p (nnz) | twoface / p2p, both on work bands |")
-    print("|---|---:|---:|---|---|---|---:|---|---:|---:|---:|")
+          "| twoface (work) / p2p (nnz) | twoface / p2p, both on work bands "
+          "| auto (kernel work nnz / work) | twoface (auto) / p2p (nnz) |")
+    print("|---|---:|---:|---|---|---|---:|---|---:|---:|---:|---|---:|")
     for g, P, K in cases:
         med = {}
         runs = {}
@@ -69,9 +81,12 @@ def main(out):
                     f"{med[(a, 'work')] / med[(a, 'nnz')]:.2f}")
         tw, tr = cell("twoface")
         pw, pr = cell("p2p")
+        ac = auto_choice(os.path.join(out, "plans", f"{g}-P{P}-K{K}-auto.txt"))
+        auto = (f"{ac[0]} ({ac[1]:.2f})", f"{med[('twoface', ac[0])] / med[('p2p', 'nnz')]:.2f}") \
+            if ac else ("-", "-")
         print(f"| {g} | {P} | {K} | {bal} | {model} | {tw} | {tr} | {pw} | {pr} "
               f"| {med[('twoface', 'work')] / med[('p2p', 'nnz')]:.2f} "
-              f"| {med[('twoface', 'work')] / med[('p2p', 'work')]:.2f} |")
+              f"| {med[('twoface', 'work')] / med[('p2p', 'work')]:.2f} | {auto[0]} | {auto[1]} |")
     if loads:
         print(f"\n1-minute load average at the jobs' starts: {min(loads):.1f}-{max(loads):.1f}; "
               f"rounds per case: {max(len(v) for v in t.values())}")

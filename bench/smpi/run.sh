@@ -30,6 +30,8 @@
 #   MAX_GB   [6] skip allgather where its B copies (P n K 4 bytes, all ranks
 #            live in one process here) would exceed this
 #   TIMEOUT  [900] seconds per simulated job
+#   PLAN_ARGS [] more twoface-plan options for every plan (e.g. --partition nnz:
+#            the default, auto, may choose work bands, docs/partition.md)
 #   EXEC_ARGS [] more twoface-exec options for every job (e.g. --comm f32,bf16,
 #            which runs every algorithm in both precisions: docs/benchmarks.md)
 # Simulated ranks run as threads of one process, one at a time: compute
@@ -111,7 +113,7 @@ for g in $GRAPHS; do
             for m in twoface fetch collective; do
                 f=$OUT/plans/$tag-$m.h5
                 if [ ! -s "$f" ]; then
-                    "$PLAN" "$mtx" -n "$P" -k "$K" --mode "$m" --calibration "$CALIB" -o "$f" -q \
+                    "$PLAN" "$mtx" -n "$P" -k "$K" --mode "$m" --calibration "$CALIB" ${PLAN_ARGS:-} -o "$f" -q \
                         >"$OUT/plans/$tag-$m.log" 2>&1 || { say "FAILED: plan $tag $m"; continue 2; }
                 fi
                 plans="$plans $f"
