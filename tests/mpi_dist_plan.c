@@ -446,6 +446,22 @@ START_TEST(test_plans_nnz)
 }
 END_TEST
 
+/* 200 x 200, 4 nonzeros a row: the first 100 rows reread their group's 4
+ * columns (hits), the rest read scattered ones (misses), so the reuse of B
+ * rows moves the cuts of work bands. */
+static void reuse_matrix(tf_csr *a)
+{
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, 200, 200, 800), TF_OK);
+    for (int64_t i = 0; i < 200; i++)
+        for (int64_t t = 0; t < 4; t++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, i < 100 ? (i / 10) * 4 + t
+                                                          : (i * 37 + t * 53) % 200, 1.0),
+                             TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
+    tf_coo_free(&coo);
+}
+
 /* Bands of equal work: integer prefix sums over the planning ranks give the
  * serial bands at every Q, with the built-in row weight and with one from a
  * calibration (37/16 nonzeros, not a whole number), and with the reuse of
@@ -474,18 +490,10 @@ START_TEST(test_plans_work)
         plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &c, 0);
     }
     tf_csr_free(&a);
-    /* The reuse window carried across planning ranks: the first 100 rows
-     * reread their group's 4 columns (hits), the rest read scattered ones
-     * (misses), so the reuse moves the cuts; windows of 5 nonzeros (within
-     * one planning rank's rows) and of 300 (across several). */
-    ck_assert_int_eq(tf_coo_init(&coo, 200, 200, 800), TF_OK);
-    for (int64_t i = 0; i < 200; i++)
-        for (int64_t t = 0; t < 4; t++)
-            ck_assert_int_eq(tf_coo_push(&coo, i, i < 100 ? (i / 10) * 4 + t
-                                                          : (i * 37 + t * 53) % 200, 1.0),
-                             TF_OK);
-    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
-    tf_coo_free(&coo);
+    /* The reuse window carried across planning ranks, windows of 5
+     * nonzeros (within one planning rank's rows) and of 300 (across
+     * several). */
+    reuse_matrix(&a);
     tf_coeffs r;
     tf_coeffs_default(&r);
     ck_assert(r.gamma_cached > 0 && r.gamma_cached < r.gamma_local);
@@ -508,16 +516,8 @@ START_TEST(test_plans_auto)
     for (int P = 1; P <= 7; P += 2)
         plan_case(120, 120, 900, 51 + P, P, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
     plan_case(0, 0, 0, 57, 2, TF_PART_AUTO, TF_MODE_TWOFACE, TF_NORM_NONE, 0);
-    tf_coo coo;
-    ck_assert_int_eq(tf_coo_init(&coo, 200, 200, 800), TF_OK);
-    for (int64_t i = 0; i < 200; i++)
-        for (int64_t t = 0; t < 4; t++)
-            ck_assert_int_eq(tf_coo_push(&coo, i, i < 100 ? (i / 10) * 4 + t
-                                                          : (i * 37 + t * 53) % 200, 1.0),
-                             TF_OK);
     tf_csr a;
-    ck_assert_int_eq(tf_csr_from_coo(&a, &coo), TF_OK);
-    tf_coo_free(&coo);
+    reuse_matrix(&a);
     tf_coeffs r;
     tf_coeffs_default(&r);
     r.cache_bytes = 4.0 * 32 * 5; /* a window of 5 nonzeros at K = 32 */

@@ -10,23 +10,6 @@
 
 #include <string.h>
 
-/* A CSR with the given row lengths (columns 0, 1, ... of a wide matrix). */
-static void csr_of_lengths(tf_csr *a, int64_t n, const int64_t *len)
-{
-    int64_t nnz = 0, maxlen = 1;
-    for (int64_t i = 0; i < n; i++) {
-        nnz += len[i];
-        maxlen = len[i] > maxlen ? len[i] : maxlen;
-    }
-    tf_coo coo;
-    ck_assert_int_eq(tf_coo_init(&coo, n, maxlen, nnz > 0 ? nnz : 1), TF_OK);
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < len[i]; j++)
-            ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
-    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
-    tf_coo_free(&coo);
-}
-
 /* Coefficients without the reuse term and a row of C worth 2 nonzeros:
  * every nonzero weighs 16, every row 32 (tf_cost_work_weights). */
 static void coeffs_rows_2(tf_coeffs *c)
@@ -84,7 +67,7 @@ START_TEST(auto_chooses_work_where_rows_pile_up)
         len[i] = 5;
     len[10] = 50;
     tf_csr a;
-    csr_of_lengths(&a, 100, len);
+    tf_test_csr_of_lengths(&a, 100, len);
     tf_coeffs c;
     coeffs_rows_2(&c);
     int kind = -1;
@@ -118,7 +101,7 @@ START_TEST(auto_keeps_nnz_where_rows_are_even)
     for (int i = 0; i < 30; i++)
         len[i] = 1;
     tf_csr a;
-    csr_of_lengths(&a, 30, len);
+    tf_test_csr_of_lengths(&a, 30, len);
     tf_coeffs c;
     coeffs_rows_2(&c);
     int kind = -1;

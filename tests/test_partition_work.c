@@ -11,23 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A CSR with the given row lengths (columns 0, 1, ... of a wide matrix). */
-static void csr_of_lengths(tf_csr *a, int64_t n, const int64_t *len)
-{
-    int64_t nnz = 0, maxlen = 1;
-    for (int64_t i = 0; i < n; i++) {
-        nnz += len[i];
-        maxlen = len[i] > maxlen ? len[i] : maxlen;
-    }
-    tf_coo coo;
-    ck_assert_int_eq(tf_coo_init(&coo, n, maxlen, nnz > 0 ? nnz : 1), TF_OK);
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < len[i]; j++)
-            ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
-    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
-    tf_coo_free(&coo);
-}
-
 static void assert_bands(const int64_t *off, const int64_t *want, int P)
 {
     for (int p = 0; p <= P; p++)
@@ -44,7 +27,7 @@ START_TEST(work_bands_hand_computed)
      * W(4) = 208, so rows 0-3 (5 + 4 * 2 = 13) and rows 4-7 (3 + 8 = 11). */
     const int64_t len[8] = {5, 0, 0, 0, 0, 0, 0, 3};
     tf_csr a;
-    csr_of_lengths(&a, 8, len);
+    tf_test_csr_of_lengths(&a, 8, len);
     int64_t off[3];
     ck_assert_int_eq(tf_partition_nnz(&a, 2, off), TF_OK);
     assert_bands(off, (const int64_t[]){0, 1, 8}, 2);
@@ -81,7 +64,7 @@ START_TEST(work_bands_of_empty_rows_split_rows_evenly)
 {
     const int64_t len[10] = {0};
     tf_csr a;
-    csr_of_lengths(&a, 10, len);
+    tf_test_csr_of_lengths(&a, 10, len);
     int64_t off[4];
     /* W(i) = 16 i, total 160: targets 53, 106, 160. */
     ck_assert_int_eq(tf_partition_work(&a, 3, 16, 16, off), TF_OK);
@@ -92,7 +75,7 @@ START_TEST(work_bands_of_empty_rows_split_rows_evenly)
     tf_csr_free(&a);
     /* A matrix without rows: every band empty. */
     tf_csr z;
-    csr_of_lengths(&z, 0, len);
+    tf_test_csr_of_lengths(&z, 0, len);
     ck_assert_int_eq(tf_partition_work(&z, 3, 16, 16, off), TF_OK);
     assert_bands(off, (const int64_t[]){0, 0, 0, 0}, 3);
     tf_csr_free(&z);
@@ -107,7 +90,7 @@ START_TEST(work_bands_one_heavy_row)
      * and 2 are empty, band 3 takes the rest. Rows are never split. */
     const int64_t len[10] = {1, 1, 100, 1, 1, 1, 1, 1, 1, 1};
     tf_csr a;
-    csr_of_lengths(&a, 10, len);
+    tf_test_csr_of_lengths(&a, 10, len);
     int64_t off[5];
     ck_assert_int_eq(tf_partition_work(&a, 4, 16, 16, off), TF_OK);
     assert_bands(off, (const int64_t[]){0, 3, 3, 3, 10}, 4);
@@ -123,7 +106,7 @@ START_TEST(work_bands_more_bands_than_rows)
      * 6; targets 1.2, 2.4, 3.6, 4.8, 6. */
     const int64_t len[3] = {1, 1, 1};
     tf_csr a;
-    csr_of_lengths(&a, 3, len);
+    tf_test_csr_of_lengths(&a, 3, len);
     int64_t off[6];
     ck_assert_int_eq(tf_partition_work(&a, 5, 16, 16, off), TF_OK);
     assert_bands(off, (const int64_t[]){0, 1, 2, 2, 3, 3}, 5);
@@ -139,7 +122,7 @@ START_TEST(work_bands_refuse_bad_weights)
 {
     const int64_t len[2] = {1, 2};
     tf_csr a;
-    csr_of_lengths(&a, 2, len);
+    tf_test_csr_of_lengths(&a, 2, len);
     int64_t off[3];
     ck_assert_int_eq(tf_partition_work(&a, 0, 1, 1, off), TF_ERR_ARG);
     ck_assert_int_eq(tf_partition_work(&a, 2, 1, 0, off), TF_ERR_ARG);

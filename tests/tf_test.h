@@ -23,6 +23,10 @@ int tf_test_run_mpi(int *argc, char ***argv, Suite *(*make_suite)(void));
  * (duplicates removed), deterministic in seed; values in [-2, 2]. */
 void tf_test_random_csr(tf_csr *a, int64_t m, int64_t n, int64_t nnz, uint64_t seed);
 
+/* An n-row CSR whose row i holds len[i] nonzeros of value 1 in columns 0,
+ * 1, ... (as many columns as the longest row, at least 1). */
+void tf_test_csr_of_lengths(tf_csr *a, int64_t n, const int64_t *len);
+
 /* Writes text to a fresh temporary file and returns its path (static buffer
  * per call slot; slot in 0..7). */
 const char *tf_test_tmpfile(int slot, const char *suffix, const char *text, size_t len);

@@ -56,6 +56,22 @@ int tf_test_run_mpi(int *argc, char ***argv, Suite *(*make_suite)(void))
     return (fails || errors) ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+void tf_test_csr_of_lengths(tf_csr *a, int64_t n, const int64_t *len)
+{
+    int64_t nnz = 0, maxlen = 1;
+    for (int64_t i = 0; i < n; i++) {
+        nnz += len[i];
+        maxlen = len[i] > maxlen ? len[i] : maxlen;
+    }
+    tf_coo coo;
+    ck_assert_int_eq(tf_coo_init(&coo, n, maxlen, nnz > 0 ? nnz : 1), TF_OK);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < len[i]; j++)
+            ck_assert_int_eq(tf_coo_push(&coo, i, j, 1.0), TF_OK);
+    ck_assert_int_eq(tf_csr_from_coo(a, &coo), TF_OK);
+    tf_coo_free(&coo);
+}
+
 void tf_test_random_csr(tf_csr *a, int64_t m, int64_t n, int64_t nnz, uint64_t seed)
 {
     tf_coo coo;
