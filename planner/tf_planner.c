@@ -295,9 +295,39 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     /* Every candidate plan carries the same checksum: hashed once. */
     uint64_t checksum = tf_plan_fingerprint(a, o->normalization);
-    if (o->mode == TF_MODE_TWOFACE && !o->no_pure_check)
+    if (!(o->mode == TF_MODE_TWOFACE && !o->no_pure_check))
+        return build_one(a, o, checksum, 0, out);
+    if (o->row_off)
         return choose_twoface(a, o, checksum, out);
-    return build_one(a, o, checksum, 0, out);
+    /* The bands once for every candidate: work bands count the reuse of
+     * every B row of the matrix. */
+    memset(out, 0, sizeof *out);
+    int st = check_options(a, o);
+    if (st)
+        return st;
+    const int P = o->nranks;
+    int64_t *off = malloc((size_t)(P + 1) * 2 * sizeof *off);
+    if (!off)
+        return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    double t0 = omp_get_wtime();
+    st = partition_bands(a, o, off);
+    if (st == TF_OK) {
+        /* B rows as build_one gives them. */
+        if (a->nrows == a->ncols)
+            memcpy(off + P + 1, off, (size_t)(P + 1) * sizeof *off);
+        else
+            st = tf_partition_rows(a->ncols, P, off + P + 1);
+    }
+    if (o->timing)
+        o->timing[0] += omp_get_wtime() - t0;
+    if (st == TF_OK) {
+        tf_plan_options po = *o;
+        po.row_off = off;
+        po.brow_off = off + P + 1;
+        st = choose_twoface(a, &po, checksum, out);
+    }
+    free(off);
+    return st;
 }
 
 /* --partition metis: the METIS order once (not once per candidate plan),
