@@ -87,6 +87,9 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
         return tf_fail(TF_ERR_ARG, "unknown precision %d of what travels", o->comm);
     if (!o->row_off != !o->brow_off)
         return tf_fail(TF_ERR_ARG, "fixed bands: both row and B-row offsets are needed");
+    if (o->row_off && o->partition == TF_PART_AUTO)
+        return tf_fail(TF_ERR_ARG, "fixed bands come with the partition that made them (nnz or "
+                                   "work), not auto, which chooses bands");
     if (o->row_off) {
         int st = check_bands(o->row_off, o->nranks, a->nrows, "row");
         if (st == TF_OK)
@@ -399,9 +402,9 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (o->perm)
         return tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
                        tf_partition_name(o->partition));
-    if (o->partition != TF_PART_AUTO || o->row_off)
+    if (o->partition != TF_PART_AUTO)
         return build_bands(a, o, out);
-    /* Resolved once, before the candidates, each of which cuts its bands. */
+    /* Resolved before the candidates: the plan records the kind chosen. */
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
     if (st)

@@ -89,6 +89,12 @@ START_TEST(auto_chooses_work_where_rows_pile_up)
     ck_assert_int_eq(plan.partition, TF_PART_WORK);
     ck_assert_int_eq(plan.row_off[1], 25);
     ck_assert(r > 1.5);
+    /* Fixed bands name the partition that made them: auto is refused. */
+    o.row_off = plan.row_off;
+    o.brow_off = plan.brow_off;
+    tf_plan again;
+    ck_assert_int_eq(tf_plan_build(&a, &o, &again), TF_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(tf_error_message(), "not auto"));
     tf_plan_free(&plan);
     tf_csr_free(&a);
 }
