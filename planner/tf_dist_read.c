@@ -14,7 +14,6 @@
 #include "tf_agree_key.h"
 #include "tf_agree_carry.h"
 #include "tf_error.h"
-#include "tf_idle.h"
 #include "tf_h5csr.h"
 #include "tf_meminfo.h"
 #include "tf_mm_read.h"
@@ -43,13 +42,6 @@ typedef struct {
     int sharers;        /* ranks on this node that share its memory (max_memory 0) */
     tf_mm_header h;
 } ctx;
-
-static int64_t sum(MPI_Comm comm, int64_t v)
-{
-    int64_t s = 0;
-    tf_mpi_allreduce_idle(&v, &s, 1, MPI_INT64_T, MPI_SUM, comm);
-    return s;
-}
 
 /* The ranks on this node that share its memory (1 under an explicit limit),
  * counted once: a collective, so every rank calls it or none, also a rank
@@ -295,7 +287,7 @@ static int read_plain(ctx *c, tf_dcsr *out)
     }
     if (again_any) {
         before = tf_dist_exscan_i64(c->comm, seen);
-        total = sum(c->comm, seen);
+        total = tf_dist_sum_i64(c->comm, seen);
     }
     if (before <= h->declared && before + seen > h->declared) {
         /* Entry declared + 1 is here: parse again with the limit. */
@@ -480,7 +472,7 @@ static int read_stream(const ctx *c, tf_mm_stream *s, tf_dcsr *out)
             key = err_line;
         }
         int64_t before = total + tf_dist_exscan_i64(c->comm, seen);
-        total += sum(c->comm, seen);
+        total += tf_dist_sum_i64(c->comm, seen);
         if (before <= h->declared && before + seen > h->declared) {
             part.n = 0;
             int64_t again = before;
@@ -544,7 +536,7 @@ static int read_h5(ctx *c, tf_dcsr *out)
     out->n = n;
     out->row0 = row0;
     out->nrows = out->loc.nrows;
-    out->nnz_total = sum(c->comm, out->loc.nnz);
+    out->nnz_total = tf_dist_sum_i64(c->comm, out->loc.nnz);
     return TF_OK;
 }
 
