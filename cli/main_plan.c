@@ -159,7 +159,7 @@ static int same_copy_everywhere(uint64_t h, const char *opt, const char *path)
 /* --explain's word on --partition auto: which bands it chose, and why. */
 static void explain_auto(FILE *f, const tf_plan_options *o, const tf_plan *plan)
 {
-    if (o->partition != TF_PART_AUTO || o->row_off || !o->auto_ratio)
+    if (o->partition != TF_PART_AUTO || !o->auto_ratio)
         return;
     fprintf(f,
             "partition auto: %s; bands of equal nonzeros give the heaviest rank %.2fx the "

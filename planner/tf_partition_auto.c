@@ -5,6 +5,7 @@
 #include "tf_work_bands.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int64_t heaviest(const int64_t *w, int P)
 {
@@ -25,21 +26,21 @@ int tf_partition_auto_pick(const int64_t *w_nnz, const int64_t *w_work, int P, d
                                                                              : TF_PART_NNZ;
 }
 
-int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int *kind,
-                      double *ratio)
+int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int64_t *off,
+                      int *kind, double *ratio)
 {
     tf_work_weights w;
     tf_cost_work_weights(c, k, &w);
     const int64_t n = a->nrows;
     int64_t *prefix = malloc((size_t)(n + 1) * sizeof *prefix);
-    int64_t *off = malloc((size_t)(P + 1) * 4 * sizeof *off);
-    if (!prefix || !off) {
+    int64_t *buf = malloc((size_t)(P + 1) * 3 * sizeof *buf);
+    if (!prefix || !buf) {
         free(prefix);
-        free(off);
+        free(buf);
         return tf_fail(TF_ERR_NOMEM, "out of memory for the work weights of %lld rows",
                        (long long)n);
     }
-    int64_t *on = off, *ow = off + (P + 1), *wn = off + 2 * (P + 1), *ww = off + 3 * (P + 1);
+    int64_t *on = buf, *ow = off, *wn = buf + (P + 1), *ww = buf + 2 * (P + 1);
     int st = tf_work_prefix(a, a->ncols, NULL, 0, &w, prefix);
     if (st == TF_OK)
         st = tf_partition_nnz(a, P, on);
@@ -53,8 +54,10 @@ int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int *ki
             ww[p] = prefix[ow[p]];
         }
         *kind = tf_partition_auto_pick(wn, ww, P, ratio);
+        if (*kind == TF_PART_NNZ)
+            memcpy(off, on, (size_t)(P + 1) * sizeof *off);
     }
     free(prefix);
-    free(off);
+    free(buf);
     return st;
 }

@@ -31,9 +31,10 @@ int tf_partition_auto_pick(const int64_t *w_nnz, const int64_t *w_work, int P, d
 
 /* The whole matrix on one process: the work weights of coefficients c at
  * dense width k, both band sets for P ranks, then tf_partition_auto_pick.
- * *kind gets TF_PART_NNZ or TF_PART_WORK, *ratio (optional) the ratio.
- * Fails (TF_ERR_NOMEM, TF_ERR_RANGE) with a message. */
-int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int *kind,
-                      double *ratio);
+ * off[0..P] gets the bands chosen, *kind TF_PART_NNZ or TF_PART_WORK,
+ * *ratio (optional) the ratio. Fails (TF_ERR_NOMEM, TF_ERR_RANGE) with a
+ * message. */
+int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int64_t *off,
+                      int *kind, double *ratio);
 
 #endif

@@ -100,8 +100,13 @@ int tf_plan_check_options(int64_t m, int64_t n, const tf_plan_options *o)
     return TF_OK;
 }
 
-static int partition_bands(const tf_csr *a, const tf_plan_options *o, int64_t *off)
+/* The row bands of o->partition (not metis); *kind gets the kind they are,
+ * which auto chooses. */
+static int partition_bands(const tf_csr *a, const tf_plan_options *o, int64_t *off, int *kind)
 {
+    *kind = o->partition;
+    if (o->partition == TF_PART_AUTO)
+        return tf_partition_auto(a, &o->coeffs, o->k, o->nranks, off, kind, o->auto_ratio);
     if (o->partition == TF_PART_NNZ)
         return tf_partition_nnz(a, o->nranks, off);
     if (o->partition == TF_PART_WORK) {
@@ -298,12 +303,11 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
 {
     /* Every candidate plan carries the same checksum: hashed once. */
     uint64_t checksum = tf_plan_fingerprint(a, o->normalization);
-    if (!(o->mode == TF_MODE_TWOFACE && !o->no_pure_check))
-        return build_one(a, o, checksum, 0, out);
+    const int twoface = o->mode == TF_MODE_TWOFACE && !o->no_pure_check;
     if (o->row_off)
-        return choose_twoface(a, o, checksum, out);
-    /* The bands once for every candidate: work bands count the reuse of
-     * every B row of the matrix. */
+        return twoface ? choose_twoface(a, o, checksum, out) : build_one(a, o, checksum, 0, out);
+    /* The bands once for every candidate: work and auto bands count the
+     * reuse of every B row of the matrix. */
     memset(out, 0, sizeof *out);
     int st = check_options(a, o);
     if (st)
@@ -312,10 +316,12 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     int64_t *off = malloc((size_t)(P + 1) * 2 * sizeof *off);
     if (!off)
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
+    tf_plan_options po = *o;
     double t0 = omp_get_wtime();
-    st = partition_bands(a, o, off);
+    st = partition_bands(a, o, off, &po.partition);
+    /* Square: B rows follow C rows, so the output of one SpMM can be the
+     * input of the next with no redistribution. Rectangular: B rows by count. */
     if (st == TF_OK) {
-        /* B rows as build_one gives them. */
         if (a->nrows == a->ncols)
             memcpy(off + P + 1, off, (size_t)(P + 1) * sizeof *off);
         else
@@ -324,10 +330,9 @@ static int build_bands(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (o->timing)
         o->timing[0] += omp_get_wtime() - t0;
     if (st == TF_OK) {
-        tf_plan_options po = *o;
         po.row_off = off;
         po.brow_off = off + P + 1;
-        st = choose_twoface(a, &po, checksum, out);
+        st = twoface ? choose_twoface(a, &po, checksum, out) : build_one(a, &po, checksum, 0, out);
     }
     free(off);
     return st;
@@ -402,19 +407,7 @@ int tf_plan_build(const tf_csr *a, const tf_plan_options *o, tf_plan *out)
     if (o->perm)
         return tf_fail(TF_ERR_ARG, "a permutation is given, but the partition is %s, not metis",
                        tf_partition_name(o->partition));
-    if (o->partition != TF_PART_AUTO)
-        return build_bands(a, o, out);
-    /* Resolved before the candidates: the plan records the kind chosen. */
-    memset(out, 0, sizeof *out);
-    int st = check_options(a, o);
-    if (st)
-        return st;
-    tf_plan_options po = *o;
-    double t0 = omp_get_wtime();
-    st = tf_partition_auto(a, &o->coeffs, o->k, o->nranks, &po.partition, o->auto_ratio);
-    if (o->timing)
-        o->timing[0] += omp_get_wtime() - t0;
-    return st ? st : build_bands(a, &po, out);
+    return build_bands(a, o, out);
 }
 
 void tf_plan_header_init(tf_plan *out, int64_t m, int64_t n, int64_t nnz, uint64_t checksum,
@@ -462,26 +455,14 @@ static int build_one(const tf_csr *a, const tf_plan_options *o, uint64_t checksu
         tf_plan_free(out);
         return tf_fail(TF_ERR_NOMEM, "out of memory for %d ranks", P);
     }
-    double t0 = omp_get_wtime();
-    if (o->row_off) {
-        memcpy(out->row_off, o->row_off, (size_t)(P + 1) * sizeof *out->row_off);
-        memcpy(out->brow_off, o->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
-        st = TF_OK;
-    } else {
-        st = partition_bands(a, o, out->row_off);
-    }
-    /* Square: B rows follow C rows, so the output of one SpMM can be the
-     * input of the next with no redistribution. Rectangular: B rows by count. */
-    if (!st && !o->row_off) {
-        if (a->nrows == a->ncols)
-            memcpy(out->brow_off, out->row_off, (size_t)(P + 1) * sizeof *out->brow_off);
-        else
-            st = tf_partition_rows(a->ncols, P, out->brow_off);
-    }
-    if (st) {
+    /* The bands are cut once for every candidate (build_bands). */
+    if (!o->row_off) {
         tf_plan_free(out);
-        return st;
+        return tf_fail(TF_ERR_INTERNAL, "a candidate plan without its bands");
     }
+    double t0 = omp_get_wtime();
+    memcpy(out->row_off, o->row_off, (size_t)(P + 1) * sizeof *out->row_off);
+    memcpy(out->brow_off, o->brow_off, (size_t)(P + 1) * sizeof *out->brow_off);
     double t1 = omp_get_wtime();
     tf_analysis an;
     st = tf_analysis_run(a, P, out->row_off, out->brow_off, o->stripe_width, out->gap,

@@ -72,8 +72,10 @@ START_TEST(auto_chooses_work_where_rows_pile_up)
     coeffs_rows_2(&c);
     int kind = -1;
     double r = 0;
-    ck_assert_int_eq(tf_partition_auto(&a, &c, 32, 2, &kind, &r), TF_OK);
+    int64_t off[3];
+    ck_assert_int_eq(tf_partition_auto(&a, &c, 32, 2, off, &kind, &r), TF_OK);
     ck_assert_int_eq(kind, TF_PART_WORK);
+    ck_assert_int_eq(off[1], 25);
     ck_assert(r > 3680.0 / 2400 - 1e-9 && r < 3680.0 / 2400 + 1e-9);
     /* The planner records the kind it chose and cuts its bands. */
     tf_plan_options o;
@@ -112,12 +114,13 @@ START_TEST(auto_keeps_nnz_where_rows_are_even)
     coeffs_rows_2(&c);
     int kind = -1;
     double r = 0;
-    ck_assert_int_eq(tf_partition_auto(&a, &c, 32, 4, &kind, &r), TF_OK);
+    int64_t off[5];
+    ck_assert_int_eq(tf_partition_auto(&a, &c, 32, 4, off, &kind, &r), TF_OK);
     ck_assert_int_eq(kind, TF_PART_NNZ);
     ck_assert(r == 1.0);
     /* The built-in coefficients (with the reuse term) agree. */
     tf_coeffs_default(&c);
-    ck_assert_int_eq(tf_partition_auto(&a, &c, 128, 4, &kind, NULL), TF_OK);
+    ck_assert_int_eq(tf_partition_auto(&a, &c, 128, 4, off, &kind, NULL), TF_OK);
     ck_assert_int_eq(kind, TF_PART_NNZ);
     tf_plan_options o;
     tf_plan_options_default(&o);
