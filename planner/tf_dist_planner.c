@@ -190,16 +190,25 @@ static int work_prefix_dist(MPI_Comm comm, const tf_dcsr *a, const tf_work_weigh
     return st;
 }
 
-/* --partition work with the reuse term (tf_work_bands.h): the cut of
- * bands_work over the weights' prefix. */
-static int bands_reuse(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
-                       int64_t *off)
+/* --partition work's bands from the weights' prefix, the distributed
+ * tf_work_bands_cut (tf_work_bands.h): the cut of the prefix with the
+ * reuse term, bands_work's cut of rows and nonzeros without it. */
+static int cut_work(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
+                    const weights_prefix *w_at, int64_t total, int64_t *off)
+{
+    return w->window > 0 ? cut_bands(comm, a, P, total, at_weights, w_at, off)
+                         : bands_work(comm, a, P, w->row, w->miss, off);
+}
+
+/* --partition work (tf_work_bands.h). */
+static int bands_work_kind(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
+                           int64_t *off)
 {
     int64_t *prefix, base, total;
     int st = work_prefix_dist(comm, a, w, &prefix, &base, &total);
     if (st == TF_OK) {
         weights_prefix w_at = {prefix, base};
-        st = cut_bands(comm, a, P, total, at_weights, &w_at, off);
+        st = cut_work(comm, a, P, w, &w_at, total, off);
     }
     free(prefix);
     return st;
@@ -248,10 +257,8 @@ static int bands_auto(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o,
     int64_t *on = buf, *wn = buf + (P + 1), *ww = buf + 2 * (P + 1);
     weights_prefix w_at = {prefix, base};
     st = bands_work(comm, a, P, 0, 1, on);
-    /* The work bands as --partition work cuts them (bands_dist). */
     if (st == TF_OK)
-        st = w.window > 0 ? cut_bands(comm, a, P, total, at_weights, &w_at, off)
-                          : bands_work(comm, a, P, w.row, w.miss, off);
+        st = cut_work(comm, a, P, &w, &w_at, total, off);
     if (st == TF_OK)
         st = prefix_at(comm, a, &w_at, on, P + 1, wn);
     if (st == TF_OK)
@@ -274,9 +281,7 @@ static int bands_dist(MPI_Comm comm, const tf_dcsr *a, const tf_plan_options *o,
     if (o->partition == TF_PART_WORK) {
         tf_work_weights w;
         tf_cost_work_weights(&o->coeffs, o->k, &w);
-        if (w.window > 0)
-            return bands_reuse(comm, a, o->nranks, &w, off);
-        return bands_work(comm, a, o->nranks, w.row, w.miss, off);
+        return bands_work_kind(comm, a, o->nranks, &w, off);
     }
     return tf_partition_rows(a->m, o->nranks, off);
 }

@@ -44,10 +44,8 @@ int tf_partition_auto(const tf_csr *a, const tf_coeffs *c, int k, int P, int64_t
     int st = tf_work_prefix(a, a->ncols, NULL, 0, &w, prefix);
     if (st == TF_OK)
         st = tf_partition_nnz(a, P, on);
-    /* The work bands as --partition work cuts them (tf_planner.c). */
     if (st == TF_OK)
-        st = w.window > 0 ? tf_partition_prefix(prefix, n, P, ow)
-                          : tf_partition_work(a, P, w.row, w.miss, ow);
+        st = tf_work_bands_cut(a, &w, prefix, P, ow);
     if (st == TF_OK) {
         for (int p = 0; p <= P; p++) {
             wn[p] = prefix[on[p]];

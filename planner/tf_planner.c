@@ -112,9 +112,7 @@ static int partition_bands(const tf_csr *a, const tf_plan_options *o, int64_t *o
     if (o->partition == TF_PART_WORK) {
         tf_work_weights w;
         tf_cost_work_weights(&o->coeffs, o->k, &w);
-        if (w.window > 0)
-            return tf_work_bands(a, &w, o->nranks, off);
-        return tf_partition_work(a, o->nranks, w.row, w.miss, off);
+        return tf_work_bands(a, &w, o->nranks, off);
     }
     return tf_partition_rows(a->nrows, o->nranks, off);
 }

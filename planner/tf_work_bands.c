@@ -39,6 +39,13 @@ int tf_work_prefix(const tf_csr *a, int64_t ncols, const int32_t *halo, int64_t 
     return st;
 }
 
+int tf_work_bands_cut(const tf_csr *a, const tf_work_weights *w, const int64_t *prefix,
+                      int nparts, int64_t *off)
+{
+    return w->window > 0 ? tf_partition_prefix(prefix, a->nrows, nparts, off)
+                         : tf_partition_work(a, nparts, w->row, w->miss, off);
+}
+
 int tf_work_bands(const tf_csr *a, const tf_work_weights *w, int nparts, int64_t *off)
 {
     int64_t *prefix = malloc((size_t)(a->nrows + 1) * sizeof *prefix);
@@ -47,7 +54,7 @@ int tf_work_bands(const tf_csr *a, const tf_work_weights *w, int nparts, int64_t
                        (long long)a->nrows);
     int st = tf_work_prefix(a, a->ncols, NULL, 0, w, prefix);
     if (st == TF_OK)
-        st = tf_partition_prefix(prefix, a->nrows, nparts, off);
+        st = tf_work_bands_cut(a, w, prefix, nparts, off);
     free(prefix);
     return st;
 }

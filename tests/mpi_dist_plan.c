@@ -502,6 +502,10 @@ START_TEST(test_plans_work)
         for (int P = 2; P <= 5; P++)
             plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
     }
+    /* No reuse term: the cut of rows and nonzeros, as the serial planner's. */
+    r.cache_bytes = 0;
+    for (int P = 2; P <= 5; P += 3)
+        plan_matrix(&a, P, TF_PART_WORK, TF_MODE_TWOFACE, TF_NORM_NONE, 0, &r, 0);
     tf_csr_free(&a);
 }
 END_TEST

@@ -291,6 +291,25 @@ START_TEST(reuse_bands_hand_computed)
 }
 END_TEST
 
+/* Without the reuse term the work bands are tf_partition_work's, empty
+ * rows of no weight included, where the prefix's cut could differ. */
+START_TEST(work_bands_without_reuse_are_row_and_nnz_bands)
+{
+    const int64_t len[12] = {0, 5, 0, 0, 1, 7, 0, 2, 0, 0, 3, 0};
+    tf_csr a;
+    tf_test_csr_of_lengths(&a, 12, len);
+    for (int64_t row = 0; row <= 3; row += 3)
+        for (int P = 1; P <= 9; P++) {
+            tf_work_weights w = {.row = row, .miss = 7, .hit = 7, .window = 0};
+            int64_t x[10], y[10];
+            ck_assert_int_eq(tf_work_bands(&a, &w, P, x), TF_OK);
+            ck_assert_int_eq(tf_partition_work(&a, P, row, 7, y), TF_OK);
+            assert_bands(x, y, P);
+        }
+    tf_csr_free(&a);
+}
+END_TEST
+
 START_TEST(prefix_bands_of_zero_weight_split_rows)
 {
     const int64_t prefix[6] = {0, 0, 0, 0, 0, 0};
@@ -316,6 +335,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, row_misses_hand_computed);
     tcase_add_test(tc, work_weights_from_the_coefficients);
     tcase_add_test(tc, reuse_bands_hand_computed);
+    tcase_add_test(tc, work_bands_without_reuse_are_row_and_nnz_bands);
     tcase_add_test(tc, prefix_bands_of_zero_weight_split_rows);
     suite_add_tcase(s, tc);
     return s;
