@@ -235,6 +235,42 @@ static int check_chunk_masks(const rctx *c, hid_t d, const char *name, hsize_t s
     return TF_OK;
 }
 
+/* The one-dimensional dataset d of `kind` (`shown` in messages): checks
+ * its element type and rank, gives its length in *n and leaves its
+ * dataspace open in *space (-1 on failure) for a selection. */
+static int dset_shape(const rctx *c, hid_t d, const char *shown, int kind, hid_t *space,
+                      int64_t *n)
+{
+    hid_t t = -1;
+    hsize_t dims[1] = {0};
+    int st = TF_OK;
+    *space = -1;
+    if ((t = H5Dget_type(d)) < 0 || (*space = H5Dget_space(d)) < 0) {
+        st = tf_pl_h5_fail(c->path, "cannot inspect dataset", shown);
+        goto done;
+    }
+    H5T_class_t want = kind == K_F32 ? H5T_FLOAT : H5T_INTEGER;
+    if (H5Tget_class(t) != want || H5Tget_size(t) != tf_pl_kind_size(kind) ||
+        (want == H5T_INTEGER && H5Tget_sign(t) != H5T_SGN_2)) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not %s", c->path, shown,
+                     kind == K_F32   ? "32-bit floating point"
+                     : kind == K_I32 ? "32-bit signed integer"
+                                     : "64-bit signed integer");
+        goto done;
+    }
+    if (H5Sget_simple_extent_ndims(*space) != 1 ||
+        H5Sget_simple_extent_dims(*space, dims, NULL) != 1) {
+        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not one-dimensional", c->path, shown);
+        goto done;
+    }
+    *n = dims[0] > (hsize_t)INT64_MAX ? INT64_MAX : (int64_t)dims[0];
+done:
+    tf_pl_close_id(&t, H5Tclose);
+    if (st != TF_OK)
+        tf_pl_close_id(space, H5Sclose);
+    return st;
+}
+
 /* Reads a 1-D dataset of `kind` with exactly `expect` elements, or, if
  * expect < 0, with any number up to `max` (returned in *count). A dataset
  * of zero elements gives *data = NULL. */
@@ -248,26 +284,10 @@ static int read_dset(const rctx *c, hid_t loc, const char *obj, const char *name
     int st = open_dset(c, loc, name, full, &d);
     if (st != TF_OK)
         return st;
-    hid_t t = -1, s = -1;
-    hsize_t dims[1] = {0};
-    if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
-        st = tf_pl_h5_fail(c->path, "cannot inspect dataset", full);
+    hid_t s = -1;
+    int64_t n = 0;
+    if ((st = dset_shape(c, d, full, kind, &s, &n)) != TF_OK)
         goto done;
-    }
-    H5T_class_t want = kind == K_F32 ? H5T_FLOAT : H5T_INTEGER;
-    if (H5Tget_class(t) != want || H5Tget_size(t) != tf_pl_kind_size(kind) ||
-        (want == H5T_INTEGER && H5Tget_sign(t) != H5T_SGN_2)) {
-        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not %s", c->path, full,
-                     kind == K_F32   ? "32-bit floating point"
-                     : kind == K_I32 ? "32-bit signed integer"
-                                     : "64-bit signed integer");
-        goto done;
-    }
-    if (H5Sget_simple_extent_ndims(s) != 1 || H5Sget_simple_extent_dims(s, dims, NULL) != 1) {
-        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not one-dimensional", c->path, full);
-        goto done;
-    }
-    int64_t n = dims[0] > (hsize_t)INT64_MAX ? INT64_MAX : (int64_t)dims[0];
     if (expect >= 0 && n != expect) {
         st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' has %lld elements, expected %lld", c->path,
                      full, (long long)n, (long long)expect);
@@ -298,7 +318,6 @@ static int read_dset(const rctx *c, hid_t loc, const char *obj, const char *name
     }
 done:
     tf_pl_close_id(&s, H5Sclose);
-    tf_pl_close_id(&t, H5Tclose);
     tf_pl_close_id(&d, H5Dclose);
     return st;
 }
@@ -708,29 +727,14 @@ static int read_slice(const rctx *c, int rank, int i, void **data)
     int st = open_dset(c, c->root, name, name, &d);
     if (st != TF_OK)
         return st;
-    hid_t t5 = -1, s = -1, ms = -1;
-    hsize_t dims[1] = {0};
-    if ((t5 = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
-        st = tf_pl_h5_fail(c->path, "cannot inspect dataset", name);
+    hid_t s = -1, ms = -1;
+    int64_t len = 0;
+    if ((st = dset_shape(c, d, name, kind, &s, &len)) != TF_OK)
         goto done;
-    }
-    H5T_class_t want = kind == K_F32 ? H5T_FLOAT : H5T_INTEGER;
-    if (H5Tget_class(t5) != want || H5Tget_size(t5) != es ||
-        (want == H5T_INTEGER && H5Tget_sign(t5) != H5T_SGN_2)) {
-        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not %s", c->path, name,
-                     kind == K_F32   ? "32-bit floating point"
-                     : kind == K_I32 ? "32-bit signed integer"
-                                     : "64-bit signed integer");
-        goto done;
-    }
-    if (H5Sget_simple_extent_ndims(s) != 1 || H5Sget_simple_extent_dims(s, dims, NULL) != 1) {
-        st = tf_fail(TF_ERR_FORMAT, "%s: dataset '%s' is not one-dimensional", c->path, name);
-        goto done;
-    }
-    if ((int64_t)dims[0] != end) {
+    if (len != end) {
         st = tf_fail(TF_ERR_FORMAT,
                      "%s: dataset '%s' has %lld elements, but %s/%s[%d] = %lld says where it ends",
-                     c->path, name, (long long)dims[0], PARTS_OFFSETS, tf_pl_count_names[cnt],
+                     c->path, name, (long long)len, PARTS_OFFSETS, tf_pl_count_names[cnt],
                      t->nranks, (long long)end);
         goto done;
     }
@@ -761,7 +765,6 @@ static int read_slice(const rctx *c, int rank, int i, void **data)
 done:
     tf_pl_close_id(&ms, H5Sclose);
     tf_pl_close_id(&s, H5Sclose);
-    tf_pl_close_id(&t5, H5Tclose);
     tf_pl_close_id(&d, H5Dclose);
     return st;
 }

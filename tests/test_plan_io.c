@@ -1761,6 +1761,40 @@ START_TEST(wrong_type_or_size_names_the_dataset)
 }
 END_TEST
 
+/* The header's datasets and the parts' go through the same check of type
+ * and rank: a header dataset of floats, a part dataset of two dimensions. */
+START_TEST(wrong_type_or_rank_in_header_and_parts)
+{
+    write_fixture();
+    hid_t f = open_rw(g_path);
+    hsize_t n = (hsize_t)extent_of(f, "stripes/owner");
+    ck_assert_int_ge(H5Ldelete(f, "stripes/owner", H5P_DEFAULT), 0);
+    hid_t sp = H5Screate_simple(1, &n, NULL);
+    hid_t d = H5Dcreate2(f, "stripes/owner", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, TF_PLAN_READ_HEADER), TF_ERR_FORMAT);
+    assert_msg_has("'stripes/owner' is not 32-bit signed integer");
+    drop_fixture();
+
+    write_fixture();
+    f = open_rw(g_path);
+    hsize_t dims[2] = {(hsize_t)extent_of(f, "parts/local/col"), 1};
+    ck_assert_int_ge(H5Ldelete(f, "parts/local/col", H5P_DEFAULT), 0);
+    sp = H5Screate_simple(2, dims, NULL);
+    d = H5Dcreate2(f, "parts/local/col", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                   H5P_DEFAULT);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+    ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
+    assert_msg_has("'parts/local/col' is not one-dimensional");
+    drop_fixture();
+}
+END_TEST
+
 START_TEST(missing_rank_group_and_dataset)
 {
     write_fixture();
@@ -2057,6 +2091,7 @@ static Suite *suite(void)
         T(checksum_catches_edit_of_part_dataset),
         T(structural_checks_behind_valid_checksums),
         T(wrong_type_or_size_names_the_dataset),
+        T(wrong_type_or_rank_in_header_and_parts),
         T(missing_rank_group_and_dataset),
         T(bad_part_tables_are_one_line_errors),
         T(format_2_files_still_load),
