@@ -26,7 +26,8 @@ moves by 10-20 % between jobs (the compute blocks are timed on this
 machine), so per case the median over jobs of each job's ratio, its range,
 the count of graphs whose median is at most 1.0, and the model's error (the
 prediction of the plan twoface ran over its simulated time), median over
-jobs."""
+jobs. Where the start-up trial kept dense shifting the job ran no plan and
+has no prediction to compare: the model's error leaves it out."""
 import json
 import math
 import os
@@ -95,9 +96,13 @@ def summarise(g, P, K, objs, stats):
                 t[cls] = 1e3 * ts
                 trial.add(cls)
     chose_alt = bool(sel) and sel.get("chose") == "alternative"
+    # Dense shifting kept by the trial is no plan of the file: the volumes
+    # shown are the plan's, and there is no plan prediction of what ran.
+    shifted = chose_alt and sel.get("alternative", "").startswith("shift")
     twoface_plan = os.path.basename(tw["plan"])
     st = [s for s in stats if os.path.basename(s["plan"]) == twoface_plan]
-    ran = next((s for s in st if s["which"] == ("alternative" if chose_alt else "planned")), st[0])
+    which = "alternative" if chose_alt and not shifted else "planned"
+    ran = next((s for s in st if s["which"] == which), st[0])
     best = min((b for b in BASE if b in t), key=lambda b: t[b])
     return {
         "graph": g, "P": P, "K": K, "t": t, "shift_c": shift_c, "best": best,
@@ -105,6 +110,7 @@ def summarise(g, P, K, objs, stats):
         "vs_shift": t["shift"] / t["twoface"] if "shift" in t else None,
         "vs_pure": t["twoface"] / min(t.get("fetch", math.inf), t.get("collective", math.inf)),
         "classes": tw.get("classes", "-") + ("*" if chose_alt else ""), "ran": ran,
+        "pred_ms": None if shifted else ran["pred_ms"],
         "planned": next(s for s in st if s["which"] == "planned"), "check": check,
         "trial": sel is not None, "from_trial": trial,
     }
@@ -163,24 +169,35 @@ def jobs_table(outs):
         best = [r["t"][r["best"]] for r in rs]
         names = [r["best"] + ("(%s)" % r["shift_c"] if r["best"] == "shift" else "") for r in rs]
         # The prediction of the plan twoface ran in that job (its trial may
-        # keep the runner-up in one job and not in another).
-        err = [r["ran"]["pred_ms"] / r["t"]["twoface"] for r in rs]
-        meds[key], model[key] = median(ratio), median(err)
-        print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s | %.2f "
-              "(%.2f-%.2f) |" % (
+        # keep the runner-up in one job and not in another), where it ran one.
+        err = [r["pred_ms"] / r["t"]["twoface"] for r in rs if r["pred_ms"] is not None]
+        meds[key] = median(ratio)
+        if err:
+            model[key] = median(err)
+            shifted = len(rs) - len(err)
+            model_cell = "%.2f (%.2f-%.2f)%s" % (
+                model[key], min(err), max(err),
+                ", shifting in %d job%s" % (shifted, "s" * (shifted > 1)) if shifted else "")
+        else:
+            model_cell = "- (shifting in every job)"
+        print("| %s | %d | %d | %d | %s | %s (%s) | **%.2f** (%.2f-%.2f) | %s | %s | %s |" % (
                   key[0], key[2], key[1], len(rs), fmt(median([r["t"]["twoface"] for r in rs])),
                   fmt(median(best)), " ".join(names), meds[key], min(ratio), max(ratio),
                   " ".join("%.2f" % x for x in ratio),
                   "%.2f (%.2f-%.2f)" % (median(p2p), min(p2p), max(p2p)) if p2p else "-",
-                  model[key], min(err), max(err)))
+                  model_cell))
     print()
-    inside = [k for k in keys if 0.67 <= model[k] <= 1.5]
-    print("- the model (the planner's predicted time of the plan twoface ran) over the "
-          "simulated twoface time, median over jobs: within 0.67-1.5x in %d of %d cases "
-          "(%.2f-%.2f); outside: %s" % (
-              len(inside), len(keys), min(model.values()), max(model.values()),
-              ", ".join("%s P=%d K=%d %.2f" % (k[0], k[1], k[2], model[k])
-                        for k in keys if k not in inside) or "none"))
+    inside = [k for k in model if 0.67 <= model[k] <= 1.5]
+    if model:
+        print("- the model (the planner's predicted time of the plan twoface ran) over the "
+              "simulated twoface time, median over the jobs that ran a plan: within 0.67-1.5x "
+              "in %d of %d cases (%.2f-%.2f); outside: %s%s" % (
+                  len(inside), len(model), min(model.values()), max(model.values()),
+                  ", ".join("%s P=%d K=%d %.2f" % (k[0], k[1], k[2], model[k])
+                            for k in keys if k in model and k not in inside) or "none",
+                  "; no plan ran (shifting kept in every job): " +
+                  ", ".join("%s P=%d K=%d" % (k[0], k[1], k[2]) for k in keys if k not in model)
+                  if len(model) < len(keys) else ""))
     for K in sorted({k[2] for k in keys}):
         for P in sorted({k[1] for k in keys}):
             sel = [k for k in keys if k[1] == P and k[2] == K]
@@ -224,13 +241,14 @@ def main():
                 "min_rows_mean,pred_ms,sent_max,pack_ms,check_passed\n")
         for r in rows:
             s = r["ran"]
-            f.write("%s,%d,%d,%s,%s,%s,%.4f,%s,%s,%.4f,%.2f,%d,%.2f,%d,%d,%.1f,%d,%.1f,%.4f,%s,%.4f,%s\n" % (
+            f.write("%s,%d,%d,%s,%s,%s,%.4f,%s,%s,%.4f,%.2f,%d,%.2f,%d,%d,%.1f,%d,%.1f,%s,%s,%.4f,%s\n" % (
                 r["graph"], r["P"], r["K"],
                 ",".join("%.5f" % r["t"][a] if a in r["t"] else "" for a in algos),
                 r["shift_c"] or "", r["best"], r["ratio"],
                 "%.4f" % r["vs_shift"] if r["vs_shift"] else "", r["classes"],
                 s["coll_share"], s["recip_mean"], s["recip_max"], s["want_mean"], s["want_max"],
-                s["rows_max"], s["rows_mean"], s["min_max"], s["min_mean"], s["pred_ms"],
+                s["rows_max"], s["rows_mean"], s["min_max"], s["min_mean"],
+                "%.4f" % r["pred_ms"] if r["pred_ms"] is not None else "",
                 "%d" % s["sent_max"] if "sent_max" in s else "", pack_ms(r),
                 "yes" if r["check"] else "NO"))
 
@@ -243,7 +261,7 @@ def main():
         t, s = r["t"], r["ran"]
         print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | **%.2f** (%s) | %s | %s (%.0f%%) | "
               "%.1f / %d, %.1f / %d | %d / %.0f (%d / %.0f) |" % (
-                  r["graph"], r["K"], r["P"], fmt(t["twoface"]), fmt(s["pred_ms"]),
+                  r["graph"], r["K"], r["P"], fmt(t["twoface"]), fmt(r["pred_ms"]),
                   fmt(t.get("fetch"), "fetch" in r["from_trial"]),
                   fmt(t.get("collective"), "collective" in r["from_trial"]),
                   fmt(t.get("allgather")),
@@ -276,7 +294,7 @@ def main():
               "%.2f over %d cases" % (PACK_BPS / 1e9, math.exp(sum(math.log(x) for x in packed) /
                                                               len(packed)), max(packed),
                                        len(packed)))
-    err = [r["ran"]["pred_ms"] / r["t"]["twoface"] for r in rows]
+    err = [r["pred_ms"] / r["t"]["twoface"] for r in rows if r["pred_ms"] is not None]
     if err:
         print("- the model (column `model`: the planner's predicted time of the plan twoface ran) "
               "over the simulated twoface time: geometric mean %.2f, from %.2f to %.2f over %d "
