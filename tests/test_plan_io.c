@@ -1730,30 +1730,31 @@ START_TEST(structural_checks_behind_valid_checksums)
 }
 END_TEST
 
+/* Replaces dataset `name` of the plan at path by an empty one of `type`:
+ * one dimension of its length plus `extra`, or with rank 2 a second
+ * dimension of 1. */
+static void replace_dataset(const char *path, const char *name, hid_t type, int rank,
+                            int64_t extra)
+{
+    hid_t f = open_rw(path);
+    hsize_t dims[2] = {(hsize_t)(extent_of(f, name) + extra), 1};
+    ck_assert_int_ge(H5Ldelete(f, name, H5P_DEFAULT), 0);
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert_int_ge(d, 0);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
+
 START_TEST(wrong_type_or_size_names_the_dataset)
 {
     write_fixture();
-    hid_t f = open_rw(g_path);
     /* fetch/val rewritten as integers, local/val one element short. */
-    hsize_t n = (hsize_t)extent_of(f, "parts/fetch/val");
-    ck_assert_int_ge(H5Ldelete(f, "parts/fetch/val", H5P_DEFAULT), 0);
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t d = H5Dcreate2(f, "parts/fetch/val", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT);
-    H5Dclose(d);
-    H5Sclose(sp);
-    H5Fclose(f);
+    replace_dataset(g_path, "parts/fetch/val", H5T_STD_I32LE, 1, 0);
     read_fails(g_path, 2);
     assert_msg_has("'parts/fetch/val' is not 32-bit floating point");
-    f = open_rw(g_path);
-    n = (hsize_t)extent_of(f, "parts/local/val") - 1;
-    ck_assert_int_ge(H5Ldelete(f, "parts/local/val", H5P_DEFAULT), 0);
-    sp = H5Screate_simple(1, &n, NULL);
-    d = H5Dcreate2(f, "parts/local/val", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                   H5P_DEFAULT);
-    H5Dclose(d);
-    H5Sclose(sp);
-    H5Fclose(f);
+    replace_dataset(g_path, "parts/local/val", H5T_IEEE_F32LE, 1, -1);
     read_fails(g_path, 0);
     assert_msg_has("'parts/local/val' has");
     assert_msg_has("says where it ends");
@@ -1766,29 +1767,13 @@ END_TEST
 START_TEST(wrong_type_or_rank_in_header_and_parts)
 {
     write_fixture();
-    hid_t f = open_rw(g_path);
-    hsize_t n = (hsize_t)extent_of(f, "stripes/owner");
-    ck_assert_int_ge(H5Ldelete(f, "stripes/owner", H5P_DEFAULT), 0);
-    hid_t sp = H5Screate_simple(1, &n, NULL);
-    hid_t d = H5Dcreate2(f, "stripes/owner", H5T_IEEE_F32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT);
-    H5Dclose(d);
-    H5Sclose(sp);
-    H5Fclose(f);
+    replace_dataset(g_path, "stripes/owner", H5T_IEEE_F32LE, 1, 0);
     ck_assert_int_eq(read_fails(g_path, TF_PLAN_READ_HEADER), TF_ERR_FORMAT);
     assert_msg_has("'stripes/owner' is not 32-bit signed integer");
     drop_fixture();
 
     write_fixture();
-    f = open_rw(g_path);
-    hsize_t dims[2] = {(hsize_t)extent_of(f, "parts/local/col"), 1};
-    ck_assert_int_ge(H5Ldelete(f, "parts/local/col", H5P_DEFAULT), 0);
-    sp = H5Screate_simple(2, dims, NULL);
-    d = H5Dcreate2(f, "parts/local/col", H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                   H5P_DEFAULT);
-    H5Dclose(d);
-    H5Sclose(sp);
-    H5Fclose(f);
+    replace_dataset(g_path, "parts/local/col", H5T_STD_I32LE, 2, 0);
     ck_assert_int_eq(read_fails(g_path, 0), TF_ERR_FORMAT);
     assert_msg_has("'parts/local/col' is not one-dimensional");
     drop_fixture();
