@@ -25,7 +25,7 @@
 #            to OUT/partition for gcn_table.py: one OUT per partitioning
 #   ALGOS [twoface,allgather,shift,p2p]   REPL [4] shift's replication
 #            (the best c at P = 64 in docs/scale.md; one c per job here)
-#   BW [12GBps] LAT [0.75us]   CALIB [bench/smpi/calibration-sim.txt]
+#   BW [12GBps] LAT [0.75us]   CALIB [bench/smpi/calibration-sim-2026-12-07.txt]
 #   MAX_GB   [6] skip allgather where its copies of B would exceed this:
 #            P n (H + C) 4 bytes, for the forward and the backward context
 #            (all simulated ranks live in one process)
@@ -56,7 +56,7 @@ ALGOS=${ALGOS:-twoface,allgather,shift,p2p}
 REPL=${REPL:-4}
 BW=${BW:-12GBps}
 LAT=${LAT:-0.75us}
-CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim.txt}
+CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim-2026-12-07.txt}
 MAX_GB=${MAX_GB:-6}
 TIMEOUT=${TIMEOUT:-3600}
 GCN=$SMPI_BUILD/bin/twoface-gcn

@@ -20,7 +20,7 @@
 #            measure. rmatN missing from DATA is generated (bench/rmat.c,
 #            scale N, edge factor 16, seed 1)
 #   PS [16 64]   K [128]   PARTITION [nnz]
-#   BW [12GBps] LAT [0.75us]   CALIB [bench/smpi/calibration-sim.txt]
+#   BW [12GBps] LAT [0.75us]   CALIB [bench/smpi/calibration-sim-2026-12-07.txt]
 #   REPS     [3] jobs per (graph, P): the injected compute blocks are timed
 #            on this machine and vary from run to run (plan_table.py takes
 #            the job of median total time)
@@ -43,7 +43,7 @@ K=${K:-128}
 PARTITION=${PARTITION:-nnz}
 BW=${BW:-12GBps}
 LAT=${LAT:-0.75us}
-CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim.txt}
+CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim-2026-12-07.txt}
 TIMEOUT=${TIMEOUT:-3000}
 KEEP=${KEEP:-0}
 REPS=${REPS:-3}

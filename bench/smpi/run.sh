@@ -22,8 +22,10 @@
 #   SELECT_CALLS [1] timed calls per plan of the start-up trial
 #   BW [12GBps] LAT [0.75us]  node link bandwidth / latency (platform.sh)
 #   OUT      plans, logs, raw JSON [/tmp/twoface-smpi]
-#   CALIB    planner coefficients [bench/smpi/calibration-sim.txt: what
-#            CALIB=sim wrote]; CALIB=sim: run twoface-calibrate --quick
+#   CALIB    planner coefficients [bench/smpi/calibration-sim-2026-12-07.txt:
+#            what CALIB=sim wrote with today's build, reuse term included;
+#            bench/smpi/calibration-sim.txt is the older single-gamma file
+#            the recorded tables name]; CALIB=sim: run twoface-calibrate --quick
 #            --reps 3 at CAL_NP [16] simulated ranks (2-3 minutes; the
 #            simulation is deterministic, so 3 repetitions do), up to 3
 #            tries of CAL_TIMEOUT [300] seconds each
@@ -84,7 +86,7 @@ sh "$SRC/bench/smpi/platform.sh" "$nodes" "$BW" "$LAT" 1Gf >"$OUT/platform.xml" 
 
 . "$SRC/bench/smpi/sim.sh"
 
-CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim.txt}
+CALIB=${CALIB:-$SRC/bench/smpi/calibration-sim-2026-12-07.txt}
 if [ "$CALIB" = sim ]; then
     CALIB=$OUT/calibration-sim.txt
     # Up to three tries of CAL_TIMEOUT each: SMPI 3.32 sometimes never
