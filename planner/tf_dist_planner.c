@@ -192,7 +192,8 @@ static int work_prefix_dist(MPI_Comm comm, const tf_dcsr *a, const tf_work_weigh
 
 /* --partition work's bands from the weights' prefix, the distributed
  * tf_work_bands_cut (tf_work_bands.h): the cut of the prefix with the
- * reuse term, bands_work's cut of rows and nonzeros without it. */
+ * reuse term, bands_work's cut of rows and nonzeros without it (which
+ * reads no prefix: w_at may be NULL). */
 static int cut_work(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
                     const weights_prefix *w_at, int64_t total, int64_t *off)
 {
@@ -200,10 +201,13 @@ static int cut_work(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weight
                          : bands_work(comm, a, P, w->row, w->miss, off);
 }
 
-/* --partition work (tf_work_bands.h). */
+/* --partition work (tf_work_bands.h): the distributed prefix where the cut
+ * reads it. */
 static int bands_work_kind(MPI_Comm comm, const tf_dcsr *a, int P, const tf_work_weights *w,
                            int64_t *off)
 {
+    if (w->window <= 0)
+        return cut_work(comm, a, P, w, NULL, 0, off);
     int64_t *prefix, base, total;
     int st = work_prefix_dist(comm, a, w, &prefix, &base, &total);
     if (st == TF_OK) {

@@ -48,6 +48,8 @@ int tf_work_bands_cut(const tf_csr *a, const tf_work_weights *w, const int64_t *
 
 int tf_work_bands(const tf_csr *a, const tf_work_weights *w, int nparts, int64_t *off)
 {
+    if (w->window <= 0)
+        return tf_work_bands_cut(a, w, NULL, nparts, off);
     int64_t *prefix = malloc((size_t)(a->nrows + 1) * sizeof *prefix);
     if (!prefix)
         return tf_fail(TF_ERR_NOMEM, "out of memory for the work weights of %lld rows",

@@ -26,13 +26,13 @@ int tf_work_prefix(const tf_csr *a, int64_t ncols, const int32_t *halo, int64_t 
  * (tf_work_prefix): with the reuse term (w->window > 0) the cut of the
  * prefix; without it tf_partition_work's cut of rows and nonzeros, the
  * same weights, which differs from the prefix's cut only where rows weigh
- * nothing. The one place that says which cut a mode takes: --partition
- * work and auto both come here. */
+ * nothing, and which reads no prefix (NULL will do). The one place that
+ * says which cut a mode takes: --partition work and auto both come here. */
 int tf_work_bands_cut(const tf_csr *a, const tf_work_weights *w, const int64_t *prefix,
                       int nparts, int64_t *off);
 
-/* The bands of a whole matrix (one planning process): tf_work_prefix, then
- * tf_work_bands_cut. */
+/* The bands of a whole matrix (one planning process): tf_work_prefix where
+ * the cut reads it, then tf_work_bands_cut. */
 int tf_work_bands(const tf_csr *a, const tf_work_weights *w, int nparts, int64_t *off);
 
 #endif
